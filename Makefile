@@ -1,0 +1,118 @@
+# IsolateGPT-C top-level build.
+#
+# Each component describes its own targets in <dir>/module.mk; this file holds the
+# flags, the pattern rules and the project-wide targets. Binaries land in build/
+# (build/san/ for SAN=1, so sanitizer objects never mix with normal ones).
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/isolategpt
+DATADIR ?= $(PREFIX)/share/isolategpt
+DESTDIR ?=
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD := build/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD := build
+SAN_FLAGS :=
+endif
+
+# The libraries the design names, all from Debian packages through pkg-config.
+PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl
+MISSING_PKGS := $(shell for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
+pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
+
+OPT ?= -O2
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Wpointer-arith -Wundef
+CFLAGS ?=
+LDFLAGS ?=
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARNINGS) $(SAN_FLAGS) -I. -Ilib \
+	-fstack-protector-strong -D_FORTIFY_SOURCE=2 $(call pkg_cflags,$(PKGS)) $(CFLAGS)
+ALL_LDFLAGS := $(SAN_FLAGS) -Wl,-z,relro,-z,now $(LDFLAGS)
+
+LIBISOLATE := $(BUILD)/lib/libisolate.a
+BINARIES :=
+TEST_BINARIES :=
+
+# V=1 shows the full commands.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# Objects are never intermediate: keep them for incremental builds.
+.SECONDARY:
+
+objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+include lib/module.mk
+-include nsjail-lite/module.mk
+-include netproxy/module.mk
+-include spokes/module.mk
+-include hub/module.mk
+include tests/module.mk
+
+.PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz
+
+ifneq ($(strip $(MISSING_PKGS)),)
+all:
+	@echo "error: missing libraries: $(MISSING_PKGS)" >&2
+	@echo "       run 'make deps' (as root it installs them with apt-get)" >&2
+	@exit 1
+else
+all: $(BINARIES)
+endif
+
+deps:
+	@scripts/deps
+
+# The suite installs what it needs first: CI runs on a clean clone.
+check:
+	@scripts/deps
+	@$(MAKE) --no-print-directory all tests
+	@BUILD=$(BUILD) tests/run $(T)
+
+tests: $(TEST_BINARIES)
+
+bench:
+	@scripts/deps --bench
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/bench/run $(B)
+
+demo:
+	@scripts/deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/demo
+
+clean:
+	rm -rf build
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/spokes $(DESTDIR)$(DATADIR)
+	install -m 0755 $(filter $(BUILD)/hub $(BUILD)/netproxy $(BUILD)/nsjail-lite,$(BINARIES)) \
+		$(DESTDIR)$(BINDIR)/
+	@if ls $(BUILD)/spokes/* >/dev/null 2>&1; then \
+		install -m 0755 $(BUILD)/spokes/* $(DESTDIR)$(LIBEXECDIR)/spokes/; fi
+	cp -R config $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/hub $(DESTDIR)$(BINDIR)/netproxy $(DESTDIR)$(BINDIR)/nsjail-lite
+	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,52 @@
+/* Audit records as JSON lines with Elastic Common Schema field names, shared by the
+ * hub and netproxy.
+ *
+ * A record is built as a jansson object; audit_set() takes dotted ECS paths
+ * ("event.outcome") and nests them, which is the canonical ECS form. audit_write()
+ * stamps @timestamp, ecs.version and service.name and writes the record as one line
+ * with one write(2) per line on an O_APPEND descriptor, so concurrent writers never
+ * interleave. A record that cannot be written whole is reported to the caller
+ * (-1 and errno): the caller decides to refuse the action rather than run unlogged.
+ * Nothing is dropped silently. */
+#ifndef ISOLATE_AUDIT_H
+#define ISOLATE_AUDIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AUDIT_ECS_VERSION "8.11.0"
+/* Default cap for any untrusted string placed into a record. */
+#define AUDIT_STR_CAP 1024
+
+struct audit;
+
+/* path "-" writes to stdout. Returns NULL and fills err on failure. */
+struct audit *audit_open(const char *path, const char *service_name, char *err, size_t errlen);
+/* Reopens the same path (logrotate's SIGHUP); on failure keeps the old descriptor. */
+int audit_reopen(struct audit *a);
+void audit_close(struct audit *a);
+const char *audit_path(const struct audit *a);
+
+/* Takes ownership of rec. 0 on success, -1 with errno when the line was not written. */
+int audit_write(struct audit *a, json_t *rec);
+uint64_t audit_written(const struct audit *a);
+uint64_t audit_failed(const struct audit *a);
+
+/* Sets rec[path] where path is dotted ("destination.port"); intermediate objects are
+ * created. Takes ownership of value; a NULL value is ignored. */
+void audit_set(json_t *rec, const char *path, json_t *value);
+void audit_set_str(json_t *rec, const char *path, const char *s);
+void audit_set_int(json_t *rec, const char *path, int64_t v);
+
+/* A JSON string safe to log from untrusted bytes: invalid UTF-8 becomes U+FFFD, the
+ * result is capped at cap bytes (marked with "...[truncated]"). Control characters
+ * are kept and escaped by the JSON encoder. Never NULL. */
+json_t *audit_string(const char *s, size_t len, size_t cap);
+
+/* 32 lowercase hex characters of fresh randomness plus NUL: ids shared by the
+ * records of one event (a tunnel's decision and close, a call and its result). */
+void audit_new_id(char out[33]);
+
+#endif

@@ -1,0 +1,210 @@
+#include "util.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        fatalx("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        fatalx("out of memory allocating %zu x %zu bytes", count, size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        fatalx("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char *d = xmalloc(len + 1);
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = NULL;
+    int n = vasprintf(&out, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        fatalx("out of memory formatting a string");
+    return out;
+}
+
+bool str_copy(char *dst, const char *src, size_t size)
+{
+    if (size == 0)
+        return false;
+    size_t len = strnlen(src, size);
+    if (len >= size) {
+        memcpy(dst, src, size - 1);
+        dst[size - 1] = '\0';
+        return false;
+    }
+    memcpy(dst, src, len + 1);
+    return true;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_mono_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t now_real_ns(void)
+{
+    return clock_ns(CLOCK_REALTIME);
+}
+
+void format_iso8601(uint64_t real_ns, char *buf, size_t size)
+{
+    time_t secs = (time_t)(real_ns / 1000000000ull);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char base[24];
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, size, "%s.%06uZ", base, (unsigned)((real_ns / 1000u) % 1000000u));
+}
+
+int set_cloexec(int fd, bool on)
+{
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0)
+        return -1;
+    flags = on ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
+    return fcntl(fd, F_SETFD, flags);
+}
+
+int set_nonblock(int fd, bool on)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0)
+        return -1;
+    flags = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+    return fcntl(fd, F_SETFL, flags);
+}
+
+bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    if (!s)
+        return false;
+    bool neg = (*s == '-');
+    uint64_t mag;
+    if (!parse_u64(neg ? s + 1 : s, 0, neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX,
+                   &mag))
+        return false;
+    int64_t v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    if (v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+    char buf[4096];
+    if (!str_copy(buf, path, sizeof(buf))) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, mode) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}

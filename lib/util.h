@@ -1,0 +1,45 @@
+/* Small helpers every binary needs: checked allocation, clocks, fd flags, bounded
+ * number parsing, whole reads and writes. */
+#ifndef ISOLATE_UTIL_H
+#define ISOLATE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation failure is fatal: the callers are small daemons that cannot do anything
+ * useful without memory, and a clear message beats a NULL dereference. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Copies at most size-1 bytes and always terminates; returns false on truncation. */
+bool str_copy(char *dst, const char *src, size_t size);
+
+uint64_t now_mono_ns(void);
+uint64_t now_real_ns(void);
+/* "2026-11-29T08:03:58.123456Z" into buf (at least 32 bytes). */
+void format_iso8601(uint64_t real_ns, char *buf, size_t size);
+
+int set_cloexec(int fd, bool on);
+int set_nonblock(int fd, bool on);
+
+/* Parses a whole decimal string into [min, max]; false on junk, sign or range errors. */
+bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* Loops over short writes and EINTR; returns 0 or -1 with errno. */
+int write_all(int fd, const void *buf, size_t len);
+/* Reads exactly len bytes; returns len, a smaller count at EOF, or -1. */
+ssize_t read_full(int fd, void *buf, size_t len);
+
+/* Creates every missing directory of path with mode; 0 or -1 with errno. */
+int mkdir_p(const char *path, mode_t mode);
+
+#endif

@@ -1,0 +1,98 @@
+# Shared helpers for shell tests. Source it first: `. "$(dirname "$0")/../lib.sh"`.
+#
+# Assertions print TAP-style lines that tests/run counts. Everything a test starts is
+# registered for cleanup (processes by pid, namespaces, links, temp dirs), which runs
+# on every exit, also when the test fails or is interrupted.
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-build}
+BIN=${BIN:-$ROOT/$BUILD}
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "/tmp/isolate-${TEST_NAME}.XXXXXX")
+chmod 755 "$TMP"
+_cleanups=()
+_failures=0
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; _failures=$((_failures + 1)); }
+skip() { echo "ok - $1 # SKIP ${2:-}"; }
+diag() { echo "# $*"; }
+
+# check DESC CMD...: passes when CMD succeeds.
+check() {
+    local desc=$1; shift
+    if "$@" >/dev/null 2>&1; then ok "$desc"; else not_ok "$desc (command failed: $*)"; fi
+}
+# refute DESC CMD...: passes when CMD fails.
+refute() {
+    local desc=$1; shift
+    if "$@" >/dev/null 2>&1; then not_ok "$desc (command succeeded: $*)"; else ok "$desc"; fi
+}
+# is DESC GOT EXPECTED
+is() {
+    if [ "$2" == "$3" ]; then ok "$1"; else not_ok "$1: got '$2', expected '$3'"; fi
+}
+# like DESC GOT REGEX
+like() {
+    if [[ "$2" =~ $3 ]]; then ok "$1"; else not_ok "$1: '$2' does not match /$3/"; fi
+}
+unlike() {
+    if [[ "$2" =~ $3 ]]; then not_ok "$1: '$2' matches /$3/"; else ok "$1"; fi
+}
+
+# at_exit CMD: run CMD (a string for eval) at exit, last registered first.
+at_exit() { _cleanups+=("$1"); }
+_run_cleanups() {
+    local i
+    for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
+        eval "${_cleanups[$i]}" >/dev/null 2>&1 || true
+    done
+    rm -rf "$TMP"
+}
+trap _run_cleanups EXIT
+trap 'exit 130' INT TERM
+
+# bg CMD...: start CMD in the background, register it for killing, set BG_PID.
+bg() {
+    "$@" &
+    BG_PID=$!
+    at_exit "kill -9 $BG_PID; wait $BG_PID"
+}
+
+# wait_for DESC TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds.
+wait_for() {
+    local desc=$1 limit=$2; shift 2
+    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
+    until "$@" >/dev/null 2>&1; do
+        if [ "$(date +%s%N)" -gt "$deadline" ]; then
+            diag "timed out waiting for $desc"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# free_port: a TCP port on loopback that nobody listens on right now.
+free_port() {
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# test_netns NAME: create a network namespace removed at exit; prints its name.
+test_netns() {
+    local ns="itest-$1-$$"
+    ip netns add "$ns" && at_exit "ip netns del $ns"
+    ip -n "$ns" link set lo up
+    echo "$ns"
+}
+
+require_root() {
+    if [ "$(id -u)" -ne 0 ]; then
+        skip "$TEST_NAME" "needs root"
+        exit 0
+    fi
+}
+
+# done_testing: exit status reflects the assertions.
+done_testing() {
+    [ "$_failures" -eq 0 ]
+}
