@@ -58,11 +58,9 @@ $(BUILD)/obj/%.o: %.c
 
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
+# Each component may split its rules over several .mk files in its own directory.
 include lib/module.mk
--include nsjail-lite/module.mk
--include netproxy/module.mk
--include spokes/module.mk
--include hub/module.mk
+include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
 include tests/module.mk
 
 .PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz
