@@ -1,0 +1,348 @@
+#include "config.h"
+#include "jsonfile.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONFIG_MAX_BYTES (256 * 1024)
+#define PATH_MAX_LEN 4096
+
+const char *isolation_name(enum isolation m)
+{
+    switch (m) {
+    case ISO_NONE:
+        return "none";
+    case ISO_PROCESS:
+        return "process";
+    case ISO_NAMESPACE:
+        return "namespace";
+    }
+    return "?";
+}
+
+bool isolation_parse(const char *s, enum isolation *out)
+{
+    for (int m = ISO_NONE; m <= ISO_NAMESPACE; m++)
+        if (strcmp(s, isolation_name((enum isolation)m)) == 0) {
+            *out = (enum isolation)m;
+            return true;
+        }
+    return false;
+}
+
+bool user_id_valid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || s[0] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+void config_set(char **field, const char *value)
+{
+    free(*field);
+    *field = value ? xstrdup(value) : NULL;
+}
+
+void config_defaults(struct hub_config *c, const char *exe_dir)
+{
+    memset(c, 0, sizeof(*c));
+    c->isolation = ISO_NAMESPACE;
+    c->user = xstrdup("default");
+    c->spokes_dir = xstrdup("config/spokes");
+    c->spoke_bin_dir = xasprintf("%s/spokes", exe_dir);
+    c->profile = xstrdup("config/profiles/spoke.json");
+    c->data_root = xstrdup("/var/lib/isolategpt/data");
+    c->run_dir = xstrdup("/run/isolategpt");
+    c->audit_path = xstrdup("/var/log/isolategpt/hub.jsonl");
+    c->max_frame = 1024 * 1024;
+    c->call_timeout_ms = 30000;
+    c->start_timeout_ms = 10000;
+    c->max_call_depth = 4;
+    c->max_spokes = 256;
+    c->spoke_log_max = 1024 * 1024;
+    cidr_parse("169.254.64.0/18", &c->veth_pool);
+    c->proxy_port = 3128;
+    c->host_id_base = 300000;
+    c->host_id_count = 65536;
+    c->netproxy_bin = xasprintf("%s/netproxy", exe_dir);
+    c->netproxy_audit = xstrdup("/var/log/isolategpt/netproxy.jsonl");
+    c->netproxy_resolve = xcalloc(1, sizeof(char *));
+    c->netproxy_allow_cidr = xcalloc(1, sizeof(char *));
+    c->llm_key_env = xstrdup("OPENAI_API_KEY");
+}
+
+void config_free(struct hub_config *c)
+{
+    free(c->file);
+    free(c->user);
+    free(c->spokes_dir);
+    free(c->spoke_bin_dir);
+    free(c->profile);
+    free(c->data_root);
+    free(c->run_dir);
+    free(c->audit_path);
+    free(c->gateway_netns);
+    free(c->netproxy_bin);
+    free(c->netproxy_audit);
+    jf_strv_free(c->netproxy_resolve);
+    jf_strv_free(c->netproxy_allow_cidr);
+    free(c->llm_key_env);
+    if (c->llm_api_key) {
+        explicit_bzero(c->llm_api_key, strlen(c->llm_api_key));
+        free(c->llm_api_key);
+    }
+    json_decref(c->llm);
+    json_decref(c->memory);
+    memset(c, 0, sizeof(*c));
+}
+
+bool config_set_veth_pool(struct hub_config *c, const char *s, char *err, size_t errlen)
+{
+    struct cidr p;
+    if (!cidr_parse(s, &p) || p.family != AF_INET) {
+        snprintf(err, errlen, "veth pool \"%.60s\" must be an IPv4 CIDR with zero host bits", s);
+        return false;
+    }
+    if (p.prefix < 8 || p.prefix > 30) {
+        snprintf(err, errlen, "veth pool \"%.60s\" must have a prefix from /8 to /30", s);
+        return false;
+    }
+    /* The pool's addresses appear only inside the gateway namespace and the spokes'
+     * namespaces, but they must still never look like somewhere real: only
+     * link-local, RFC 1918 and CGNAT space. */
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    memcpy(&sin.sin_addr, p.addr, 4);
+    enum addr_class k = addr_classify((struct sockaddr *)&sin);
+    if (k != ADDR_LINK_LOCAL && k != ADDR_PRIVATE && k != ADDR_CGNAT) {
+        snprintf(err, errlen,
+                 "veth pool \"%.60s\" must be link-local, RFC 1918 or CGNAT space (it is %s)", s,
+                 addr_class_name(k));
+        return false;
+    }
+    c->veth_pool = p;
+    return true;
+}
+
+static char *resolve(const char *file, const char *path)
+{
+    if (path[0] == '/')
+        return xstrdup(path);
+    char *copy = xstrdup(file);
+    char *r = xasprintf("%s/%s", dirname(copy), path);
+    free(copy);
+    return r;
+}
+
+/* A path setting: resolved against the config file's directory. */
+static bool get_path(struct jf_ctx *jc, const json_t *o, const char *where, const char *key,
+                     const char *file, char **dst)
+{
+    const char *v = NULL;
+    if (!jf_string(jc, o, where, key, false, PATH_MAX_LEN, &v))
+        return false;
+    if (v) {
+        free(*dst);
+        *dst = resolve(file, v);
+    }
+    return true;
+}
+
+static bool get_str(struct jf_ctx *jc, const json_t *o, const char *where, const char *key,
+                    size_t max, char **dst)
+{
+    const char *v = NULL;
+    if (!jf_string(jc, o, where, key, false, max, &v))
+        return false;
+    if (v)
+        config_set(dst, v);
+    return true;
+}
+
+static bool get_u64(struct jf_ctx *jc, const json_t *o, const char *where, const char *key,
+                    int64_t min, int64_t max, uint64_t *dst)
+{
+    int64_t v = (int64_t)*dst;
+    if (!jf_int(jc, o, where, key, false, min, max, &v))
+        return false;
+    *dst = (uint64_t)v;
+    return true;
+}
+
+static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    static const char *const keys[] = {"veth_pool",    "gateway_netns", "proxy_port",
+                                       "host_id_base", "host_id_count", NULL};
+    json_t *n = json_object_get(root, "network");
+    if (!n)
+        return true;
+    if (!jf_object(jc, n, "network", keys))
+        return false;
+    const char *pool = NULL, *gw = NULL;
+    if (!jf_string(jc, n, "network", "veth_pool", false, 64, &pool) ||
+        !jf_string(jc, n, "network", "gateway_netns", false, 64, &gw))
+        return false;
+    if (pool) {
+        char why[256];
+        if (!config_set_veth_pool(c, pool, why, sizeof(why)))
+            return jf_fail(jc, "network", "veth_pool", "%s", why);
+    }
+    if (gw) {
+        for (const char *p = gw; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+                return jf_fail(jc, "network", "gateway_netns", "must be of a-z, 0-9, - and _");
+        config_set(&c->gateway_netns, gw);
+    }
+    uint64_t port = c->proxy_port, base = c->host_id_base, count = c->host_id_count;
+    if (!get_u64(jc, n, "network", "proxy_port", 1, 65535, &port) ||
+        !get_u64(jc, n, "network", "host_id_base", 1000, 0x7fffffff, &base) ||
+        !get_u64(jc, n, "network", "host_id_count", 1, 1 << 24, &count))
+        return false;
+    if (base + count > 0x7fffffffULL)
+        return jf_fail(jc, "network", "host_id_count", "host_id_base + host_id_count too large");
+    c->proxy_port = (uint16_t)port;
+    c->host_id_base = (uint32_t)base;
+    c->host_id_count = (uint32_t)count;
+    return true;
+}
+
+static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    static const char *const keys[] = {"binary", "audit", "resolve", "upstream_allow_cidr", NULL};
+    json_t *n = json_object_get(root, "netproxy");
+    if (!n)
+        return true;
+    if (!jf_object(jc, n, "netproxy", keys))
+        return false;
+    if (!get_path(jc, n, "netproxy", "binary", c->file, &c->netproxy_bin))
+        return false;
+    const char *audit = NULL;
+    if (!jf_string(jc, n, "netproxy", "audit", false, PATH_MAX_LEN, &audit))
+        return false;
+    if (audit) {
+        free(c->netproxy_audit);
+        c->netproxy_audit = strcmp(audit, "-") == 0 ? xstrdup("-") : resolve(c->file, audit);
+    }
+    char **list = NULL;
+    if (!jf_strings(jc, n, "netproxy", "resolve", false, 64, 512, &list, NULL))
+        return false;
+    if (list) {
+        jf_strv_free(c->netproxy_resolve);
+        c->netproxy_resolve = list;
+    }
+    list = NULL;
+    if (!jf_strings(jc, n, "netproxy", "upstream_allow_cidr", false, 64, 64, &list, NULL))
+        return false;
+    if (list) {
+        for (char **p = list; *p; p++) {
+            struct cidr cc;
+            if (!cidr_parse(*p, &cc)) {
+                jf_strv_free(list);
+                return jf_fail(jc, "netproxy", "upstream_allow_cidr", "\"%.60s\" is not a CIDR",
+                               *p);
+            }
+        }
+        jf_strv_free(c->netproxy_allow_cidr);
+        c->netproxy_allow_cidr = list;
+    }
+    return true;
+}
+
+static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    static const char *const keys[] = {"isolation",
+                                       "user",
+                                       "spokes_dir",
+                                       "spoke_bin_dir",
+                                       "profile",
+                                       "data_root",
+                                       "run_dir",
+                                       "audit",
+                                       "max_frame_bytes",
+                                       "call_timeout_ms",
+                                       "start_timeout_ms",
+                                       "max_call_depth",
+                                       "max_spokes",
+                                       "spoke_log_max_bytes",
+                                       "network",
+                                       "netproxy",
+                                       "llm",
+                                       "memory",
+                                       NULL};
+    if (!jf_object(jc, root, "", keys))
+        return false;
+    const char *iso = NULL;
+    if (!jf_string(jc, root, "", "isolation", false, 16, &iso))
+        return false;
+    if (iso && !isolation_parse(iso, &c->isolation))
+        return jf_fail(jc, "", "isolation", "must be \"none\", \"process\" or \"namespace\"");
+    if (!get_str(jc, root, "", "user", 64, &c->user) ||
+        !get_path(jc, root, "", "spokes_dir", c->file, &c->spokes_dir) ||
+        !get_path(jc, root, "", "spoke_bin_dir", c->file, &c->spoke_bin_dir) ||
+        !get_path(jc, root, "", "profile", c->file, &c->profile) ||
+        !get_path(jc, root, "", "data_root", c->file, &c->data_root) ||
+        !get_path(jc, root, "", "run_dir", c->file, &c->run_dir))
+        return false;
+    const char *audit = NULL;
+    if (!jf_string(jc, root, "", "audit", false, PATH_MAX_LEN, &audit))
+        return false;
+    if (audit) {
+        free(c->audit_path);
+        c->audit_path = strcmp(audit, "-") == 0 ? xstrdup("-") : resolve(c->file, audit);
+    }
+    uint64_t frame = c->max_frame, depth = c->max_call_depth, spokes = c->max_spokes,
+             logmax = c->spoke_log_max;
+    if (!get_u64(jc, root, "", "max_frame_bytes", 4096, 64 << 20, &frame) ||
+        !get_u64(jc, root, "", "call_timeout_ms", 10, 86400000, &c->call_timeout_ms) ||
+        !get_u64(jc, root, "", "start_timeout_ms", 10, 600000, &c->start_timeout_ms) ||
+        !get_u64(jc, root, "", "max_call_depth", 1, 16, &depth) ||
+        !get_u64(jc, root, "", "max_spokes", 1, 4096, &spokes) ||
+        !get_u64(jc, root, "", "spoke_log_max_bytes", 0, 1LL << 32, &logmax))
+        return false;
+    c->max_frame = frame;
+    c->max_call_depth = (unsigned)depth;
+    c->max_spokes = spokes;
+    c->spoke_log_max = logmax;
+    if (!load_network(jc, root, c) || !load_netproxy(jc, root, c))
+        return false;
+    json_t *llm = json_object_get(root, "llm");
+    if (llm) {
+        if (!json_is_object(llm))
+            return jf_fail(jc, "", "llm", "must be an object");
+        const char *keyenv = NULL;
+        if (!jf_string(jc, llm, "llm", "api_key_env", false, 128, &keyenv))
+            return false;
+        if (keyenv)
+            config_set(&c->llm_key_env, keyenv);
+        c->llm = json_incref(llm);
+    }
+    json_t *mem = json_object_get(root, "memory");
+    if (mem) {
+        if (!json_is_object(mem))
+            return jf_fail(jc, "", "memory", "must be an object");
+        c->memory = json_incref(mem);
+    }
+    if (!user_id_valid(c->user))
+        return jf_fail(jc, "", "user", "must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
+    return true;
+}
+
+int config_load(struct hub_config *c, const char *path, char *err, size_t errlen)
+{
+    struct jf_ctx jc = {.file = path, .err = err, .errlen = errlen};
+    config_set(&c->file, path);
+    json_t *root = jf_load(&jc, CONFIG_MAX_BYTES);
+    if (!root)
+        return -1;
+    bool ok = load_root(&jc, root, c);
+    json_decref(root);
+    return ok ? 0 : -1;
+}

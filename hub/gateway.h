@@ -1,0 +1,28 @@
+/* The gateway network namespace: a private namespace that holds only the host ends of
+ * the spokes' veths and netproxy's listening sockets. A spoke can reach its proxy
+ * listener and nothing else on the host: not the host's loopback services, not its
+ * other interfaces. netproxy itself stays in the host namespace to dial out; a socket
+ * keeps the namespace it was created in, so the listeners made here work for it.
+ *
+ * Anonymous by default (gone when the hub and netproxy close it, even after a crash);
+ * with a name it is also published as /run/netns/NAME for `ip netns exec` and removed
+ * again by gateway_free(). In it ARP answers only for the address of the receiving
+ * interface and forwarding stays off, so a spoke cannot use another spoke's proxy
+ * listener or reach another spoke's veth. */
+#ifndef HUB_GATEWAY_H
+#define HUB_GATEWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gateway;
+
+struct gateway *gateway_new(const char *name, char *err, size_t errlen);
+void gateway_free(struct gateway *gw);
+int gateway_netns_fd(const struct gateway *gw);
+/* A listening TCP socket (non-blocking, close-on-exec) on ip:port inside the gateway
+ * namespace, bound with IP_FREEBIND so that it can exist before the veth address does.
+ * -1 with errno and err on failure. */
+int gateway_listen(struct gateway *gw, const char *ip, uint16_t port, char *err, size_t errlen);
+
+#endif

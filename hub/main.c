@@ -1,0 +1,56 @@
+/* hub: the trusted party of IsolateGPT-C. This file only dispatches sub-commands;
+ * each lives in its own file (cli_call.c, cli_spokes.c, ...). */
+#include "cli.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cmd_call(int argc, char **argv);
+int cmd_spokes(int argc, char **argv);
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+/* The interactive assistant (no sub-command), `casestudies` and `repl-server` join this
+ * table when they are built (issues 5, 6, 7). */
+static const struct command commands[] = {
+    {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
+    {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hub COMMAND [OPTIONS] ...\n\n"
+               "The hub starts each app as a spoke in the chosen isolation mode, speaks MCP\n"
+               "to it over its own socket, and mediates every message between spokes.\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n"
+               "This build has no interactive assistant yet: use `hub call`.\n");
+}
+
+int main(int argc, char **argv)
+{
+    log_init("hub", false);
+    log_set_fatal_status(EXIT_USAGE);
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    log_warnx("unknown command \"%s\"", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,466 @@
+#include "proxy.h"
+#include "ctl.h"
+#include "log.h"
+#include "pidfd.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PING_INTERVAL_S 5
+#define RESTART_WINDOW_NS (60ULL * 1000000000ULL)
+#define RESTART_MAX 10
+#define BACKOFF_MAX_MS 2000
+
+struct entry {
+    char *key;
+    json_t *add; /* the whole add message, resent after a restart */
+    int fd;
+};
+
+/* An operation sent and waiting for its reply; replies come in order. */
+struct op {
+    char *key; /* NULL for ping */
+    bool is_add;
+};
+
+struct proxy_sup {
+    struct event_base *base;
+    struct audit *audit;
+    const struct hub_config *cfg;
+    char *log_path;
+    bool debug;
+    proxy_error_fn on_error;
+    void *ud;
+
+    pid_t pid;
+    int pidfd;
+    int ctl;
+    struct event *ev_exit, *ev_ctl, *ev_ping, *ev_restart;
+    struct op *ops; /* FIFO of unanswered operations */
+    size_t n_ops, cap_ops;
+    bool ping_outstanding;
+
+    struct entry *entries;
+    size_t n_entries;
+
+    unsigned restarts;
+    uint64_t window_start;
+    unsigned window_restarts;
+    unsigned backoff_ms;
+    bool given_up;
+};
+
+static void proxy_audit(struct proxy_sup *p, const char *action, const char *outcome,
+                        const char *reason, int status)
+{
+    json_t *rec = json_object();
+    audit_set_str(rec, "event.action", action);
+    audit_set_str(rec, "event.outcome", outcome);
+    audit_set_str(rec, "event.reason", reason);
+    audit_set_int(rec, "process.pid", p->pid);
+    if (status >= 0)
+        audit_set_int(rec, "process.exit_code", status);
+    audit_set_int(rec, "isolate.netproxy.restarts", p->restarts);
+    if (audit_write(p->audit, rec) < 0)
+        log_warn("audit");
+}
+
+static void ops_push(struct proxy_sup *p, const char *key, bool is_add)
+{
+    if (p->n_ops == p->cap_ops) {
+        p->cap_ops = p->cap_ops ? p->cap_ops * 2 : 16;
+        p->ops = xrealloc(p->ops, p->cap_ops * sizeof(*p->ops));
+    }
+    p->ops[p->n_ops].key = key ? xstrdup(key) : NULL;
+    p->ops[p->n_ops++].is_add = is_add;
+}
+
+static void ops_clear(struct proxy_sup *p)
+{
+    for (size_t i = 0; i < p->n_ops; i++)
+        free(p->ops[i].key);
+    p->n_ops = 0;
+    p->ping_outstanding = false;
+}
+
+static void kill_proxy(struct proxy_sup *p, const char *why)
+{
+    if (p->pid > 0) {
+        log_warnx("netproxy (pid %d): %s; killing it", (int)p->pid, why);
+        kill(p->pid, SIGKILL);
+    }
+}
+
+/* Sends on the control socket; a full socket means the proxy is not reading, which
+ * the ping check turns into a restart. */
+static int ctl_send_op(struct proxy_sup *p, json_t *msg, int fd, const char *key, bool is_add)
+{
+    if (p->ctl < 0)
+        return -1; /* restarting: the entry table is resent after the restart */
+    if (ctl_send(p->ctl, msg, fd) < 0) {
+        kill_proxy(p, errno == EAGAIN ? "control socket full" : strerror(errno));
+        return -1;
+    }
+    ops_push(p, key, is_add);
+    return 0;
+}
+
+static void on_ctl(evutil_socket_t fd, short what, void *arg);
+static void on_exit_ev(evutil_socket_t fd, short what, void *arg);
+
+static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        snprintf(err, errlen, "netproxy control socketpair: %s", strerror(errno));
+        return -1;
+    }
+    const struct hub_config *c = p->cfg;
+    size_t n = 0, cap = 8;
+    for (char **r = c->netproxy_resolve; *r; r++)
+        cap += 2;
+    for (char **r = c->netproxy_allow_cidr; *r; r++)
+        cap += 2;
+    char **argv = xcalloc(cap + 1, sizeof(char *));
+    argv[n++] = c->netproxy_bin;
+    argv[n++] = "--control";
+    argv[n++] = "3";
+    argv[n++] = "--audit";
+    argv[n++] = c->netproxy_audit;
+    for (char **r = c->netproxy_resolve; *r; r++) {
+        argv[n++] = "--resolve";
+        argv[n++] = *r;
+    }
+    for (char **r = c->netproxy_allow_cidr; *r; r++) {
+        argv[n++] = "--upstream-allow-cidr";
+        argv[n++] = *r;
+    }
+    if (p->debug)
+        argv[n++] = "--debug";
+    argv[n] = NULL;
+    /* netproxy needs no secret and none of ours: an environment of its own. */
+    char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, p->log_path, O_WRONLY | O_CREAT | O_APPEND, 0640);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    sigset_t dfl;
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    sigaddset(&dfl, SIGINT);
+    sigaddset(&dfl, SIGTERM);
+    sigaddset(&dfl, SIGHUP);
+    posix_spawnattr_setsigdefault(&at, &dfl);
+    /* Its own process group: a ^C at the terminal reaches the hub, which then ends
+     * netproxy in order, instead of killing both at once. */
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int rc = posix_spawn(&pid, c->netproxy_bin, &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(argv);
+    close(sv[1]);
+    if (rc != 0) {
+        snprintf(err, errlen, "starting %s: %s", c->netproxy_bin, strerror(rc));
+        close(sv[0]);
+        return -1;
+    }
+    p->pid = pid;
+    p->pidfd = hub_pidfd_open(pid);
+    if (p->pidfd < 0)
+        fatal("pidfd_open");
+    p->ctl = sv[0];
+    set_nonblock(p->ctl, true);
+    p->ev_exit = event_new(p->base, p->pidfd, EV_READ, on_exit_ev, p);
+    p->ev_ctl = event_new(p->base, p->ctl, EV_READ | EV_PERSIST, on_ctl, p);
+    event_add(p->ev_exit, NULL);
+    event_add(p->ev_ctl, NULL);
+    proxy_audit(p, "netproxy-start", "success", NULL, -1);
+    log_debug("netproxy started (pid %d)", (int)pid);
+    /* Hand every spoke's listener over (again, after a restart). */
+    for (size_t i = 0; i < p->n_entries; i++)
+        ctl_send_op(p, p->entries[i].add, p->entries[i].fd, p->entries[i].key, true);
+    return 0;
+}
+
+static void teardown_child(struct proxy_sup *p, int *status_out)
+{
+    if (p->ev_exit)
+        event_free(p->ev_exit);
+    if (p->ev_ctl)
+        event_free(p->ev_ctl);
+    p->ev_exit = p->ev_ctl = NULL;
+    int status = -1;
+    if (p->pid > 0) {
+        int st;
+        if (waitpid(p->pid, &st, 0) == p->pid)
+            status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    if (p->ctl >= 0)
+        close(p->ctl);
+    p->pidfd = p->ctl = -1;
+    p->pid = -1;
+    ops_clear(p);
+    if (status_out)
+        *status_out = status;
+}
+
+static void on_restart(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct proxy_sup *p = arg;
+    char err[256];
+    if (spawn_proxy(p, err, sizeof(err)) < 0) {
+        log_warnx("%s", err);
+        proxy_audit(p, "netproxy-start", "failure", err, -1);
+        p->given_up = true;
+        p->on_error(p->ud, NULL, err);
+    }
+}
+
+static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct proxy_sup *p = arg;
+    pid_t pid = p->pid;
+    int status;
+    teardown_child(p, &status);
+    p->pid = pid; /* for the audit record */
+    proxy_audit(p, "netproxy-exit", "failure", "netproxy exited unexpectedly", status);
+    p->pid = -1;
+    uint64_t now = now_mono_ns();
+    if (now - p->window_start > RESTART_WINDOW_NS) {
+        p->window_start = now;
+        p->window_restarts = 0;
+    }
+    if (++p->window_restarts > RESTART_MAX) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "netproxy died %d times within a minute; not restarting",
+                 RESTART_MAX);
+        log_warnx("%s", msg);
+        proxy_audit(p, "netproxy-restart", "failure", msg, -1);
+        p->given_up = true;
+        p->on_error(p->ud, NULL, msg);
+        return;
+    }
+    p->restarts++;
+    unsigned delay = p->backoff_ms;
+    p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : 50;
+    if (p->backoff_ms > BACKOFF_MAX_MS)
+        p->backoff_ms = BACKOFF_MAX_MS;
+    log_warnx("netproxy exited (status %d); restarting in %u ms", status, delay);
+    proxy_audit(p, "netproxy-restart", "success", NULL, -1);
+    struct timeval tv = {.tv_sec = delay / 1000, .tv_usec = (delay % 1000) * 1000};
+    evtimer_add(p->ev_restart, &tv);
+}
+
+static void on_ctl(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct proxy_sup *p = arg;
+    for (;;) {
+        json_t *msg = NULL;
+        int pfd = -1;
+        int rc = ctl_recv(p->ctl, &msg, &pfd);
+        if (rc < 0 && errno == EAGAIN)
+            return;
+        if (pfd >= 0)
+            close(pfd); /* the proxy never sends descriptors */
+        if (rc <= 0) {
+            /* Closed or garbled: the exit event (or the kill) restarts it. */
+            if (p->ev_ctl)
+                event_del(p->ev_ctl);
+            kill_proxy(p, rc == 0 ? "closed its control socket" : "sent a bad control message");
+            return;
+        }
+        if (p->n_ops == 0) {
+            json_decref(msg);
+            kill_proxy(p, "sent an unsolicited control message");
+            return;
+        }
+        struct op op = p->ops[0];
+        memmove(p->ops, p->ops + 1, (p->n_ops - 1) * sizeof(*p->ops));
+        p->n_ops--;
+        bool ok = json_is_true(json_object_get(msg, "ok"));
+        if (!op.key) {
+            p->ping_outstanding = false;
+            /* Healthy again: a later death starts the back-off from the bottom. */
+            p->backoff_ms = 0;
+        } else if (!ok) {
+            const char *why = json_string_value(json_object_get(msg, "error"));
+            char text[300];
+            snprintf(text, sizeof(text), "netproxy refused %s for %s: %s",
+                     op.is_add ? "the listener" : "the removal", op.key, why ? why : "no reason");
+            log_warnx("%s", text);
+            if (op.is_add)
+                p->on_error(p->ud, op.key, text);
+        }
+        free(op.key);
+        json_decref(msg);
+    }
+}
+
+static void on_ping(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct proxy_sup *p = arg;
+    if (p->pid <= 0)
+        return;
+    if (p->ping_outstanding) {
+        kill_proxy(p, "did not answer a ping");
+        return;
+    }
+    json_t *ping = json_pack("{s:s}", "op", "ping");
+    if (ctl_send_op(p, ping, -1, NULL, false) == 0)
+        p->ping_outstanding = true;
+    json_decref(ping);
+}
+
+struct proxy_sup *proxy_sup_new(struct event_base *base, struct audit *audit,
+                                const struct hub_config *cfg, const char *log_path, bool debug,
+                                proxy_error_fn on_error, void *ud, char *err, size_t errlen)
+{
+    struct proxy_sup *p = xcalloc(1, sizeof(*p));
+    p->base = base;
+    p->audit = audit;
+    p->cfg = cfg;
+    p->log_path = xstrdup(log_path);
+    p->debug = debug;
+    p->on_error = on_error;
+    p->ud = ud;
+    p->pid = p->pidfd = p->ctl = -1;
+    p->window_start = now_mono_ns();
+    p->ev_restart = evtimer_new(base, on_restart, p);
+    p->ev_ping = event_new(base, -1, EV_PERSIST, on_ping, p);
+    if (spawn_proxy(p, err, errlen) < 0) {
+        proxy_sup_free(p);
+        return NULL;
+    }
+    struct timeval tv = {.tv_sec = PING_INTERVAL_S};
+    event_add(p->ev_ping, &tv);
+    return p;
+}
+
+void proxy_sup_free(struct proxy_sup *p)
+{
+    if (!p)
+        return;
+    if (p->pid > 0) {
+        kill(p->pid, SIGTERM);
+        /* A short grace period for it to write its close records, then no more. */
+        for (int i = 0; i < 100; i++) {
+            if (waitpid(p->pid, NULL, WNOHANG) == p->pid) {
+                p->pid = -1;
+                break;
+            }
+            usleep(10000);
+        }
+        if (p->pid > 0)
+            kill(p->pid, SIGKILL);
+    }
+    teardown_child(p, NULL);
+    for (size_t i = 0; i < p->n_entries; i++) {
+        free(p->entries[i].key);
+        json_decref(p->entries[i].add);
+        close(p->entries[i].fd);
+    }
+    free(p->entries);
+    free(p->ops);
+    if (p->ev_restart)
+        event_free(p->ev_restart);
+    if (p->ev_ping)
+        event_free(p->ev_ping);
+    free(p->log_path);
+    free(p);
+}
+
+int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
+              const uint16_t *ports, size_t n_ports, const char *listen, int fd)
+{
+    if (p->given_up) {
+        errno = ECONNREFUSED;
+        return -1;
+    }
+    int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (dupfd < 0)
+        return -1;
+    json_t *jallow = json_array();
+    for (char *const *a = allow; *a; a++)
+        json_array_append_new(jallow, json_string(*a));
+    json_t *jports = json_array();
+    for (size_t i = 0; i < n_ports; i++)
+        json_array_append_new(jports, json_integer(ports[i]));
+    json_t *add = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s}", "op", "add", "spoke", key, "user", user,
+                            "allow", jallow, "ports", jports, "listen", listen);
+    p->entries = xrealloc(p->entries, (p->n_entries + 1) * sizeof(*p->entries));
+    p->entries[p->n_entries++] = (struct entry){.key = xstrdup(key), .add = add, .fd = dupfd};
+    ctl_send_op(p, add, dupfd, key, true);
+    return 0;
+}
+
+void proxy_remove(struct proxy_sup *p, const char *key)
+{
+    for (size_t i = 0; i < p->n_entries; i++) {
+        if (strcmp(p->entries[i].key, key) != 0)
+            continue;
+        json_t *rm = json_pack("{s:s,s:s}", "op", "remove", "spoke", key);
+        ctl_send_op(p, rm, -1, key, false);
+        json_decref(rm);
+        free(p->entries[i].key);
+        json_decref(p->entries[i].add);
+        close(p->entries[i].fd);
+        p->entries[i] = p->entries[--p->n_entries];
+        return;
+    }
+}
+
+bool proxy_alive(const struct proxy_sup *p)
+{
+    return p->pid > 0;
+}
+
+pid_t proxy_pid(const struct proxy_sup *p)
+{
+    return p->pid;
+}
+
+unsigned proxy_restarts(const struct proxy_sup *p)
+{
+    return p->restarts;
+}
+
+size_t proxy_entries(const struct proxy_sup *p)
+{
+    return p->n_entries;
+}
+
+size_t proxy_pending(const struct proxy_sup *p)
+{
+    return p->n_ops;
+}

@@ -1,0 +1,43 @@
+/* The netproxy supervisor: starts `netproxy --control FD`, hands it one listening
+ * socket per networked spoke with that spoke's policy (lib/ctl.h), checks it is alive
+ * (a ping every few seconds), and when it dies or hangs restarts it and hands every
+ * socket over again. The hub keeps its own copy of each listening socket, so a
+ * spoke's connections made while the proxy restarts wait in the listen backlog
+ * instead of failing. Restarts back off (up to 2 s) and stop after 10 within a
+ * minute: a proxy that cannot stay up is reported instead of spinning. */
+#ifndef HUB_PROXY_H
+#define HUB_PROXY_H
+
+#include "audit.h"
+#include "config.h"
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct proxy_sup;
+
+/* Called when netproxy refuses a spoke's policy or cannot be kept running: the hub
+ * stops that spoke (key) or, with key NULL, every networked spoke. */
+typedef void (*proxy_error_fn)(void *ud, const char *key, const char *message);
+
+struct proxy_sup *proxy_sup_new(struct event_base *base, struct audit *audit,
+                                const struct hub_config *cfg, const char *log_path, bool debug,
+                                proxy_error_fn on_error, void *ud, char *err, size_t errlen);
+/* SIGTERM, a short wait, then SIGKILL. */
+void proxy_sup_free(struct proxy_sup *p);
+
+/* Registers a spoke's listener (fd is duplicated; the caller keeps its own). */
+int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
+              const uint16_t *ports, size_t n_ports, const char *listen, int fd);
+void proxy_remove(struct proxy_sup *p, const char *key);
+
+bool proxy_alive(const struct proxy_sup *p);
+pid_t proxy_pid(const struct proxy_sup *p);
+unsigned proxy_restarts(const struct proxy_sup *p);
+size_t proxy_entries(const struct proxy_sup *p);
+/* Operations sent and not yet answered. */
+size_t proxy_pending(const struct proxy_sup *p);
+
+#endif
