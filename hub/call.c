@@ -148,7 +148,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct call *c = arg;
-    uint64_t ms = (c->deadline - c->t_start) / 1000000ULL;
+    uint64_t ms = (c->deadline - c->t_start + 500000ULL) / 1000000ULL;
     switch (c->state) {
     case CALL_SENT:
         spoke_kill(c->target, "deadline", false, "%s.%s missed its deadline of %llu ms", c->m->name,

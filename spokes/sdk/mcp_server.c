@@ -107,6 +107,11 @@ const char *mcp_spoke_name(const struct mcp_server *s)
     return s->spoke_name;
 }
 
+int mcp_server_raw_out_fd(const struct mcp_server *s)
+{
+    return s->out_fd;
+}
+
 /* ---- results ---- */
 
 json_t *mcp_text_result(const char *text)

@@ -43,6 +43,10 @@ const char *mcp_data_dir(const struct mcp_server *s);
 /* The app name the hub started this spoke as (SPOKE_NAME). */
 const char *mcp_spoke_name(const struct mcp_server *s);
 
+/* The descriptor protocol frames are written to. Only for tests that must send what
+ * the SDK never would (hostile spokes). */
+int mcp_server_raw_out_fd(const struct mcp_server *s);
+
 /* Results. */
 json_t *mcp_text_result(const char *text);
 /* structured (stolen) becomes structuredContent, and its JSON text the text content. */

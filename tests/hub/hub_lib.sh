@@ -1,0 +1,111 @@
+# Helpers for the hub's end-to-end tests; source after tests/lib.sh with MODE set.
+#
+# Each test gets its own copy of the spoke binaries (so that "is any of its processes
+# left?" has an unambiguous answer), its own spokes directory (tests/hub/manifests
+# plus the example manifests of config/spokes), data root, run directory and audit
+# log under $TMP, and a hub.json naming them. Network names use the itest-hub- and
+# vhb prefixes and the veth pool 169.254.104.0/22, which no other component's tests use.
+
+PY=/usr/bin/python3
+SPOKES=$TMP/spokes
+BINDIR=$TMP/bin
+DATA=$TMP/data
+RUN=$TMP/run
+AUDIT=$TMP/audit.jsonl
+PROXY_AUDIT=$TMP/netproxy.jsonl
+CONF=$TMP/hub.json
+GW_NS=itest-hub-$$
+HOST_ID_BASE=$((600000 + ($$ % 4000) * 64))
+
+hub_setup() {
+    mkdir -p "$SPOKES" "$BINDIR"
+    cp "$ROOT"/tests/hub/manifests/*.json "$ROOT"/config/spokes/*.json "$SPOKES"/
+    cp "$BIN"/tests/hub/testspoke "$BIN"/spokes/* "$BINDIR"/
+    hub_config "${1:-{\}}"
+}
+
+# hub_config EXTRA_JSON: writes $CONF, merged with EXTRA_JSON (top-level keys replace).
+hub_config() {
+    $PY - "$1" <<EOF
+import json, sys
+conf = {
+    "isolation": "$MODE",
+    "user": "tester",
+    "spokes_dir": "$SPOKES",
+    "spoke_bin_dir": "$BINDIR",
+    "profile": "$ROOT/config/profiles/spoke.json",
+    "data_root": "$DATA",
+    "run_dir": "$RUN",
+    "audit": "$AUDIT",
+    "call_timeout_ms": 20000,
+    "start_timeout_ms": 10000,
+    "network": {"veth_pool": "169.254.104.0/22", "gateway_netns": "$GW_NS",
+                "proxy_port": 3128, "host_id_base": $HOST_ID_BASE, "host_id_count": 64},
+    "netproxy": {"binary": "$BIN/netproxy", "audit": "$PROXY_AUDIT"},
+    "llm": {"api_key_env": "OPENAI_API_KEY"},
+}
+conf.update(json.loads(sys.argv[1]))
+json.dump(conf, open("$CONF", "w"), indent=1)
+EOF
+}
+
+# hubc ARGS...: hub call with this test's configuration; stdout and stderr separate.
+hubc() {
+    "$BIN/hub" call --config "$CONF" "$@"
+}
+
+# jq-like: jget EXPR (Python expression over d, the JSON on stdin).
+jget() {
+    $PY -c 'import json,sys
+d = json.loads(sys.stdin.read())
+v = eval(sys.argv[1], {"d": d})
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
+}
+
+# jlines EXPR: applies EXPR to each JSON line on stdin (d), prints the results.
+jlines() {
+    $PY -c 'import json,sys
+for line in sys.stdin:
+    if line.strip():
+        d = json.loads(line)
+        v = eval(sys.argv[1], {"d": d})
+        print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
+}
+
+# audit_count FILTER: audit records for which FILTER (a Python expression over r, the
+# record) is true. g(r, "a.b") reads a dotted field.
+audit_count() {
+    $PY -c 'import json,sys
+def g(r, path):
+    for k in path.split("."):
+        if not isinstance(r, dict) or k not in r:
+            return None
+        r = r[k]
+    return r
+n = 0
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    if eval(sys.argv[1], {"r": r, "g": g}):
+        n += 1
+print(n)' "$1" "$AUDIT"
+}
+
+# Processes still running from this test's copy of the spoke binaries.
+leftover_procs() {
+    local n=0 p exe
+    for p in /proc/[0-9]*; do
+        exe=$(readlink "$p/exe" 2>/dev/null) || continue
+        case "$exe" in "$BINDIR"/*) n=$((n + 1)) ;; esac
+    done
+    echo "$n"
+}
+
+# mode_has_jail: process and namespace modes need nsjail-lite in the build.
+mode_needs_jail_skip() {
+    if [ "$MODE" != none ] && ! "$BIN/hub" call --config "$CONF" alpha.whoami '{}' >/dev/null 2>"$TMP/probe.err"; then
+        if grep -q "needs nsjail-lite" "$TMP/probe.err"; then
+            skip "hub end-to-end in $MODE mode" "this build has no nsjail-lite yet"
+            exit 0
+        fi
+    fi
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The hub end to end in `none` isolation mode: routing, mediation, hostile spokes,
+# hooks, the LLM key, leaks. The cases are in tests/hub/cases.sh.
+. "$(dirname "$0")/../lib.sh"
+require_root
+MODE=none
+. "$ROOT/tests/hub/cases.sh"
+done_testing
