@@ -77,6 +77,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->netproxy_audit = xstrdup("/var/log/isolategpt/netproxy.jsonl");
     c->netproxy_resolve = xcalloc(1, sizeof(char *));
     c->netproxy_allow_cidr = xcalloc(1, sizeof(char *));
+    c->netproxy_ping_ms = 5000;
     c->llm_key_env = xstrdup("OPENAI_API_KEY");
 }
 
@@ -222,7 +223,8 @@ static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_conf
         return true;
     if (!jf_object(jc, n, "netproxy", keys))
         return false;
-    if (!get_path(jc, n, "netproxy", "binary", c->file, &c->netproxy_bin))
+    if (!get_path(jc, n, "netproxy", "binary", c->file, &c->netproxy_bin) ||
+        !get_u64(jc, n, "netproxy", "ping_interval_ms", 50, 600000, &c->netproxy_ping_ms))
         return false;
     const char *audit = NULL;
     if (!jf_string(jc, n, "netproxy", "audit", false, PATH_MAX_LEN, &audit))

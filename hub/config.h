@@ -46,6 +46,7 @@ struct hub_config {
     char *netproxy_audit;
     char **netproxy_resolve;    /* NULL-terminated "HOST:PORT:ADDR" */
     char **netproxy_allow_cidr; /* NULL-terminated */
+    uint64_t netproxy_ping_ms;  /* health check interval */
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL) */

@@ -15,7 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PING_INTERVAL_S 5
 #define RESTART_WINDOW_NS (60ULL * 1000000000ULL)
 #define RESTART_MAX 10
 #define BACKOFF_MAX_MS 2000
@@ -362,7 +361,8 @@ struct proxy_sup *proxy_sup_new(struct event_base *base, struct audit *audit,
         proxy_sup_free(p);
         return NULL;
     }
-    struct timeval tv = {.tv_sec = PING_INTERVAL_S};
+    uint64_t ms = cfg->netproxy_ping_ms;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     event_add(p->ev_ping, &tv);
     return p;
 }

@@ -1,9 +1,11 @@
 /* A stand-in for netproxy's control side (lib/ctl.h), for testing the hub's
  * supervisor without the real proxy: it answers add/remove/ping, checks that each add
  * carries a listening socket bound where the message says, and records what it holds
- * in STATE_FILE (one line "pid N" then one line per spoke: "KEY ADDRESS"), rewritten
- * after every message. FAKE_PROXY_MODE=hang stops answering pings; =refuse refuses
- * every add. Usage: fake_netproxy --control FD [ignored netproxy options...]. */
+ * in AUDIT.state (one line "pid N" then one line per spoke: "KEY ADDRESS"), rewritten
+ * after every message (AUDIT is its --audit argument: the hub gives netproxy no
+ * environment to pass anything else). A file AUDIT.mode holding "hang" makes it stop
+ * answering pings; "refuse" makes it refuse every add.
+ * Usage: fake_netproxy --control FD --audit AUDIT [ignored netproxy options...]. */
 #include "ctl.h"
 #include "netaddr.h"
 #include "util.h"
@@ -41,13 +43,26 @@ static void write_state(const char *path)
 int main(int argc, char **argv)
 {
     int ctl = -1;
-    for (int i = 1; i + 1 < argc; i++)
+    const char *audit = NULL;
+    for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--control") == 0)
             ctl = atoi(argv[i + 1]);
-    const char *state = getenv("STATE_FILE");
-    const char *mode = getenv("FAKE_PROXY_MODE");
-    if (ctl < 0 || !state)
+        if (strcmp(argv[i], "--audit") == 0)
+            audit = argv[i + 1];
+    }
+    if (ctl < 0 || !audit)
         return 125;
+    char *state = xasprintf("%s.state", audit);
+    char *mode_path = xasprintf("%s.mode", audit);
+    char mode_buf[32] = "";
+    FILE *mf = fopen(mode_path, "r");
+    if (mf) {
+        if (!fgets(mode_buf, sizeof(mode_buf), mf))
+            mode_buf[0] = '\0';
+        mode_buf[strcspn(mode_buf, "\n")] = '\0';
+        fclose(mf);
+    }
+    const char *mode = mode_buf[0] ? mode_buf : NULL;
     write_state(state);
     for (;;) {
         json_t *msg = NULL;

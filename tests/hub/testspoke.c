@@ -37,8 +37,8 @@ static int t_whoami(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
     (void)a;
     (void)ud;
     const char *id = getenv("SPOKE_ID");
-    *r = structured(json_pack("{s:s,s:i,s:s,s:s}", "name", mcp_spoke_name(s), "pid",
-                              (int)getpid(), "data", mcp_data_dir(s), "id", id ? id : ""));
+    *r = structured(json_pack("{s:s,s:i,s:s,s:s}", "name", mcp_spoke_name(s), "pid", (int)getpid(),
+                              "data", mcp_data_dir(s), "id", id ? id : ""));
     return 0;
 }
 
@@ -156,7 +156,8 @@ static int t_read(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
     char buf[4096];
     ssize_t n = fd >= 0 ? read_full(fd, buf, sizeof(buf) - 1) : -1;
     if (n < 0) {
-        *r = structured(json_pack("{s:b,s:s,s:s}", "ok", 0, "path", path, "error", strerror(errno)));
+        *r =
+            structured(json_pack("{s:b,s:s,s:s}", "ok", 0, "path", path, "error", strerror(errno)));
     } else {
         buf[n] = '\0';
         *r = structured(json_pack("{s:b,s:s,s:s}", "ok", 1, "path", path, "text", buf));
@@ -327,9 +328,9 @@ static int t_impersonate(struct mcp_server *s, const json_t *a, json_t **r, void
 {
     (void)ud;
     const char *as = json_string_value(json_object_get(a, "as"));
-    json_t *params = json_pack("{s:O,s:{s:s},s:{s:s,s:s}}", "tool", json_object_get(a, "tool"),
-                               "arguments", "text", "impersonated", "_meta", "caller", as, "app",
-                               as);
+    json_t *params =
+        json_pack("{s:O,s:{s:s},s:{s:s,s:s}}", "tool", json_object_get(a, "tool"), "arguments",
+                  "text", "impersonated", "_meta", "caller", as, "app", as);
     json_t *res = NULL;
     char err[600];
     int code = mcp_request(s, "isolate/call", params, &res, err, sizeof(err));
@@ -342,13 +343,26 @@ static const struct {
     const char *name;
     mcp_tool_fn fn;
 } handlers[] = {
-    {"whoami", t_whoami},       {"echo", t_echo},         {"relay", t_relay},
-    {"env", t_env},             {"sleep", t_sleep},       {"log", t_log},
-    {"write", t_write},         {"read", t_read},         {"ask", t_ask},
-    {"sample", t_sample},       {"connect", t_connect},   {"badresult", t_badresult},
-    {"garbage", t_garbage},     {"huge", t_huge},         {"silent", t_silent},
-    {"forkbomb", t_forkbomb},   {"exit", t_exit},         {"flood", t_flood},
-    {"unsolicited", t_unsolicited}, {"impersonate", t_impersonate},
+    {"whoami", t_whoami},
+    {"echo", t_echo},
+    {"relay", t_relay},
+    {"env", t_env},
+    {"sleep", t_sleep},
+    {"log", t_log},
+    {"write", t_write},
+    {"read", t_read},
+    {"ask", t_ask},
+    {"sample", t_sample},
+    {"connect", t_connect},
+    {"badresult", t_badresult},
+    {"garbage", t_garbage},
+    {"huge", t_huge},
+    {"silent", t_silent},
+    {"forkbomb", t_forkbomb},
+    {"exit", t_exit},
+    {"flood", t_flood},
+    {"unsolicited", t_unsolicited},
+    {"impersonate", t_impersonate},
 };
 
 static void add_tools(struct mcp_server *s, const struct tool_def *defs, size_t n)
