@@ -15,7 +15,7 @@ static struct schema *compile(const char *text, char *err, size_t errlen)
 
 static bool valid(struct schema *s, const char *inst, char *err, size_t errlen)
 {
-    json_t *j = json_loads(inst, JSON_DECODE_ANY, NULL);
+    json_t *j = json_loads(inst, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
     bool ok = schema_validate(s, j, err, errlen);
     json_decref(j);
     return ok;
