@@ -1,8 +1,7 @@
 # hub/agent.mk: the hub agent's foundations (LLM client, replay, memory, grants) as a
 # static library that the hub binary and the tests link. hub/module.mk (the hub
 # runtime) is separate; this file only defines AGENT_* names and $(LIBHUBAGENT).
-AGENT_SRCS := hub/llm.c hub/llm_wire.c hub/llm_sse.c hub/llm_http.c hub/llm_audit.c \
-	hub/replay.c $(wildcard hub/memory*.c hub/grants*.c)
+AGENT_SRCS := $(sort $(wildcard hub/llm*.c hub/replay*.c hub/memory*.c hub/grants*.c))
 AGENT_OBJS := $(call objs,$(AGENT_SRCS))
 AGENT_PKGS := libcurl hiredis jansson
 LIBHUBAGENT := $(BUILD)/hub/libhubagent.a

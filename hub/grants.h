@@ -7,7 +7,8 @@
  *   app       the app that acts or receives ([A-Za-z0-9_-], 1..64)
  *   tool      one of its tools, or "*" for all of them ([A-Za-z0-9_.-], 1..64)
  *   peer      the other app for data/collab (the data's source or the caller), or "*";
- *             always "*" for exec
+ *             always "*" for exec. The user's own data (memory, history) has no app:
+ *             use a name no manifest may take for it, e.g. "memory" if the hub reserves it
  * and has a scope: once (the next matching check uses it up), session (until the hub
  * exits), always (persistent), deny (persistent refusal). once and session grants live
  * only in the hub process; always and deny live in the store (memory.h).

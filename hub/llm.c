@@ -447,6 +447,8 @@ int llm_complete(struct llm *llm, const struct llm_request *rq, struct llm_respo
                         "request context label \"%.40s\" must be 1 to %d characters of "
                         "A-Z a-z 0-9 _ . : / @ -",
                         rq->context, LLM_MAX_CONTEXT);
+    if (json_array_size(rq->messages) == 0)
+        return llm_fail(e, LLM_ERR_CONFIG, "a request needs at least one message");
     uint64_t t0 = now_mono_ns();
     int rc = llm->ops->complete(llm, rq, rs, e);
     uint64_t dur = now_mono_ns() - t0;

@@ -55,6 +55,9 @@ int llm_audit_call(struct llm *llm, const struct llm_request *rq, const struct l
             audit_set_int(rec, "isolate.llm.tokens.completion", rs->usage.completion_tokens);
             audit_set_int(rec, "isolate.llm.tokens.total", rs->usage.total_tokens);
         }
+    } else if (e->kind == LLM_ERR_UNCOVERED && !llm->cfg.audit_content) {
+        /* That message quotes the request; the record says only what happened. */
+        audit_set_str(rec, "error.message", "the replay recording has no answer for this request");
     } else {
         audit_set_str(rec, "error.message", e->msg);
     }

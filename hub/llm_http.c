@@ -4,7 +4,8 @@
  * connect timeout) are retried up to max_attempts, waiting backoff_ms x 2^(n-1)
  * capped at backoff_max_ms, with "equal jitter" (half fixed, half random) so that
  * many clients do not retry in step, and never less than the server's Retry-After
- * (seconds or an HTTP date). A Retry-After beyond retry_after_max_ms ends the call.
+ * (seconds or an HTTP date; or retry-after-ms, which OpenAI and Azure send). A
+ * Retry-After beyond retry_after_max_ms ends the call.
  * Not retried: a timeout after the connection was made (the model is slow; a retry
  * would only double the wait), 4xx answers (the request itself is wrong), malformed
  * answers, and a stream that already delivered text (a retry would repeat it).
@@ -34,6 +35,7 @@ struct http {
 
 /* One attempt's state, shared by the curl callbacks. */
 struct xfer {
+    CURL *curl;
     const struct llm_request *rq;
     const char *secret;
     size_t max_bytes;
@@ -48,6 +50,7 @@ struct xfer {
     bool cancelled;
     char content_type[128];
     char retry_after[64];
+    char retry_after_ms[32]; /* OpenAI and Azure also send retry-after-ms */
 };
 
 /* The outcome of one attempt. */
@@ -113,6 +116,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
         /* A new response (after a 100 Continue, say): forget the last one's headers. */
         x->content_type[0] = '\0';
         x->retry_after[0] = '\0';
+        x->retry_after_ms[0] = '\0';
         return n;
     }
     const char *colon = memchr(buf, ':', n);
@@ -135,6 +139,9 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
     } else if (name_len == 11 && strncasecmp(buf, "retry-after", 11) == 0) {
         dst = x->retry_after;
         cap = sizeof(x->retry_after);
+    } else if (name_len == 14 && strncasecmp(buf, "retry-after-ms", 14) == 0) {
+        dst = x->retry_after_ms;
+        cap = sizeof(x->retry_after_ms);
     }
     if (dst) {
         size_t k = vlen < cap - 1 ? vlen : cap - 1;
@@ -157,7 +164,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
         x->decided = true;
         /* Stream only what the server really streams; an error or a server that
          * ignored "stream" answers with plain JSON, read below as usual. */
-        if (x->want_stream && strncasecmp(x->content_type, "text/event-stream", 17) == 0)
+        long status = 0;
+        curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
+        if (x->want_stream && status >= 200 && status <= 299 &&
+            strncasecmp(x->content_type, "text/event-stream", 17) == 0)
             x->sse = llm_sse_new(x->max_bytes, x->rq->on_delta, x->rq->delta_arg, x->secret);
     }
     if (x->sse) {
@@ -280,7 +290,8 @@ static void one_attempt(struct llm *llm, struct http *h, const struct llm_reques
                         struct attempt *a)
 {
     CURL *c = h->curl;
-    struct xfer x = {.rq = rq,
+    struct xfer x = {.curl = c,
+                     .rq = rq,
                      .secret = h->key,
                      .max_bytes = llm->cfg.max_response_bytes,
                      .want_stream = rq->on_delta != NULL};
@@ -312,7 +323,11 @@ static void one_attempt(struct llm *llm, struct http *h, const struct llm_reques
 
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
-    a->retry_after_ms = parse_retry_after(x.retry_after);
+    uint64_t ra_ms;
+    if (parse_u64(x.retry_after_ms, 0, 86400000, &ra_ms))
+        a->retry_after_ms = (long)ra_ms;
+    else
+        a->retry_after_ms = parse_retry_after(x.retry_after);
     curl_off_t connect_us = 0;
     curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connect_us);
     bool delivered = x.sse && llm_sse_delivered(x.sse);

@@ -71,4 +71,12 @@ struct llm *llm_replay_open(const char *path, const struct llm_config *cfg, char
  * study check that its recording was played to the end. */
 size_t llm_replay_unused(const struct llm *llm, char *first, size_t firstlen);
 
+/* Recording: wraps inner (which it then owns) so that every answered request is
+ * appended to a recording at path, in the format above, that replays the same run:
+ * each entry has the request's context, "match" {role, contains: the first 60 bytes
+ * of the last message, tool, has_tools} and the response. The file is rewritten
+ * (atomically) after each answer, so it is valid JSON at any moment. Failed calls are
+ * not recorded. NULL and a message when path cannot be written. */
+struct llm *llm_record_open(struct llm *inner, const char *path, char *err, size_t errlen);
+
 #endif

@@ -8,6 +8,7 @@
 #include "audit.h"
 #include "llm.h"
 #include "log.h"
+#include "replay.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -751,6 +752,60 @@ static void test_config_checks(void)
     json_decref(obj);
 }
 
+/* Record a run against the server, then replay it offline: same answers. */
+static void test_record_replay(void)
+{
+    struct standin s;
+    CHECK(standin_start(
+              &s,
+              "{'responses':[" TEXT_ANSWER(
+                  "Hello there") ","
+                                 "{'json':{'choices':[{'message':{'content':null,'tool_calls':["
+                                 "{'id':'call_9','type':'function','function':{'name':'mail__send',"
+                                 "'arguments':'{\\'to\\':\\'bob\\'}'}}]},"
+                                 "'finish_reason':'tool_calls'}]}}]}"),
+          "stand-in up");
+    char err[512];
+    char path[600];
+    snprintf(path, sizeof(path), "%s/recorded.json", harness_dir());
+    struct llm *inner = open_url(s.base_url);
+    struct llm *rec = llm_record_open(inner, path, err, sizeof(err));
+    CHECK(rec != NULL, "recorder opens");
+    struct llm_request *a = simple_request();
+    struct llm_request *b = llm_request_new("spoke:mail");
+    llm_request_user(b, "Mail bob");
+    llm_request_tool_result(b, "call_1", "notes__read", "an \xc3\xa9l\xc3\xa8ve wrote this");
+    struct llm_response ra, rb, pa, pb;
+    struct llm_error e;
+    CHECK(run(rec, a, &ra, &e) == 0 && run(rec, b, &rb, &e) == 0, "two calls recorded");
+    llm_close(rec);
+    standin_stop(&s);
+
+    char spec[700];
+    snprintf(spec, sizeof(spec), "replay:%s", path);
+    struct llm_config cfg = base_config(NULL);
+    struct llm *rep = llm_open(spec, &cfg, err, sizeof(err));
+    CHECK(rep != NULL, "the recording loads as a replay file (%s)", rep ? "ok" : err);
+    if (rep) {
+        CHECK(run(rep, b, &pb, &e) == 0 && pb.n_tool_calls == 1 &&
+                  strcmp(pb.tool_calls[0].arguments, rb.tool_calls[0].arguments) == 0 &&
+                  strcmp(pb.tool_calls[0].id, "call_9") == 0,
+              "the tool call replays (contexts are independent of order)");
+        CHECK(run(rep, a, &pa, &e) == 0 && strcmp(pa.content, ra.content) == 0 &&
+                  pa.usage.total_tokens == ra.usage.total_tokens,
+              "the text answer replays with its usage");
+        llm_response_free(&pa);
+        llm_response_free(&pb);
+        CHECK(run(rep, a, &pa, &e) < 0 && e.kind == LLM_ERR_UNCOVERED,
+              "a request beyond the recording is uncovered");
+        llm_close(rep);
+    }
+    llm_response_free(&ra);
+    llm_response_free(&rb);
+    llm_request_free(a);
+    llm_request_free(b);
+}
+
 static bool file_contains(const char *path, const char *needle)
 {
     FILE *f = fopen(path, "r");
@@ -835,6 +890,7 @@ int main(void)
     test_streaming();
     test_cancel_flag();
     test_config_checks();
+    test_record_replay();
     test_audit_records();
 
     CHECK(key_leaks == 0, "the key never appeared in an error message");
