@@ -4,7 +4,7 @@
 AGENT_SRCS := $(sort $(wildcard hub/llm*.c hub/replay*.c hub/memory*.c hub/grants*.c))
 AGENT_OBJS := $(call objs,$(AGENT_SRCS))
 AGENT_PKGS := libcurl hiredis jansson
-LIBHUBAGENT := $(BUILD)/hub/libhubagent.a
+LIBHUBAGENT := $(BUILD)/lib/libhubagent.a
 
 $(LIBHUBAGENT): $(AGENT_OBJS)
 	@mkdir -p $(dir $@)

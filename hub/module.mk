@@ -1,7 +1,7 @@
 # hub/: the trusted core (runtime) and its command line. Files named llm*, replay*,
-# memory*, grants* belong to the agent (hub/agent.mk) and are linked in the same way:
-# every hub/*.c but main.c goes into the hub library, which the tests link too.
-HUB_SRCS := $(filter-out hub/main.c,$(wildcard hub/*.c))
+# memory*, grants* belong to the agent (hub/agent.mk, its own library); every other
+# hub/*.c but main.c goes into the runtime's library, which the tests link too.
+HUB_SRCS := $(filter-out hub/main.c hub/llm% hub/replay% hub/memory% hub/grants%,$(wildcard hub/*.c))
 HUB_OBJS := $(call objs,$(HUB_SRCS))
 HUB_LIB := $(BUILD)/lib/libhub.a
 BINARIES += $(BUILD)/hub
