@@ -71,6 +71,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->spoke_log_max = 1024 * 1024;
     cidr_parse("169.254.64.0/18", &c->veth_pool);
     c->proxy_port = 3128;
+    str_copy(c->veth_prefix, "vhb", sizeof(c->veth_prefix));
     c->host_id_base = 300000;
     c->host_id_count = 65536;
     c->netproxy_bin = xasprintf("%s/netproxy", exe_dir);
@@ -180,14 +181,23 @@ static bool get_u64(struct jf_ctx *jc, const json_t *o, const char *where, const
 
 static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
-    static const char *const keys[] = {"veth_pool",    "gateway_netns", "proxy_port",
-                                       "host_id_base", "host_id_count", NULL};
+    static const char *const keys[] = {"veth_pool",  "veth_prefix",  "gateway_netns",
+                                       "proxy_port", "host_id_base", "host_id_count",
+                                       NULL};
     json_t *n = json_object_get(root, "network");
     if (!n)
         return true;
     if (!jf_object(jc, n, "network", keys))
         return false;
-    const char *pool = NULL, *gw = NULL;
+    const char *pool = NULL, *gw = NULL, *prefix = NULL;
+    if (!jf_string(jc, n, "network", "veth_prefix", false, 4, &prefix))
+        return false;
+    if (prefix) {
+        for (const char *p = prefix; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+                return jf_fail(jc, "network", "veth_prefix", "must be of a-z and 0-9");
+        str_copy(c->veth_prefix, prefix, sizeof(c->veth_prefix));
+    }
     if (!jf_string(jc, n, "network", "veth_pool", false, 64, &pool) ||
         !jf_string(jc, n, "network", "gateway_netns", false, 64, &gw))
         return false;

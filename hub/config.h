@@ -39,6 +39,7 @@ struct hub_config {
     /* namespace mode */
     struct cidr veth_pool;
     char *gateway_netns; /* NULL: anonymous; else published as /run/netns/NAME */
+    char veth_prefix[5]; /* host-side veth names: <prefix><hub pid>-<slot> */
     uint16_t proxy_port;
     uint32_t host_id_base;
     uint32_t host_id_count;

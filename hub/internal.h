@@ -172,6 +172,7 @@ struct spoke {
     int listen_fd;
     char proxy_key[96];
     char host_ip[16];
+    char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
 };
 

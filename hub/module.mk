@@ -6,22 +6,24 @@ HUB_OBJS := $(call objs,$(HUB_SRCS))
 HUB_LIB := $(BUILD)/lib/libhub.a
 BINARIES += $(BUILD)/hub
 
-# nsjail-lite as a library for the process and namespace modes: its sources without
-# its command line. Until it exists those modes report that this build lacks it.
-HUB_JAIL_SRCS := $(filter-out nsjail-lite/main.c,$(wildcard nsjail-lite/*.c))
-ifneq ($(strip $(HUB_JAIL_SRCS)),)
+# nsjail-lite as a library (its module.mk, read before this one, names
+# $(NSJAIL_LIB)) for the process and namespace modes. Without it those modes say that
+# this build lacks nsjail-lite.
+ifneq ($(NSJAIL_LIB),)
 $(call objs,hub/proc.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
-HUB_JAIL_OBJS := $(call objs,$(HUB_JAIL_SRCS))
+HUB_JAIL_LIB := $(NSJAIL_LIB)
+HUB_LDLIBS := $(call pkg_libs,$(PKGS)) -lpthread
 else
-HUB_JAIL_OBJS :=
+HUB_JAIL_LIB :=
+HUB_LDLIBS := $(call pkg_libs,$(PKGS))
 endif
 
-$(HUB_LIB): $(HUB_OBJS) $(HUB_JAIL_OBJS)
+$(HUB_LIB): $(HUB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/hub: $(call objs,hub/main.c) $(HUB_LIB) $(LIBISOLATE)
+$(BUILD)/hub: $(call objs,hub/main.c) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS))
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

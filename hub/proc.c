@@ -240,7 +240,7 @@ void proc_reap_all(struct hub *h, uint64_t grace_ms)
         {
             if (n == 64)
                 break;
-            pfds[n++] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+            pfds[n++] = (struct pollfd){.fd = event_get_fd(p->ev_exit), .events = POLLIN};
         }
         if (poll(pfds, n, 10) <= 0)
             continue;
@@ -308,13 +308,9 @@ static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w
 }
 
 #ifdef HUB_HAVE_JAIL
-static void add_bind(struct jail_config *jc, const char *src, const char *dst, bool rw)
-{
-    jc->binds = xrealloc(jc->binds, (jc->n_binds + 1) * sizeof(*jc->binds));
-    jc->binds[jc->n_binds++] =
-        (struct jail_bind){.src = xstrdup(src), .dst = xstrdup(dst), .writable = rw};
-}
-
+/* process and namespace modes: nsjail-lite as a library. The profile gives the system
+ * binds, rlimits and seccomp settings; the manifest's limits and runtime override it;
+ * everything put into the jail_config is a copy it owns. */
 static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const char *path,
                                int err_w, int *code, char *err, size_t errlen)
 {
@@ -346,42 +342,44 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
     jc.stdout_fd = s->sock;
     jc.stderr_fd = err_w;
     jc.verbose = h->debug;
-    /* The environment list is ours; the config must not free it. */
-    char **saved_env = jc.env;
-    jc.env = (char **)s->envp;
-    char *saved_cwd = jc.cwd;
-    char *saved_host = jc.hostname;
+    for (char *const *e = s->envp; *e; e++)
+        jail_config_set_env(&jc, *e);
+    free(jc.cwd);
     if (jc.namespaces) {
         jc.host_id_base = s->host_uid;
         jc.host_id_count = 1;
-        jc.hostname = s->m->name;
-        add_bind(&jc, s->data_dir, "/data", true);
+        free(jc.hostname);
+        jc.hostname = xstrdup(s->m->name);
+        /* The private /data, handed to the jail's host uid by nsjail-lite. */
+        jail_config_add_bind(&jc, s->data_dir, "/data", true);
+        jc.binds[jc.n_binds - 1].chown = true;
         /* The program itself, read-only at the same path. */
         char *copy = xstrdup(path);
-        char *dir = dirname(copy);
-        add_bind(&jc, dir, dir, false);
+        jail_config_add_bind(&jc, dirname(copy), NULL, false);
         free(copy);
-        jc.cwd = "/data";
+        jc.cwd = xstrdup("/data");
         if (s->veth) {
             jc.net = JAIL_NET_VETH;
-            jc.veth_host_cidr = (char *)s->veth->host_cidr;
-            jc.veth_spoke_cidr = (char *)s->veth->spoke_cidr;
+            jc.veth_host_cidr = xstrdup(s->veth->host_cidr);
+            jc.veth_spoke_cidr = xstrdup(s->veth->spoke_cidr);
             jc.veth_host_netns_fd = s->gateway_fd;
+            jc.veth_host_ifname = xstrdup(s->veth_ifname);
         } else {
             jc.net = JAIL_NET_NONE;
         }
     } else {
-        jc.cwd = (char *)s->data_dir;
+        jc.cwd = xstrdup(s->data_dir);
     }
-    char *argv_path = s->m->command[0];
-    s->m->command[0] = (char *)path;
+    size_t argc = 0;
+    while (s->m->command[argc])
+        argc++;
+    char **argv = xcalloc(argc + 1, sizeof(char *));
+    argv[0] = (char *)path;
+    for (size_t i = 1; i < argc; i++)
+        argv[i] = s->m->command[i];
     struct jail_error je;
-    struct jail *j = jail_start(&jc, s->m->command, &je);
-    s->m->command[0] = argv_path;
-    jc.env = saved_env;
-    jc.cwd = saved_cwd;
-    jc.hostname = saved_host;
-    jc.veth_host_cidr = jc.veth_spoke_cidr = NULL;
+    struct jail *j = jail_start(&jc, argv, &je);
+    free(argv);
     jail_config_free(&jc);
     if (!j) {
         *code = je.exit_code;
@@ -438,10 +436,17 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->log_fd = open_log(s->log_path, s->spoke_id, s->m->name);
     if (p->log_fd < 0)
         log_warn("spoke log %s", s->log_path);
+#ifdef HUB_HAVE_JAIL
+    /* A jail's pid is its monitor; nsjail-lite's own descriptor says when it ended. */
+    p->pidfd = jail ? -1 : hub_pidfd_open(pid);
+    int exit_fd = jail ? jail_fd(jail) : p->pidfd;
+#else
     p->pidfd = hub_pidfd_open(pid);
-    if (p->pidfd < 0)
+    int exit_fd = p->pidfd;
+#endif
+    if (exit_fd < 0)
         fatal("pidfd_open(%d)", (int)pid);
-    p->ev_exit = event_new(h->base, p->pidfd, EV_READ, on_exit_ev, p);
+    p->ev_exit = event_new(h->base, exit_fd, EV_READ, on_exit_ev, p);
     p->ev_err = event_new(h->base, p->err_fd, EV_READ | EV_PERSIST, on_stderr, p);
     event_add(p->ev_exit, NULL);
     event_add(p->ev_err, NULL);

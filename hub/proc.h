@@ -30,6 +30,7 @@ struct spawn_spec {
     const char *log_path;
     uint32_t host_uid;             /* namespace mode */
     const struct veth_addrs *veth; /* namespace mode with network, else NULL */
+    const char *veth_ifname;       /* the host side's name in the gateway */
     int gateway_fd;
 };
 

@@ -222,6 +222,9 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, siz
         }
         sp->veth_slot = slot;
         sp->listen_fd = fd;
+        /* <prefix><hub pid>-<slot> in hex: unique per hub and at most 15 bytes. */
+        snprintf(sp->veth_ifname, sizeof(sp->veth_ifname), "%s%x-%x", h->cfg->veth_prefix,
+                 (unsigned)getpid(), (unsigned)slot);
         str_copy(sp->host_ip, va->host_ip, sizeof(sp->host_ip));
         snprintf(sp->proxy_key, sizeof(sp->proxy_key), "%s-%.8s", sp->m->name, sp->id);
         char listen[40];
@@ -308,6 +311,7 @@ static void spoke_start(struct spoke *sp)
         .log_path = log_path,
         .host_uid = uid,
         .veth = net ? &va : NULL,
+        .veth_ifname = net ? sp->veth_ifname : NULL,
         .gateway_fd = net ? gateway_netns_fd(h->gw) : -1,
     };
     struct proc *p = proc_spawn(h, &ss, &code, err, sizeof(err));
