@@ -6,12 +6,12 @@ HUB_OBJS := $(call objs,$(HUB_SRCS))
 HUB_LIB := $(BUILD)/lib/libhub.a
 BINARIES += $(BUILD)/hub
 
-# nsjail-lite as a library (its module.mk, read before this one, names
-# $(NSJAIL_LIB)) for the process and namespace modes. Without it those modes say that
-# this build lacks nsjail-lite.
-ifneq ($(NSJAIL_LIB),)
+# nsjail-lite as a library for the process and namespace modes: its module.mk (read
+# after this one) builds it at this fixed path. Without it those modes say that this
+# build lacks nsjail-lite.
+ifneq ($(wildcard nsjail-lite/jail.c),)
 $(call objs,hub/proc.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
-HUB_JAIL_LIB := $(NSJAIL_LIB)
+HUB_JAIL_LIB := $(BUILD)/lib/libnsjail-lite.a
 HUB_LDLIBS := $(call pkg_libs,$(PKGS)) -lpthread
 else
 HUB_JAIL_LIB :=
