@@ -6,6 +6,7 @@
 #include "proc.h"
 #include "proxy.h"
 #include "slots.h"
+#include "spoke_env.h"
 #include "util.h"
 #include "vethpool.h"
 
@@ -60,7 +61,7 @@ static int open_audit(struct hub *h, char *err, size_t errlen)
     const char *path = h->cfg->audit_path;
     if (strcmp(path, "-") != 0) {
         char *copy = xstrdup(path);
-        mkdir_p(dirname(copy), 0750);
+        mkdir_parents(dirname(copy), 0750);
         free(copy);
     }
     h->audit = audit_open(path, "hub", err, errlen);
@@ -95,7 +96,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         return NULL;
     }
     h->spoke_log_dir = xasprintf("%s/spokes", cfg->run_dir);
-    if (mkdir_p(h->spoke_log_dir, 0700) < 0) {
+    if (mkdir_parents(h->spoke_log_dir, 0700) < 0) {
         snprintf(err, errlen, "run directory %s: %s", h->spoke_log_dir, strerror(errno));
         audit_close(h->audit);
         free(h->spoke_log_dir);
@@ -159,7 +160,7 @@ int hub_network_up(struct hub *h, char *err, size_t errlen)
     if (!h->proxy) {
         if (strcmp(h->cfg->netproxy_audit, "-") != 0) {
             char *copy = xstrdup(h->cfg->netproxy_audit);
-            mkdir_p(dirname(copy), 0750);
+            mkdir_parents(dirname(copy), 0750);
             free(copy);
         }
         char *log_path = xasprintf("%s/netproxy.log", h->cfg->run_dir);

@@ -2,6 +2,7 @@
 #include "log.h"
 #include "pidfd.h"
 #include "slots.h"
+#include "spoke_env.h"
 #include "util.h"
 
 #ifdef HUB_HAVE_JAIL
@@ -77,7 +78,7 @@ static void on_stderr(evutil_socket_t fd, short what, void *arg)
 static int open_log(const char *path, const char *spoke_id, const char *app)
 {
     char *copy = xstrdup(path);
-    mkdir_p(dirname(copy), 0700);
+    mkdir_parents(dirname(copy), 0700);
     free(copy);
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
     if (fd >= 0) {

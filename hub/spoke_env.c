@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,26 +67,46 @@ char *secret_env_take(const char *name)
     return value;
 }
 
-static uid_t chown_uid;
-
-static int chown_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+int mkdir_parents(const char *path, mode_t mode)
 {
-    (void)flag;
-    (void)ftw;
-    if (st->st_uid == chown_uid && st->st_gid == chown_uid)
-        return 0;
-    return lchown(path, chown_uid, chown_uid) < 0 ? -1 : 0;
+    char *copy = xstrdup(path);
+    char *parent = dirname(copy);
+    int rc = strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0 ? 0 : mkdir_p(parent, 0711);
+    free(copy);
+    if (rc == 0 && mkdir(path, mode) < 0 && errno != EEXIST)
+        rc = -1;
+    return rc;
+}
+
+/* A jail's uid reaches its /data bind source only through directories that others may
+ * traverse: say which one is in the way instead of a bare EACCES from the jail. */
+static int check_traversable(const char *dir, char *err, size_t errlen)
+{
+    char *copy = xstrdup(dir);
+    for (char *p = dirname(copy); strcmp(p, "/") != 0 && strcmp(p, ".") != 0; p = dirname(p)) {
+        struct stat st;
+        if (stat(p, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+            snprintf(err, errlen,
+                     "data directory %s: %s is not traversable by other users (needs o+x) "
+                     "and the jail's uid must pass through it",
+                     dir, p);
+            free(copy);
+            return -1;
+        }
+    }
+    free(copy);
+    return 0;
 }
 
 int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
-                    uid_t owner, bool chown_tree, char **path, char *err, size_t errlen)
+                    bool for_jail, char **path, char *err, size_t errlen)
 {
     char *user_dir = xasprintf("%s/%s", root, user);
     char *dir = instance ? xasprintf("%s/%s/%s", user_dir, app, instance)
                          : xasprintf("%s/%s", user_dir, app);
     /* Parents traversable but not listable: a jail's uid must pass through them to
      * reach its own directory, and must learn nothing about its neighbours. */
-    int rc = mkdir_p(user_dir, 0711);
+    int rc = mkdir_parents(user_dir, 0711);
     if (rc == 0 && instance) {
         char *app_dir = xasprintf("%s/%s", user_dir, app);
         rc = mkdir_p(app_dir, 0711);
@@ -103,14 +123,8 @@ int datadir_prepare(const char *root, const char *user, const char *app, const c
         snprintf(err, errlen, "data directory %s: not a directory", dir);
         goto fail;
     }
-    if (chown_tree && (st.st_uid != owner || st.st_gid != owner)) {
-        chown_uid = owner;
-        if (nftw(dir, chown_one, 16, FTW_PHYS | FTW_MOUNT) != 0) {
-            snprintf(err, errlen, "data directory %s: chown to %u: %s", dir, (unsigned)owner,
-                     strerror(errno));
-            goto fail;
-        }
-    }
+    if (for_jail && check_traversable(dir, err, errlen) < 0)
+        goto fail;
     if (chmod(dir, 0700) < 0) {
         snprintf(err, errlen, "data directory %s: %s", dir, strerror(errno));
         goto fail;

@@ -30,10 +30,15 @@ void spoke_env_free(char **env);
  * the process's initial environment block and removes the variable. */
 char *secret_env_take(const char *name);
 
-/* <data_root>/<user>/<app>[/<instance>]: created 0700 (parents 0711), and in namespace
- * mode handed to the jail's host uid (the tree is re-owned when it changed, without
- * following symlinks). 0 and *path, or -1 and err. */
+/* mkdir for the hub's own directories: missing parents are created 0711 (traversable,
+ * not listable) so that a jail's uid can still pass through them to its /data. */
+int mkdir_parents(const char *path, mode_t mode);
+
+/* <data_root>/<user>/<app>[/<instance>]: created 0700 (parents 0711), as an absolute
+ * path. for_jail: namespace mode, where nsjail-lite hands the tree to the jail's host
+ * uid (the /data bind's chown) and the uid must be able to traverse every parent,
+ * which is checked here. 0 and *path, or -1 and err. */
 int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
-                    uid_t owner, bool chown_tree, char **path, char *err, size_t errlen);
+                    bool for_jail, char **path, char *err, size_t errlen);
 
 #endif
