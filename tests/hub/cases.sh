@@ -195,3 +195,80 @@ is "$MODE: ... no descriptor leaked" "$(echo "$stats" | jget 'd["fds_after"]')" 
 is "$MODE: ... 200 starts audited" "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="success"')" 200
 is "$MODE: ... 200 exits audited" "$(audit_count 'g(r,"event.action")=="spoke-exit"')" 200
 is "$MODE: ... and no process left on the machine" "$(leftover_procs)" 0
+
+# ---- namespace mode: the network goes through netproxy, and only there ----
+if [ "$MODE" = namespace ]; then
+    # A stand-in HTTPS upstream on loopback with a certificate from a CA made now.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=itest hub CA" \
+        -keyout "$TMP/ca.key" -out "$TMP/ca.pem" >/dev/null 2>&1
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=www.allowed.example" \
+        -keyout "$TMP/srv.key" -out "$TMP/srv.csr" >/dev/null 2>&1
+    printf 'subjectAltName=DNS:www.allowed.example,DNS:denied.example\n' >"$TMP/san.ext"
+    openssl x509 -req -in "$TMP/srv.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" \
+        -CAcreateserial -days 1 -extfile "$TMP/san.ext" -out "$TMP/srv.pem" >/dev/null 2>&1
+    port=$(free_port)
+    cat >"$TMP/upstream.py" <<PYEOF
+import http.server, ssl
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"hello from the stand-in upstream"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", $port), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain("$TMP/srv.pem", "$TMP/srv.key")
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
+PYEOF
+    bg $PY "$TMP/upstream.py"
+    wait_for "the stand-in upstream" 10 bash -c "echo >/dev/tcp/127.0.0.1/$port"
+    # fetch may reach allowed.example only; netprobe is a second networked spoke.
+    $PY - <<PYEOF
+import json
+m = json.load(open("$SPOKES/fetch.json"))
+m["network"] = {"allow": ["allowed.example"], "ports": [$port]}
+json.dump(m, open("$SPOKES/fetch.json", "w"))
+m = json.load(open("$SPOKES/alpha.json"))
+m["name"] = "netprobe"
+m["network"] = {"allow": ["allowed.example"], "ports": [$port]}
+json.dump(m, open("$SPOKES/netprobe.json", "w"))
+PYEOF
+    hub_config "{\"netproxy\": {\"binary\": \"$BIN/netproxy\", \"audit\": \"$PROXY_AUDIT\",
+        \"resolve\": [\"www.allowed.example:$port:127.0.0.1\", \"denied.example:$port:127.0.0.1\"],
+        \"upstream_allow_cidr\": [\"127.0.0.1/32\"]}}"
+    mkdir -p "$DATA/tester/fetch" && chmod 711 "$DATA" "$DATA/tester"
+    cp "$TMP/ca.pem" "$DATA/tester/fetch/ca.pem"
+    veths_before=$(ip -o link show type veth | wc -l)
+    : >"$AUDIT"
+    out=$(hubc fetch.get "{\"url\":\"https://www.allowed.example:$port/\"}" \
+        fetch.get "{\"url\":\"https://denied.example:$port/\"}" \
+        netprobe.connect '{"host":"169.254.104.1","port":3128}' \
+        netprobe.connect '{"host":"169.254.104.5","port":3128}' \
+        netprobe.connect "{\"host\":\"127.0.0.1\",\"port\":$port}" \
+        alpha.connect '{"host":"169.254.104.1","port":3128}')
+    is "namespace: the allowed domain is reached through netproxy" \
+        "$(echo "$out" | sed -n 1p | jget 'd["result"]["structuredContent"]["body"]')" "hello from the stand-in upstream"
+    like "namespace: another domain gets 403 from netproxy" \
+        "$(echo "$out" | sed -n 2p | jget 'd["result"]["content"][0]["text"]')" "proxy answered 403"
+    is "namespace: a spoke cannot reach another spoke's proxy listener" \
+        "$(echo "$out" | sed -n 3p | jget 'd["result"]["structuredContent"]["ok"]')" false
+    is "namespace: ... while its own answers (control)" \
+        "$(echo "$out" | sed -n 4p | jget 'd["result"]["structuredContent"]["ok"]')" true
+    is "namespace: a spoke cannot reach the host's loopback" \
+        "$(echo "$out" | sed -n 5p | jget 'd["result"]["structuredContent"]["ok"]')" false
+    is "namespace: a spoke without network reaches nothing" \
+        "$(echo "$out" | sed -n 6p | jget 'd["result"]["structuredContent"]["ok"]')" false
+    check "namespace: netproxy wrote a denial for denied.example" grep -q '"denied.example"' "$PROXY_AUDIT"
+    out=$(MODE=none; hubc --isolation none alpha.connect "{\"host\":\"127.0.0.1\",\"port\":$port}")
+    is "none: the same spoke reaches the host's loopback (control)" \
+        "$(echo "$out" | jget 'd["structuredContent"]["ok"]')" true
+    is "namespace: no veth left in the host namespace" "$(ip -o link show type veth | wc -l)" "$veths_before"
+    refute "namespace: the gateway namespace is gone with the hub" test -e "/run/netns/$GW_NS"
+    check "namespace: the proxy address was audited with the spoke's start" \
+        test "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.proxy.address")=="169.254.104.1"')" -ge 1
+fi
