@@ -447,7 +447,8 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
 #endif
     if (exit_fd < 0)
         fatal("pidfd_open(%d)", (int)pid);
-    p->ev_exit = event_new(h->base, exit_fd, EV_READ, on_exit_ev, p);
+    /* Persistent: nsjail-lite may report more than the exit on its descriptor. */
+    p->ev_exit = event_new(h->base, exit_fd, EV_READ | EV_PERSIST, on_exit_ev, p);
     p->ev_err = event_new(h->base, p->err_fd, EV_READ | EV_PERSIST, on_stderr, p);
     event_add(p->ev_exit, NULL);
     event_add(p->ev_err, NULL);
