@@ -142,6 +142,10 @@ out=$(hubc --timeout 3000 hostile.forkbomb '{"max":60}' hostile.whoami '{}')
 forked=$(echo "$out" | sed -n 1p | jget 'd["result"]["structuredContent"]["forked"]')
 if [ "$MODE" = none ]; then
     is "$MODE: the fork bomb is not limited (nothing is)" "$forked" 60
+elif [ "$MODE" = process ]; then
+    # Without a user namespace the spoke runs as root, which RLIMIT_NPROC does not bind:
+    # the rlimit that SecGPT relies on does not stop it. Only the kill below contains it.
+    is "$MODE: the fork bomb is not stopped by nproc (root ignores RLIMIT_NPROC)" "$forked" 60
 else
     like "$MODE: the fork bomb stops at the nproc limit" "$forked" '^([0-9]|1[0-6])$'
 fi
