@@ -189,6 +189,8 @@ void hub_free(struct hub *h)
     h->perm->free(h->perm);
     h->sampling->free(h->sampling);
     h->elicit->free(h->elicit);
+    if (h->ev_sigchld)
+        event_free(h->ev_sigchld);
     event_free(h->ev_sigint);
     event_free(h->ev_sigterm);
     audit_close(h->audit);

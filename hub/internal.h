@@ -229,7 +229,7 @@ struct hub {
     struct slots *uid_slots;
     struct gateway *gw;
     struct proxy_sup *proxy;
-    struct event *ev_sigint, *ev_sigterm;
+    struct event *ev_sigint, *ev_sigterm, *ev_sigchld;
     bool quit;
     char *spoke_log_dir;
     uint64_t calls_live;

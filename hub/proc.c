@@ -196,16 +196,41 @@ static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct proc *p = arg;
-    /* In none mode the spoke's session may hold children that outlive it (a fork
-     * bomb's): the group is ended before the leader is reaped, while its id is still
-     * certainly ours. */
-    if (!p->jail)
+    if (!p->jail) {
+        /* In none mode the spoke's session may hold children that outlive it (a fork
+         * bomb's): the group is ended once the leader has exited but before it is
+         * reaped, while the group's id is still certainly ours. */
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0)
+            return; /* still running (a SIGCHLD for another child) */
         kill(-p->pid, SIGKILL);
+    }
     int code;
     char reason[40];
     if (proc_reap(p, false, &code, reason, sizeof(reason)) == 0)
         return; /* spurious wake-up */
     proc_finish(p, code, reason);
+}
+
+static void on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    struct hub *h = arg;
+    struct proc *p, *next;
+    for (p = LIST_FIRST(&h->procs); p; p = next) {
+        next = LIST_NEXT(p, link);
+        if (!p->ev_exit)
+            on_exit_ev(-1, 0, p);
+    }
+}
+
+void proc_watch_sigchld(struct hub *h)
+{
+    if (h->ev_sigchld)
+        return;
+    h->ev_sigchld = evsignal_new(h->base, SIGCHLD, on_sigchld, h);
+    event_add(h->ev_sigchld, NULL);
 }
 
 void proc_kill(struct proc *p, const char *reason)
@@ -241,10 +266,10 @@ void proc_reap_all(struct hub *h, uint64_t grace_ms)
         {
             if (n == 64)
                 break;
-            pfds[n++] = (struct pollfd){.fd = event_get_fd(p->ev_exit), .events = POLLIN};
+            pfds[n++] =
+                (struct pollfd){.fd = p->ev_exit ? event_get_fd(p->ev_exit) : -1, .events = POLLIN};
         }
-        if (poll(pfds, n, 10) <= 0)
-            continue;
+        poll(pfds, n, 10);
         struct proc *next;
         for (p = LIST_FIRST(&h->procs); p; p = next) {
             next = LIST_NEXT(p, link);
@@ -445,12 +470,15 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->pidfd = hub_pidfd_open(pid);
     int exit_fd = p->pidfd;
 #endif
-    if (exit_fd < 0)
-        fatal("pidfd_open(%d)", (int)pid);
-    /* Persistent: nsjail-lite may report more than the exit on its descriptor. */
-    p->ev_exit = event_new(h->base, exit_fd, EV_READ | EV_PERSIST, on_exit_ev, p);
+    if (exit_fd >= 0) {
+        /* Persistent: nsjail-lite may report more than the exit on its descriptor. */
+        p->ev_exit = event_new(h->base, exit_fd, EV_READ | EV_PERSIST, on_exit_ev, p);
+        event_add(p->ev_exit, NULL);
+    } else {
+        /* No pidfd (a kernel before 5.3, or valgrind): SIGCHLD on the loop instead. */
+        proc_watch_sigchld(h);
+    }
     p->ev_err = event_new(h->base, p->err_fd, EV_READ | EV_PERSIST, on_stderr, p);
-    event_add(p->ev_exit, NULL);
     event_add(p->ev_err, NULL);
     LIST_INSERT_HEAD(&h->procs, p, link);
     h->n_procs++;

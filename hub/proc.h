@@ -38,6 +38,8 @@ struct spawn_spec {
  * code (125 setup failed, 126 not executable, 127 not found) on failure. */
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen);
+/* Reaps through SIGCHLD events when pidfds are not available. */
+void proc_watch_sigchld(struct hub *h);
 /* SIGKILL to every process of the spoke; reaping and the exit record follow. */
 void proc_kill(struct proc *p, const char *reason);
 /* Detaches p from its spoke: a later exit is audited but concerns nobody. */

@@ -185,14 +185,15 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     p->pid = pid;
+    /* Without a pidfd (valgrind, old kernels) the closed control socket tells. */
     p->pidfd = hub_pidfd_open(pid);
-    if (p->pidfd < 0)
-        fatal("pidfd_open");
     p->ctl = sv[0];
     set_nonblock(p->ctl, true);
-    p->ev_exit = event_new(p->base, p->pidfd, EV_READ, on_exit_ev, p);
+    if (p->pidfd >= 0) {
+        p->ev_exit = event_new(p->base, p->pidfd, EV_READ, on_exit_ev, p);
+        event_add(p->ev_exit, NULL);
+    }
     p->ev_ctl = event_new(p->base, p->ctl, EV_READ | EV_PERSIST, on_ctl, p);
-    event_add(p->ev_exit, NULL);
     event_add(p->ev_ctl, NULL);
     proxy_audit(p, "netproxy-start", "success", NULL, -1);
     log_debug("netproxy started (pid %d)", (int)pid);
@@ -295,6 +296,8 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
             if (p->ev_ctl)
                 event_del(p->ev_ctl);
             kill_proxy(p, rc == 0 ? "closed its control socket" : "sent a bad control message");
+            if (p->pidfd < 0)
+                on_exit_ev(-1, 0, p); /* killed above: the blocking reap is short */
             return;
         }
         if (p->n_ops == 0) {
