@@ -324,6 +324,20 @@ void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char
         event_base_loop(h->base, EVLOOP_ONCE);
 }
 
+void hub_spoke_close(struct hub *h, const char *user, const char *app, const char *instance)
+{
+    struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, instance, false);
+    if (!sp)
+        return;
+    spoke_kill(sp, "stop", true, "spoke %s closed", app);
+    for (size_t i = 0; i < h->n_spokes; i++)
+        if (h->spokes[i] == sp) {
+            h->spokes[i] = h->spokes[--h->n_spokes];
+            break;
+        }
+    spoke_free(sp);
+}
+
 void hub_spoke_timing(struct hub *h, const char *user, const char *app, const char *instance,
                       uint64_t *init_ns, uint64_t *ready_ns)
 {

@@ -84,6 +84,10 @@ int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, con
  * its network is handed back; the next call starts it afresh. */
 void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char *instance);
 
+/* Stops the spoke and forgets it (a session that ended, issue 7): its queued calls
+ * fail, and a later call to the same app and instance starts a new one. */
+void hub_spoke_close(struct hub *h, const char *user, const char *app, const char *instance);
+
 /* Timing of the last start of a spoke: spawn to the answered initialize, and to ready
  * (tools/list checked). 0 when it never started. */
 void hub_spoke_timing(struct hub *h, const char *user, const char *app, const char *instance,

@@ -530,6 +530,7 @@ void spoke_proc_exited(struct spoke *sp, int exit_code, const char *reason)
 void spoke_free(struct spoke *sp)
 {
     spoke_end(sp, "shutdown", "hub", false, true, "the hub is shutting down");
+    fail_queue(sp, HUB_ERR_SHUTDOWN, "hub", "the spoke was closed");
     free(sp->user);
     free(sp->instance);
     free(sp);
