@@ -115,7 +115,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
     struct spoke *sp = arg;
     uint64_t gen = sp->gen;
     ssize_t n = lr_fill(&sp->lr, fd);
-    if (n == 0) {
+    /* A reset is the peer going away with unread data: an end like EOF. */
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
         /* The spoke is going: wait briefly for its exit status so the caller learns
          * why (exit code, seccomp, rlimit), then end it regardless. */
         event_del(sp->ev_read);
