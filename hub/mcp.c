@@ -141,8 +141,10 @@ bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char 
 
 /* ---- requests the hub sends ---- */
 
+/* Records the request as pending (and its id in *id_out, before anything is sent: a
+ * send can end the spoke and with it whatever the caller holds), then sends it. */
 static int64_t send_request(struct spoke *sp, const char *method, json_t *params,
-                            enum pending_kind kind)
+                            enum pending_kind kind, int64_t *id_out)
 {
     int slot = -1;
     for (int i = 0; i < SPOKE_MAX_PENDING; i++)
@@ -158,6 +160,8 @@ static int64_t send_request(struct spoke *sp, const char *method, json_t *params
     int64_t id = sp->next_id++;
     sp->pending[slot].id = id;
     sp->pending[slot].kind = kind;
+    if (id_out)
+        *id_out = id;
     if (spoke_send(sp, jrpc_request(id, method, params)) < 0)
         return -1;
     return id;
@@ -165,7 +169,7 @@ static int64_t send_request(struct spoke *sp, const char *method, json_t *params
 
 void mcp_begin(struct spoke *sp)
 {
-    send_request(sp, "initialize", mcp_initialize_params(), PEND_INITIALIZE);
+    send_request(sp, "initialize", mcp_initialize_params(), PEND_INITIALIZE, NULL);
 }
 
 void mcp_send_call(struct spoke *sp, struct call *c)
@@ -174,7 +178,7 @@ void mcp_send_call(struct spoke *sp, struct call *c)
     c->t_sent = now_mono_ns();
     c->notifications = 0;
     json_t *params = json_pack("{s:s,s:O}", "name", c->tool->name, "arguments", c->args);
-    c->rpc_id = send_request(sp, "tools/call", params, PEND_CALL);
+    send_request(sp, "tools/call", params, PEND_CALL, &c->rpc_id);
 }
 
 void mcp_reply(struct spoke *sp, json_t *id, json_t *result)
@@ -205,7 +209,7 @@ static void on_initialize(struct spoke *sp, struct jrpc_msg *msg)
     sp->state = SP_LISTING;
     if (spoke_send(sp, jrpc_notification("notifications/initialized", NULL)) < 0)
         return;
-    send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST);
+    send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
 }
 
 static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
@@ -227,7 +231,7 @@ static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
     json_array_extend(sp->tools_seen, tools);
     json_t *cursor = json_object_get(msg->result, "nextCursor");
     if (json_is_string(cursor) && ++sp->list_pages < MAX_LIST_PAGES) {
-        send_request(sp, "tools/list", json_pack("{s:O}", "cursor", cursor), PEND_TOOLS_LIST);
+        send_request(sp, "tools/list", json_pack("{s:O}", "cursor", cursor), PEND_TOOLS_LIST, NULL);
         return;
     }
     if (!mcp_check_tools(sp->m, sp->tools_seen, err, sizeof(err))) {
@@ -347,10 +351,12 @@ static void hook_done(void *ud, json_t *result, int code, const char *message)
         audit_set(rec, "isolate.elicitation.action",
                   json_incref(json_object_get(result, "action")));
     haudit_write(sp->hub, rec);
+    r->hook_pending = true; /* held while sending: a send can end the spoke and r */
     if (result)
         mcp_reply(sp, r->id, result);
     else
         mcp_reply_error(sp, r->id, code, message ? message : "failed");
+    r->hook_pending = false;
     r->stage = SREQ_DONE;
     sreq_cancel(r); /* done: unlink and free */
 }

@@ -59,7 +59,10 @@ static void refuse(struct sreq *r, int code, const char *layer, const char *fmt,
     audit_mediation(r, "failure", msg, layer);
     log_debug("isolate/call from %s refused: %s", r->sp->m->name, msg);
     json_t *data = json_pack("{s:s}", "layer", layer);
+    /* Held while sending: a send can end the spoke, and its call, and this request. */
+    r->hook_pending = true;
     spoke_send(r->sp, jrpc_error(r->id, code, msg, data));
+    r->hook_pending = false;
     r->stage = SREQ_DONE;
     sreq_cancel(r);
 }
@@ -146,7 +149,9 @@ static void on_relay_answer(void *ud, enum perm_decision d, const char *reason)
     audit_mediation(r, "success", "relayed", "");
     json_t *result = r->result;
     r->result = NULL;
+    r->hook_pending = true; /* held while sending, as in refuse() */
     mcp_reply(r->sp, r->id, result);
+    r->hook_pending = false;
     r->stage = SREQ_DONE;
     sreq_cancel(r);
 }
