@@ -1,7 +1,6 @@
 #include "schema.h"
 #include "util.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <regex.h>
 #include <stdio.h>
@@ -357,7 +356,9 @@ static unsigned instance_type(const json_t *j)
         return T_INTEGER | T_NUMBER;
     case JSON_REAL: {
         double d = json_real_value(j);
-        return (isfinite(d) && d == floor(d)) ? (T_INTEGER | T_NUMBER) : T_NUMBER;
+        /* Integral within int64 range (no libm: the cast truncates). */
+        bool integral = d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d;
+        return integral ? (T_INTEGER | T_NUMBER) : T_NUMBER;
     }
     case JSON_STRING:
         return T_STRING;
