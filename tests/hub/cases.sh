@@ -276,3 +276,21 @@ PYEOF
     check "namespace: the proxy address was audited with the spoke's start" \
         test "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.proxy.address")=="169.254.104.1"')" -ge 1
 fi
+
+# ---- a CPU hog: the rlimit (process, namespace) or the deadline (none) ends it ----
+$PY - <<PYEOF
+import json
+m = json.load(open("$SPOKES/hostile.json"))
+m["name"] = "hostile_cpu"
+m["limits"]["cpu_s"] = 1
+json.dump(m, open("$SPOKES/hostile_cpu.json", "w"))
+PYEOF
+: >"$AUDIT"
+hubc --timeout 4000 hostile_cpu.spin '{}' >/dev/null 2>"$TMP/err"
+if [ "$MODE" = none ]; then
+    like "$MODE: a CPU hog runs until its deadline (no rlimit in none mode)" "$(cat "$TMP/err")" "\[deadline\].*missed its deadline"
+else
+    like "$MODE: a CPU hog is ended by RLIMIT_CPU, and the caller is told" "$(cat "$TMP/err")" "\[rlimit\].*rlimit-cpu"
+    is "$MODE: ... the exit record carries nsjail-lite's reason" \
+        "$(audit_count 'g(r,"event.action")=="spoke-exit" and g(r,"event.reason")=="rlimit-cpu"')" 1
+fi

@@ -313,6 +313,18 @@ static int t_flood(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
     return 0;
 }
 
+/* Burns CPU until something stops it: RLIMIT_CPU in the jailed modes, the call's
+ * deadline in none mode. */
+static _Noreturn int t_spin(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)s;
+    (void)a;
+    (void)r;
+    (void)ud;
+    for (volatile unsigned long i = 0;; i++)
+        ;
+}
+
 static int t_unsolicited(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)a;
@@ -363,6 +375,7 @@ static const struct {
     {"flood", t_flood},
     {"unsolicited", t_unsolicited},
     {"impersonate", t_impersonate},
+    {"spin", t_spin},
 };
 
 static void add_tools(struct mcp_server *s, const struct tool_def *defs, size_t n)

@@ -23,5 +23,6 @@ static const struct tool_def hostile_tools[] = {
     {"exit", "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255}},\"required\":[\"code\"]}", NULL},
     {"flood", "{\"type\":\"object\"}", NULL},
     {"unsolicited", "{\"type\":\"object\"}", NULL},
+    {"spin", "{\"type\":\"object\"}", NULL},
     {"impersonate", "{\"type\":\"object\",\"properties\":{\"tool\":{\"type\":\"string\"},\"as\":{\"type\":\"string\"}},\"required\":[\"tool\",\"as\"]}", NULL},
 };
