@@ -1,0 +1,110 @@
+/* Many spokes at once through the public API (hub.h), as the repl-server and the load
+ * test drive it: 100 instances of one app, each asked to sleep 300 ms, all at the same
+ * time on one loop. They must all answer, together in far less than 100 x 300 ms, and
+ * a hung instance among them must cost only its own call. Then every instance is
+ * closed and nothing is left. Mode none (what this needs is the loop, not a jail). */
+#include "hub/answers.h"
+#include "hub/hub.h"
+#include "tests/unit/test.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N 100
+
+static int answered, failed;
+static char last_error[256];
+
+static void done(void *ud, const struct call_result *r)
+{
+    (void)ud;
+    if (r->result)
+        answered++;
+    else {
+        failed++;
+        snprintf(last_error, sizeof(last_error), "%s", r->message ? r->message : "");
+    }
+}
+
+int main(void)
+{
+    const char *bin = getenv("BIN") ? getenv("BIN") : "build";
+    const char *root = getenv("ROOT") ? getenv("ROOT") : ".";
+    char dir[] = "/tmp/itest-hub-many.XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    struct hub_config cfg;
+    config_defaults(&cfg, bin);
+    cfg.isolation = ISO_NONE;
+    config_set(&cfg.spokes_dir, xasprintf("%s/tests/hub/manifests", root));
+    free(cfg.spoke_bin_dir);
+    cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
+    free(cfg.data_root);
+    cfg.data_root = xasprintf("%s/data", dir);
+    free(cfg.run_dir);
+    cfg.run_dir = xasprintf("%s/run", dir);
+    free(cfg.audit_path);
+    cfg.audit_path = xasprintf("%s/audit.jsonl", dir);
+    cfg.max_spokes = N + 8;
+    char err[512];
+    struct manifest_set ms;
+    if (manifest_set_load(cfg.spokes_dir, &ms, err, sizeof(err)) < 0) {
+        CHECK(false, "manifests load: %s", err);
+        return test_done();
+    }
+    struct event_base *base = event_base_new();
+    struct hub *h = hub_new(&cfg, &ms, base, false, err, sizeof(err));
+    CHECK(h != NULL, "the hub starts (%s)", h ? "" : err);
+    if (!h)
+        return test_done();
+
+    json_t *sleep_args = json_pack("{s:i}", "ms", 300);
+    json_t *empty = json_object();
+    char names[N][16];
+    uint64_t t0 = now_mono_ns();
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof(names[i]), "s%d", i);
+        struct call_opts o = {.instance = names[i], .timeout_ms = 20000};
+        hub_call(h, &o, "alpha", "sleep", sleep_args, done, NULL);
+    }
+    /* One hung spoke among them: it must not hold up the others. */
+    struct call_opts hung = {.timeout_ms = 15000};
+    hub_call(h, &hung, "hostile", "silent", empty, done, NULL);
+    while (answered + failed < N && !hub_quit_requested(h))
+        event_base_loop(base, EVLOOP_ONCE);
+    double secs = (double)(now_mono_ns() - t0) / 1e9;
+    CHECK(answered == N, "all %d instances answered (%d failed%s%s)", N, failed, failed ? ": " : "",
+          last_error);
+    CHECK(secs < 10.0, "concurrently: %.2f s for %d calls of 300 ms each, beside a hung one", secs,
+          N);
+    size_t procs, slots;
+    hub_resource_counts(h, &procs, &slots);
+    CHECK(procs == N + 1, "%zu spoke processes run at once", procs);
+    for (int i = 0; i < N; i++)
+        hub_spoke_close(h, NULL, "alpha", names[i]);
+    hub_spoke_close(h, NULL, "hostile", NULL);
+    uint64_t until = now_mono_ns() + 5000000000ULL;
+    while (now_mono_ns() < until) {
+        hub_resource_counts(h, &procs, &slots);
+        if (procs == 0)
+            break;
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    CHECK(procs == 0, "closing the instances reaps every process (%zu left)", procs);
+    CHECK(failed == 1 && strstr(last_error, "closed"),
+          "the hung call ended when its spoke was closed (%s)", last_error);
+    hub_free(h);
+    event_base_free(base);
+    json_decref(sleep_args);
+    json_decref(empty);
+    manifest_set_free(&ms);
+    config_free(&cfg);
+    char *cmd = xasprintf("rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
+    free(cmd);
+    return test_done();
+}
