@@ -39,7 +39,8 @@ int main(void)
     struct hub_config cfg;
     config_defaults(&cfg, bin);
     cfg.isolation = ISO_NONE;
-    config_set(&cfg.spokes_dir, xasprintf("%s/tests/hub/manifests", root));
+    free(cfg.spokes_dir);
+    cfg.spokes_dir = xasprintf("%s/tests/hub/manifests", root);
     free(cfg.spoke_bin_dir);
     cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
     free(cfg.data_root);
