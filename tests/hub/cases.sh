@@ -268,6 +268,10 @@ PYEOF
     is "namespace: a spoke without network reaches nothing" \
         "$(echo "$out" | sed -n 6p | jget 'd["result"]["structuredContent"]["ok"]')" false
     check "namespace: netproxy wrote a denial for denied.example" grep -q '"denied.example"' "$PROXY_AUDIT"
+    out=$(hubc --answers allow notes.clip "{\"title\":\"clipped\",\"url\":\"https://www.allowed.example:$port/\"}" \
+        notes.get '{"title":"clipped"}')
+    is "namespace: notes.clip fetches through fetch.get via the hub (no network of its own)" \
+        "$(echo "$out" | sed -n 2p | jget 'd["result"]["structuredContent"]["text"]')" "hello from the stand-in upstream"
     out=$(MODE=none; hubc --isolation none alpha.connect "{\"host\":\"127.0.0.1\",\"port\":$port}")
     is "none: the same spoke reaches the host's loopback (control)" \
         "$(echo "$out" | jget 'd["structuredContent"]["ok"]')" true
