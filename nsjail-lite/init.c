@@ -1,0 +1,97 @@
+/* init: pid 1 of the jail's namespaces. It waits for the monitor to write its id maps,
+ * builds the jail (identity, mounts, hostname, the network once the monitor has made
+ * the veth, then pivot_root), starts the program, reaps every orphan, and when the program ends
+ * reports its status and exits, which makes the kernel kill whatever is left in the
+ * pid namespace. Setup errors go to exec_fd (the monitor relays them). */
+#include "internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Waits for the monitor's next go-ahead; end of file means it died or gave up. */
+static void wait_for(int sync_fd, char expect)
+{
+    char c;
+    ssize_t n;
+    do {
+        n = read(sync_fd, &c, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1 || c != expect)
+        _exit(125);
+}
+
+void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
+{
+    char why[JAIL_ERR_MAX];
+
+    /* The jail dies with its monitor. getppid() is 0 in a new pid namespace, so the
+     * check that the parent is still alive is the read below: it returns end of file
+     * if the monitor is gone. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        child_fail_errno(exec_fd, 125, "PR_SET_PDEATHSIG");
+    wait_for(sync_fd, 'M');
+
+    if (user_enter(p, why, sizeof(why)) < 0)
+        child_fail(exec_fd, 125, "%s", why);
+    if (mnt_build(p, why, sizeof(why)) < 0)
+        child_fail(exec_fd, 125, "%s", why);
+    if (p->hostname && sethostname(p->hostname, strlen(p->hostname)) < 0)
+        child_fail_errno(exec_fd, 125, "sethostname %s", p->hostname);
+
+    /* The network is configured while the host's /proc is still mounted: eth0's IPv6
+     * switch lives under /proc/sys, which is read-only in the new root. */
+    wait_for(sync_fd, 'N');
+    close(sync_fd);
+    if (net_setup_inside(p, why, sizeof(why)) < 0)
+        child_fail(exec_fd, 125, "%s", why);
+    if (mnt_pivot(p, why, sizeof(why)) < 0)
+        child_fail(exec_fd, 125, "%s", why);
+
+    /* A new session: the jail has no controlling terminal, so it gets no job-control
+     * signals from the caller's terminal and cannot TIOCSTI into it. */
+    if (setsid() < 0)
+        child_fail_errno(exec_fd, 125, "setsid");
+
+    pid_t program = raw_clone(SIGCHLD);
+    if (program < 0)
+        child_fail_errno(exec_fd, 125, "fork");
+    if (program == 0) {
+        close(status_fd);
+        exec_program(p, exec_fd);
+    }
+    close(exec_fd);
+    /* Only the status pipe is left; a leftover copy of anything else would keep the
+     * caller's descriptors (the spoke's socket) open after the program has gone. */
+    close_fds_except(&status_fd, 1);
+    for (int fd = 0; fd < 3; fd++)
+        close(fd);
+
+    struct jail_rec rec;
+    memset(&rec, 0, sizeof(rec));
+    rec.type = REC_EXIT;
+    for (;;) {
+        int st;
+        struct rusage ru;
+        pid_t w = wait4(-1, &st, 0, &ru);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            _exit(125); /* ECHILD: cannot happen while the program runs */
+        }
+        if (w == program) {
+            rec.wstatus = st;
+            rec.cpu_ns =
+                ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ULL +
+                ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
+            break;
+        }
+    }
+    (void)rec_send(status_fd, &rec);
+    _exit(0);
+}
