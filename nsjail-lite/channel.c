@@ -37,7 +37,8 @@ int rec_recv(int fd, struct jail_rec *r)
     return 1;
 }
 
-static _Noreturn void child_fail_v(int fd, int code, int errnum, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static _Noreturn void
+child_fail_v(int fd, int code, int errnum, const char *fmt, va_list ap)
 {
     struct jail_rec r;
     memset(&r, 0, sizeof(r));

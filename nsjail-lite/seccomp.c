@@ -411,6 +411,13 @@ enum inet_policy {
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |  \
      CLONE_NEWNET)
 
+/* SCMP_A0() and friends leave datum_b out, which clang's -Wextra rejects. */
+static struct scmp_arg_cmp arg(unsigned idx, enum scmp_compare op, scmp_datum_t a, scmp_datum_t b)
+{
+    struct scmp_arg_cmp c = {.arg = idx, .op = op, .datum_a = a, .datum_b = b};
+    return c;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const struct preset *preset, char *const *extra,
                      enum inet_policy inet, struct jail_error *err)
 {
@@ -434,26 +441,26 @@ static int add_rules(scmp_filter_ctx ctx, const struct preset *preset, char *con
 
     int rc = 0;
     rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(clone), 1,
-                           SCMP_A0(SCMP_CMP_MASKED_EQ, NS_CLONE_FLAGS, 0));
+                           arg(0, SCMP_CMP_MASKED_EQ, NS_CLONE_FLAGS, 0));
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
-    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 1, arg(0, SCMP_CMP_EQ, AF_UNIX, 0));
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socketpair), 1, arg(0, SCMP_CMP_EQ, AF_UNIX, 0));
     if (inet != INET_NONE) {
         const int families[] = {AF_INET, AF_INET6};
         for (size_t f = 0; f < ARRAY_LEN(families); f++) {
             rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 2,
-                                   SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[f]),
-                                   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
+                                   arg(0, SCMP_CMP_EQ, (scmp_datum_t)families[f], 0),
+                                   arg(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
             if (inet == INET_ANY)
                 rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 2,
-                                       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[f]),
-                                       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+                                       arg(0, SCMP_CMP_EQ, (scmp_datum_t)families[f], 0),
+                                       arg(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
         }
     }
     rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(mknod), 1,
-                           SCMP_A1(SCMP_CMP_MASKED_EQ, S_IFMT, S_IFIFO));
+                           arg(1, SCMP_CMP_MASKED_EQ, S_IFMT, S_IFIFO));
     rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(mknodat), 1,
-                           SCMP_A2(SCMP_CMP_MASKED_EQ, S_IFMT, S_IFIFO));
+                           arg(2, SCMP_CMP_MASKED_EQ, S_IFMT, S_IFIFO));
     if (rc < 0) {
         jail_err_set(err, 125, "seccomp: cannot add the argument rules");
         return -1;
