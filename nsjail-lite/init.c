@@ -39,6 +39,10 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
 
     if (user_enter(p, why, sizeof(why)) < 0)
         child_fail(exec_fd, 125, "%s", why);
+    /* Changing the uid cleared the death signal: arm it again. A monitor that died
+     * in between is noticed at the next read of the sync pipe. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        child_fail_errno(exec_fd, 125, "PR_SET_PDEATHSIG");
     if (mnt_build(p, why, sizeof(why)) < 0)
         child_fail(exec_fd, 125, "%s", why);
     if (p->hostname && sethostname(p->hostname, strlen(p->hostname)) < 0)

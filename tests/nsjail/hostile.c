@@ -134,8 +134,8 @@ static void require_own_ns(const char *const types[])
     for (size_t i = 0; types[i]; i++) {
         unsigned long mine = ns_inode(types[i]), host = host_inode(types[i]);
         if (!mine || !host || mine == host)
-            report("unsafe:%s namespace not separate from the host (mine %lu, host %lu)",
-                   types[i], mine, host);
+            report("unsafe:%s namespace not separate from the host (mine %lu, host %lu)", types[i],
+                   mine, host);
     }
 }
 
@@ -244,9 +244,10 @@ static void a_default_route(void)
     if (f) {
         while (fgets(line, sizeof(line), f)) {
             char dest[40], plen[8], ifname[64];
-            if (sscanf(line, "%39s %7s %*s %*s %*s %*s %*s %*s %*s %63s", dest, plen, ifname) == 3 &&
-                strcmp(dest, "00000000000000000000000000000000") == 0 &&
-                strcmp(plen, "00") == 0 && strcmp(ifname, "lo") != 0)
+            if (sscanf(line, "%39s %7s %*s %*s %*s %*s %*s %*s %*s %63s", dest, plen, ifname) ==
+                    3 &&
+                strcmp(dest, "00000000000000000000000000000000") == 0 && strcmp(plen, "00") == 0 &&
+                strcmp(ifname, "lo") != 0)
                 report("ok:ipv6 default route via %s", ifname);
         }
         fclose(f);
@@ -483,8 +484,8 @@ static void a_unshare_net(void)
 
 static void a_clone_newns(void)
 {
-    long rc = syscall(SYS_clone, (unsigned long)(CLONE_NEWNS | CLONE_NEWUSER | SIGCHLD), NULL,
-                      NULL, NULL, 0);
+    long rc = syscall(SYS_clone, (unsigned long)(CLONE_NEWNS | CLONE_NEWUSER | SIGCHLD), NULL, NULL,
+                      NULL, 0);
     if (rc == 0)
         _exit(0);
     if (rc > 0)
