@@ -114,6 +114,8 @@ static const struct option options[] = {
 
 static int status_fd = -1;
 static volatile sig_atomic_t jail_monitor_pid;
+/* File scope: die() may exit() from anywhere while it is in use. */
+static struct jail_config config;
 
 static void write_status(const struct jail_status *st)
 {
@@ -327,8 +329,7 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
     log_init(argv[0], false);
-    struct jail_config cfg;
-    jail_config_init(&cfg);
+    jail_config_init(&config);
 
     /* First pass: the profile and -v, so that the other options override the
      * profile whatever their order. */
@@ -345,6 +346,7 @@ int main(int argc, char **argv)
             status_fd = open_fd_arg("--status-fd", optarg);
         else if (opt == 'h') {
             usage(stdout);
+            jail_config_free(&config);
             return 0;
         } else if (opt == '?') {
             usage(stderr);
@@ -355,13 +357,13 @@ int main(int argc, char **argv)
     struct stat st;
     if (!profile && stat(DEFAULT_PROFILE, &st) == 0)
         profile = DEFAULT_PROFILE;
-    if (profile && jail_config_load_profile(&cfg, profile, err, sizeof(err)) < 0)
+    if (profile && jail_config_load_profile(&config, profile, err, sizeof(err)) < 0)
         die(125, "%s", err);
-    cfg.verbose = verbose;
+    config.verbose = verbose;
 
     optind = 0; /* glibc: rescan from the start */
     while ((opt = getopt_long(argc, argv, "+vh", options, NULL)) != -1)
-        apply_option(&cfg, opt, optarg);
+        apply_option(&config, opt, optarg);
     if (optind >= argc)
         die(125, "no PROGRAM given (usage: nsjail-lite [OPTIONS] -- PROGRAM [ARGS...])");
 
@@ -375,7 +377,7 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &block, &old);
 
     struct jail_error jerr;
-    struct jail *j = jail_start(&cfg, argv + optind, &jerr);
+    struct jail *j = jail_start(&config, argv + optind, &jerr);
     if (!j)
         die(jerr.exit_code ? jerr.exit_code : 125, "%s", jerr.message);
     jail_monitor_pid = jail_pid(j);
@@ -393,8 +395,8 @@ int main(int argc, char **argv)
         die(125, "waiting for the jail: %s", strerror(errno));
     write_status(&status);
     jail_free(j);
-    if (cfg.veth_host_netns_fd >= 0)
-        close(cfg.veth_host_netns_fd);
-    jail_config_free(&cfg);
+    if (config.veth_host_netns_fd >= 0)
+        close(config.veth_host_netns_fd);
+    jail_config_free(&config);
     return status.exit_code;
 }
