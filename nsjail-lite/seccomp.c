@@ -547,6 +547,10 @@ static int build(const char *preset_name, char *const *extra, bool kill, enum in
         return -1;
     }
     const uint32_t deny = kill ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO(EPERM);
+    /* The filter is only compiled here, never loaded: declare the kernel API level
+     * (3: SECCOMP_RET_KILL_PROCESS, Linux 4.14) instead of letting libseccomp probe
+     * the calling process, which may itself be confined (or run under valgrind). */
+    seccomp_api_set(3);
     scmp_filter_ctx ctx = seccomp_init(deny);
     if (!ctx) {
         jail_err_set(err, 125, "seccomp: seccomp_init failed");
