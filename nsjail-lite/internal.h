@@ -3,7 +3,7 @@
  *
  * The processes of one jail:
  *
- *   caller (hub, or build/nsjail-lite)       jail_start() prepares a jail_plan, forks:
+ *   caller (hub)             jail_start() prepares a jail_plan, then forks:
  *     monitor   (monitor.c)  caller's namespaces; holds the host-id lock, writes the
  *        |                   id maps, creates the veth, enforces the wall time and
  *        |                   reports the status; exits like the program did
@@ -12,7 +12,8 @@
  *              |             namespace down when the program ends
  *              +-- program (exec.c) fds, rlimits, caps, no_new_privs, seccomp, execve
  *
- * Without namespaces the monitor forks the program directly (no init).
+ * Without namespaces the monitor forks the program directly (no init). The command
+ * line (jail_exec) is its own monitor: one process fewer on the start-up path.
  *
  * Everything that can fail for a reason the user must fix (paths, addresses, ids,
  * the seccomp filter) is checked and built in the caller, so the forked processes
@@ -195,7 +196,11 @@ _Noreturn void exec_program(const struct jail_plan *p, int exec_fd);
 /* init.c */
 _Noreturn void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd);
 
-/* monitor.c */
-_Noreturn void monitor_main(struct jail_plan *p, int report_fd);
+/* monitor.c: report_fd >= 0 for a forked monitor (library mode); -1 when the caller
+ * itself is the monitor (jail_exec), which then reports on stderr and status_fd. */
+_Noreturn void monitor_main(struct jail_plan *p, int report_fd, int status_fd);
+/* jail.c: the --status-fd reason of a launcher failure ("setup", "not-found",
+ * "not-executable"). */
+const char *jail_error_reason(int exit_code);
 
 #endif

@@ -2,6 +2,7 @@
  * forks the monitor and waits until the program was exec'd; the others watch, reap
  * and end a running jail. */
 #include "internal.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -158,7 +159,7 @@ struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struc
     pid_t pid = fork();
     if (pid == 0) {
         close(report[0]);
-        monitor_main(&plan, report[1]);
+        monitor_main(&plan, report[1], -1);
     }
     int fork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -200,6 +201,34 @@ struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struc
             snprintf(j->ifname, sizeof(j->ifname), "vnj%d", (int)pid);
     }
     return j;
+}
+
+const char *jail_error_reason(int exit_code)
+{
+    return exit_code == 127 ? "not-found" : exit_code == 126 ? "not-executable" : "setup";
+}
+
+void jail_exec(const struct jail_config *cfg, char *const argv[], int status_fd)
+{
+    struct jail_error err;
+    memset(&err, 0, sizeof(err));
+    struct jail_plan plan;
+    if (prepare(cfg, argv, &plan, &err) < 0) {
+        int code = err.exit_code ? err.exit_code : 125;
+        log_warnx("%s", err.message);
+        if (status_fd >= 0) {
+            struct jail_status st = {.exit_code = code};
+            str_copy(st.reason, jail_error_reason(code), sizeof(st.reason));
+            char line[128];
+            int n = jail_status_format(&st, line, sizeof(line) - 1);
+            if (n > 0) {
+                line[n++] = '\n';
+                (void)write_all(status_fd, line, (size_t)n);
+            }
+        }
+        exit(code);
+    }
+    monitor_main(&plan, -1, status_fd);
 }
 
 pid_t jail_pid(const struct jail *j)

@@ -168,6 +168,14 @@ void jail_config_set_env(struct jail_config *cfg, const char *name_value);
 void jail_config_free(struct jail_config *cfg);
 
 struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struct jail_error *err);
+/* The launcher's way (build/nsjail-lite): the calling process itself becomes the
+ * monitor, so no extra process is forked. It never returns: it exits with the
+ * program's status (128+N if the program died of signal N; 137 for wall time or
+ * SIGINT/SIGTERM/SIGHUP, which end the jail), after writing the status line to
+ * status_fd if >= 0. Setup errors are printed on stderr and exit 125, 126 or 127.
+ * For single-threaded callers only (it resets signal handlers and closes every
+ * other descriptor). */
+_Noreturn void jail_exec(const struct jail_config *cfg, char *const argv[], int status_fd);
 pid_t jail_pid(const struct jail *j);
 /* The host uid and gid the jail runs as (namespaces), or the caller's (without). */
 uid_t jail_host_uid(const struct jail *j);
@@ -188,6 +196,11 @@ int jail_reaped(struct jail *j, int wstatus, struct jail_status *st);
 int jail_kill(struct jail *j);
 /* Kills and reaps the jail if it still runs, then frees the handle. */
 void jail_free(struct jail *j);
+
+/* Writes the compiled seccomp program for cfg (an array of struct sock_filter, the
+ * format bwrap --seccomp reads) to fd: for inspection, and for the benchmark's
+ * bubblewrap anchor. */
+int jail_seccomp_export(const struct jail_config *cfg, int fd, struct jail_error *err);
 
 /* The status line of --status-fd: {"exit_code":N,"signal":N|null,"reason":"..."}. */
 int jail_status_format(const struct jail_status *st, char *buf, size_t size);

@@ -1,6 +1,7 @@
 /* build/nsjail-lite: the command line over jail.h. Loads the profile, applies the
- * options over it, starts the jail, forwards SIGINT/SIGTERM/SIGHUP as a kill of the
- * whole jail, and exits with the program's status (env(1)/timeout(1) style codes). */
+ * options over it and hands over to jail_exec(): the launcher becomes the jail's
+ * monitor, ends the whole jail on SIGINT/SIGTERM/SIGHUP, and exits with the program's
+ * status (env(1)/timeout(1) style codes). */
 #include "jail.h"
 #include "log.h"
 #include "util.h"
@@ -53,6 +54,8 @@ static void usage(FILE *out)
             "  --keep-fd N           keep descriptor N open in the program (repeatable)\n"
             "  --status-fd N         write the result as one JSON line on descriptor N:\n"
             "                        {\"exit_code\":N,\"signal\":N|null,\"reason\":\"...\"}\n"
+            "  --dump-seccomp FILE   write the compiled seccomp program (struct sock_filter[],\n"
+            "                        as bwrap --seccomp reads it) to FILE and exit\n"
             "  -v, --debug           print each setup step\n"
             "  -h, --help            this text\n"
             "\n"
@@ -83,6 +86,7 @@ enum {
     OPT_NO_NS,
     OPT_KEEP_FD,
     OPT_STATUS_FD,
+    OPT_DUMP_SECCOMP,
 };
 
 static const struct option options[] = {
@@ -107,13 +111,13 @@ static const struct option options[] = {
     {"no-namespaces", no_argument, NULL, OPT_NO_NS},
     {"keep-fd", required_argument, NULL, OPT_KEEP_FD},
     {"status-fd", required_argument, NULL, OPT_STATUS_FD},
+    {"dump-seccomp", required_argument, NULL, OPT_DUMP_SECCOMP},
     {"debug", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 static int status_fd = -1;
-static volatile sig_atomic_t jail_monitor_pid;
 /* File scope: die() may exit() from anywhere while it is in use. */
 static struct jail_config config;
 
@@ -318,14 +322,6 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
     }
 }
 
-static void on_signal(int sig)
-{
-    (void)sig;
-    /* The monitor kills the jail, waits for it and reports "killed". */
-    if (jail_monitor_pid > 0)
-        kill((pid_t)jail_monitor_pid, SIGTERM);
-}
-
 int main(int argc, char **argv)
 {
     log_init(argv[0], false);
@@ -333,7 +329,7 @@ int main(int argc, char **argv)
 
     /* First pass: the profile and -v, so that the other options override the
      * profile whatever their order. */
-    const char *profile = NULL;
+    const char *profile = NULL, *dump_seccomp = NULL;
     bool verbose = false;
     opterr = 0;
     int opt;
@@ -344,6 +340,8 @@ int main(int argc, char **argv)
             verbose = true;
         else if (opt == OPT_STATUS_FD)
             status_fd = open_fd_arg("--status-fd", optarg);
+        else if (opt == OPT_DUMP_SECCOMP)
+            dump_seccomp = optarg;
         else if (opt == 'h') {
             usage(stdout);
             jail_config_free(&config);
@@ -364,39 +362,27 @@ int main(int argc, char **argv)
     optind = 0; /* glibc: rescan from the start */
     while ((opt = getopt_long(argc, argv, "+vh", options, NULL)) != -1)
         apply_option(&config, opt, optarg);
+    if (dump_seccomp) {
+        struct jail_error jerr;
+        int fd = open(dump_seccomp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+            die(125, "--dump-seccomp %s: %s", dump_seccomp, strerror(errno));
+        if (jail_seccomp_export(&config, fd, &jerr) < 0)
+            die(125, "%s", jerr.message);
+        close(fd);
+        jail_config_free(&config);
+        return 0;
+    }
     if (optind >= argc)
         die(125, "no PROGRAM given (usage: nsjail-lite [OPTIONS] -- PROGRAM [ARGS...])");
 
-    /* Signals that arrive while the jail is being built wait until the monitor's
-     * pid is known. */
-    sigset_t block, old;
+    /* Signals that arrive while the jail is being built stay pending until the
+     * launcher, now the jail's monitor, waits for it: then they end the jail. */
+    sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &old);
-
-    struct jail_error jerr;
-    struct jail *j = jail_start(&config, argv + optind, &jerr);
-    if (!j)
-        die(jerr.exit_code ? jerr.exit_code : 125, "%s", jerr.message);
-    jail_monitor_pid = jail_pid(j);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-
-    struct jail_status status;
-    if (jail_wait(j, &status) < 0)
-        die(125, "waiting for the jail: %s", strerror(errno));
-    write_status(&status);
-    jail_free(j);
-    if (config.veth_host_netns_fd >= 0)
-        close(config.veth_host_netns_fd);
-    jail_config_free(&config);
-    return status.exit_code;
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    jail_exec(&config, argv + optind, status_fd);
 }

@@ -2,8 +2,13 @@
  * in the caller's namespaces, keeps the host-id lock, does the privileged half of
  * the setup (id maps, veth), enforces the wall time, and reports how the program
  * ended, with the reason, before exiting the same way (same code, or killed by the
- * same signal), so a caller that only waitpid()s still sees the program's status. */
+ * same signal), so a caller that only waitpid()s still sees the program's status.
+ *
+ * With jail_exec() (the command line) the launcher itself is the monitor: it reports
+ * errors on stderr and the status line on status_fd, and exits with the launcher's
+ * codes (128+N for a signal) instead of dying of the signal. */
 #include "internal.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -24,19 +29,38 @@
 
 struct monitor {
     struct jail_plan *p;
-    int report_fd;
+    int report_fd; /* library mode: the caller's pipe; -1 for jail_exec */
+    int status_fd; /* jail_exec: --status-fd, or -1 */
     pid_t child; /* init, or the program without namespaces */
     bool group;  /* without namespaces: the program leads its own process group */
 };
 
+static void write_status_line(struct monitor *m, const struct jail_status *st)
+{
+    char line[128];
+    int n = jail_status_format(st, line, sizeof(line) - 1);
+    if (m->status_fd >= 0 && n > 0) {
+        line[n++] = '\n';
+        if (write_all(m->status_fd, line, (size_t)n) < 0)
+            log_warn("writing the status line");
+    }
+}
+
 static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
 {
-    struct jail_rec r;
-    memset(&r, 0, sizeof(r));
-    r.type = REC_ERROR;
-    r.exit_code = code;
-    str_copy(r.message, msg, sizeof(r.message));
-    (void)rec_send(m->report_fd, &r);
+    if (m->report_fd >= 0) {
+        struct jail_rec r;
+        memset(&r, 0, sizeof(r));
+        r.type = REC_ERROR;
+        r.exit_code = code;
+        str_copy(r.message, msg, sizeof(r.message));
+        (void)rec_send(m->report_fd, &r);
+    } else {
+        log_warnx("%s", msg);
+        struct jail_status st = {.exit_code = code};
+        str_copy(st.reason, jail_error_reason(code), sizeof(st.reason));
+        write_status_line(m, &st);
+    }
     if (m->child > 0) {
         kill(m->group ? -m->child : m->child, SIGKILL);
         while (waitpid(m->child, NULL, 0) < 0 && errno == EINTR)
@@ -45,9 +69,8 @@ static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
     _exit(code);
 }
 
-/* Fresh dispositions (the caller's handlers mean nothing here and SIG_IGN would be
- * inherited by the program across execve) and every signal blocked: the monitor
- * takes its signals synchronously in wait_loop(). */
+/* Fresh dispositions: the caller's handlers mean nothing here, and SIG_IGN would be
+ * inherited by the program across execve. */
 static void reset_signals(void)
 {
     struct sigaction sa;
@@ -74,11 +97,14 @@ static void ensure_std_fds(void)
     }
 }
 
-static void close_caller_fds(const struct jail_plan *p, int report_fd)
+static void close_caller_fds(const struct jail_plan *p, int report_fd, int status_fd)
 {
     int keep[64];
     size_t n = 0;
-    keep[n++] = report_fd;
+    if (report_fd >= 0)
+        keep[n++] = report_fd;
+    if (status_fd >= 0)
+        keep[n++] = status_fd;
     if (p->lock_fd >= 0)
         keep[n++] = p->lock_fd;
     if (p->veth_netns_fd >= 0)
@@ -114,7 +140,7 @@ static void await_exec(struct monitor *m, int exec_fd)
         report_error(m, 125, "the jail's setup ended without a result");
     memset(&r, 0, sizeof(r));
     r.type = REC_STARTED;
-    if (rec_send(m->report_fd, &r) < 0)
+    if (m->report_fd >= 0 && rec_send(m->report_fd, &r) < 0)
         report_error(m, 125, "the caller went away");
     plan_debug(m->p, "program started");
 }
@@ -226,9 +252,15 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
         r.exit_code = WEXITSTATUS(program_status);
     }
     str_copy(r.reason, reason, sizeof(r.reason));
-    (void)rec_send(m->report_fd, &r);
     plan_debug(m->p, "program ended: exit code %d%s%s", r.exit_code, *reason ? ", reason " : "",
                reason);
+    if (m->report_fd < 0) {
+        struct jail_status st = {.exit_code = r.exit_code, .term_signal = r.term_signal};
+        str_copy(st.reason, reason, sizeof(st.reason));
+        write_status_line(m, &st);
+        _exit(r.exit_code & 0xff);
+    }
+    (void)rec_send(m->report_fd, &r);
 
     if (r.term_signal) {
         /* Die of the same signal (no core: RLIMIT_CORE is 0 here). */
@@ -267,7 +299,10 @@ static _Noreturn void run_namespaces(struct monitor *m)
         report_error(m, 125, why);
     }
     if (pid == 0) {
-        close(m->report_fd);
+        if (m->report_fd >= 0)
+            close(m->report_fd);
+        if (m->status_fd >= 0)
+            close(m->status_fd);
         if (p->lock_fd >= 0)
             close(p->lock_fd);
         if (p->veth_netns_fd >= 0)
@@ -318,7 +353,10 @@ static _Noreturn void run_plain(struct monitor *m)
         report_error(m, 125, why);
     }
     if (pid == 0) {
-        close(m->report_fd);
+        if (m->report_fd >= 0)
+            close(m->report_fd);
+        if (m->status_fd >= 0)
+            close(m->status_fd);
         close(exec_p[0]);
         /* Its own session and process group: no terminal to inject into, and one
          * kill(-pgid) ends the program with what it started. */
@@ -341,24 +379,31 @@ static _Noreturn void run_plain(struct monitor *m)
     finish(m, reason, wstatus, cpu_ns, -1);
 }
 
-void monitor_main(struct jail_plan *p, int report_fd)
+void monitor_main(struct jail_plan *p, int report_fd, int status_fd)
 {
-    struct monitor m = {.p = p, .report_fd = report_fd, .child = -1};
+    struct monitor m = {.p = p, .report_fd = report_fd, .status_fd = status_fd, .child = -1};
+    const bool forked = report_fd >= 0;
+    /* Every signal blocked (jail_start already did so around the fork): the monitor
+     * takes SIGCHLD, SIGTERM, SIGINT and SIGHUP synchronously in wait_loop(). */
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
     reset_signals();
-    /* Dies with the caller's thread. Checked right after arming: the caller may
-     * already be gone. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != p->caller_pid)
+    /* A forked monitor dies with the caller's thread. Checked right after arming: the
+     * caller may already be gone. */
+    if (forked && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != p->caller_pid))
         _exit(125);
-    close_caller_fds(p, report_fd);
+    close_caller_fds(p, report_fd, status_fd);
     ensure_std_fds();
     /* The monitor holds a copy of the caller's memory: never dumpable, no core. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     struct rlimit zero = {0, 0};
     setrlimit(RLIMIT_CORE, &zero);
-    /* Out of the caller's process group: a Ctrl-C meant for the hub must not kill its
-     * spokes (the CLI forwards its own signals with jail_kill()). */
-    setpgid(0, 0);
-    plan_debug(p, "monitor started");
+    /* A forked monitor leaves the caller's process group: a Ctrl-C meant for the hub
+     * must not kill its spokes. The launcher stays, and ends the jail on Ctrl-C. */
+    if (forked)
+        setpgid(0, 0);
+    plan_debug(p, forked ? "monitor started" : "launcher is the monitor");
     if (p->namespaces)
         run_namespaces(&m);
     run_plain(&m);

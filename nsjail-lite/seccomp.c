@@ -636,3 +636,15 @@ int seccomp_apply(const struct sock_fprog *prog)
      * filter to a process without CAP_SYS_ADMIN. */
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
 }
+
+int jail_seccomp_export(const struct jail_config *cfg, int fd, struct jail_error *err)
+{
+    struct sock_fprog prog;
+    if (seccomp_prepare(cfg, &prog, err) < 0)
+        return -1;
+    int rc = write_all(fd, prog.filter, prog.len * sizeof(struct sock_filter));
+    if (rc < 0)
+        jail_err_set(err, 125, "writing the seccomp program: %s", strerror(errno));
+    free(prog.filter);
+    return rc;
+}
