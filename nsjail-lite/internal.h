@@ -181,7 +181,28 @@ int caps_last_cap(void);
 int caps_drop_all(int cap_last, char *err, size_t errlen);
 
 /* seccomp.c */
+enum inet_policy {
+    INET_NONE,   /* AF_UNIX only */
+    INET_STREAM, /* + TCP over IPv4/IPv6 (a veth to the proxy) */
+    INET_ANY,    /* + UDP (direct network, for DNS) */
+};
 bool seccomp_preset_known(const char *name);
+int seccomp_compile(const char *preset, char *const *extra, bool kill, enum inet_policy inet,
+                    struct sock_fprog *out, struct jail_error *err);
+/* "c|KILL|INET[,extra...]": what identifies a compiled program. */
+char *seccomp_key(const char *preset, char *const *extra, bool kill, enum inet_policy inet);
+
+/* seccomp_builtin.c, generated at build time by seccomp_gen.c: every preset without
+ * additions, for each action and network policy. */
+struct seccomp_builtin {
+    const char *key;
+    const struct sock_filter *filter;
+    unsigned short len;
+};
+extern const struct seccomp_builtin seccomp_builtins[];
+extern const size_t seccomp_builtins_len;
+/* The names of the presets, NULL-terminated (for the generator). */
+extern const char *const seccomp_preset_names[];
 const char *seccomp_preset_list(void);
 /* Profile additions must be real syscall names that the preset may allow. */
 bool seccomp_check_extra(char *const *names, char *why, size_t whylen);

@@ -308,6 +308,7 @@ struct preset {
 static const struct preset presets[] = {
     {"c", preset_c, ARRAY_LEN(preset_c)},
 };
+const char *const seccomp_preset_names[] = {"c", NULL};
 
 /* Never allowed, whatever a profile says: each is an escape or an attack surface the
  * issue names, or cannot be filtered safely. */
@@ -400,12 +401,6 @@ bool seccomp_check_extra(char *const *names, char *why, size_t whylen)
     }
     return true;
 }
-
-enum inet_policy {
-    INET_NONE,   /* AF_UNIX only */
-    INET_STREAM, /* + TCP over IPv4/IPv6 (a veth to the proxy) */
-    INET_ANY,    /* + UDP (direct network, for DNS) */
-};
 
 #define NS_CLONE_FLAGS                                                                             \
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |  \
@@ -529,8 +524,8 @@ static int export_program(scmp_filter_ctx ctx, uint32_t deny, struct sock_fprog 
     return 0;
 }
 
-static int build(const char *preset_name, char *const *extra, bool kill, enum inet_policy inet,
-                 struct sock_fprog *out, struct jail_error *err)
+int seccomp_compile(const char *preset_name, char *const *extra, bool kill,
+                    enum inet_policy inet, struct sock_fprog *out, struct jail_error *err)
 {
     const struct preset *preset = NULL;
     for (size_t i = 0; i < ARRAY_LEN(presets); i++)
@@ -570,8 +565,8 @@ out:
     return rc;
 }
 
-/* The hub starts spokes with a handful of distinct policies: keep the compiled
- * programs, keyed by everything that shapes them. */
+/* The hub may start spokes with profile additions: keep those compiled programs too,
+ * keyed by everything that shapes them. */
 struct cached {
     char *key;
     struct sock_fprog prog;
@@ -580,7 +575,7 @@ static struct cached cache[16];
 static size_t cache_len;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static char *cache_key(const char *preset, char *const *extra, bool kill, enum inet_policy inet)
+char *seccomp_key(const char *preset, char *const *extra, bool kill, enum inet_policy inet)
 {
     size_t len = strlen(preset) + 16;
     for (size_t i = 0; extra && extra[i]; i++)
@@ -606,7 +601,19 @@ int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struc
                                                         : INET_NONE;
     bool kill = cfg->seccomp_action == JAIL_SECCOMP_KILL;
     const char *preset = cfg->seccomp_preset ? cfg->seccomp_preset : "c";
-    char *key = cache_key(preset, cfg->seccomp_extra_allow, kill, inet);
+    char *key = seccomp_key(preset, cfg->seccomp_extra_allow, kill, inet);
+
+    /* The presets without additions were compiled by this same code at build time
+     * (seccomp_gen.c): a launcher then spends no time in libseccomp at all. */
+    for (size_t i = 0; i < seccomp_builtins_len; i++) {
+        if (strcmp(seccomp_builtins[i].key, key) == 0) {
+            struct sock_fprog builtin = {seccomp_builtins[i].len,
+                                         (struct sock_filter *)seccomp_builtins[i].filter};
+            copy_prog(out, &builtin);
+            free(key);
+            return 0;
+        }
+    }
 
     pthread_mutex_lock(&cache_lock);
     int rc = 0;
@@ -617,7 +624,7 @@ int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struc
     if (i < cache_len) {
         copy_prog(out, &cache[i].prog);
     } else {
-        rc = build(preset, cfg->seccomp_extra_allow, kill, inet, out, err);
+        rc = seccomp_compile(preset, cfg->seccomp_extra_allow, kill, inet, out, err);
         if (rc == 0 && cache_len < ARRAY_LEN(cache)) {
             cache[cache_len].key = key;
             copy_prog(&cache[cache_len].prog, out);

@@ -214,6 +214,29 @@ static void test_filter(void)
     free(kill.filter);
     free(extra.filter);
 
+    /* The programs compiled at build time are what the code compiles now. */
+    CHECK(seccomp_builtins_len == 6, "6 built-in programs (preset c x 2 actions x 3 networks)");
+    for (size_t i = 0; i < seccomp_builtins_len; i++) {
+        static const enum inet_policy inets[] = {INET_NONE, INET_STREAM, INET_ANY};
+        const struct seccomp_builtin *b = &seccomp_builtins[i];
+        bool same = false;
+        for (int k = 0; k <= 1 && !same; k++) {
+            for (size_t n = 0; n < 3 && !same; n++) {
+                char *key = seccomp_key("c", NULL, k, inets[n]);
+                if (strcmp(key, b->key) == 0) {
+                    struct sock_fprog fresh = {0, NULL};
+                    struct jail_error err;
+                    same = seccomp_compile("c", NULL, k, inets[n], &fresh, &err) == 0 &&
+                           fresh.len == b->len &&
+                           memcmp(fresh.filter, b->filter, b->len * sizeof(*b->filter)) == 0;
+                    free(fresh.filter);
+                }
+                free(key);
+            }
+        }
+        CHECK(same, "built-in program %s equals a fresh compile", b->key);
+    }
+
     char why[256];
     char *bad[] = {"ptrace", NULL}, *unknown[] = {"no_such_syscall", NULL},
          *whole[] = {"socket", NULL};
