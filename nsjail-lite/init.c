@@ -62,7 +62,10 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
     if (setsid() < 0)
         child_fail_errno(exec_fd, 125, "setsid");
 
-    pid_t program = raw_clone(SIGCHLD);
+    /* vfork: init is suspended until the program has exec'd (or failed), and its
+     * address space (a copy of the caller's) is not copied once more. The child only
+     * makes syscalls on its own stack frames and never returns. */
+    pid_t program = vfork();
     if (program < 0)
         child_fail_errno(exec_fd, 125, "fork");
     if (program == 0) {

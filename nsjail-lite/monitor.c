@@ -347,7 +347,8 @@ static _Noreturn void run_plain(struct monitor *m)
         report_error(m, 125, why);
     }
     pid_t me = getpid();
-    pid_t pid = raw_clone(SIGCHLD);
+    /* vfork, as in init: no copy of the caller's address space for a child that execs. */
+    pid_t pid = vfork();
     if (pid < 0) {
         snprintf(why, sizeof(why), "fork: %s", strerror(errno));
         report_error(m, 125, why);
