@@ -326,13 +326,14 @@ static int clone_tree(const char *src, uint64_t attrs, char *err, size_t errlen)
 }
 
 /* A new, detached file system (tmpfs or proc). */
-static int new_fs(const char *type, const char *size, const char *mode, unsigned attrs, char *err,
-                  size_t errlen)
+static int new_fs(const char *type, const char *size, const char *inodes, const char *mode,
+                  unsigned attrs, char *err, size_t errlen)
 {
     int fs = fsopen(type, FSOPEN_CLOEXEC);
     if (fs < 0)
         FAIL("fsopen %s: %s", type, strerror(errno));
     if ((size && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
+        (inodes && fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0) ||
         (mode && fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
         fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
         int e = errno;
@@ -352,8 +353,8 @@ static int do_proc(int rootfd, const struct mnt_op *op, char *err, size_t errlen
     int target = mountpoint(rootfd, op->dst, true, err, errlen);
     if (target < 0)
         return -1;
-    int m = new_fs("proc", NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                   err, errlen);
+    int m = new_fs("proc", NULL, NULL, NULL,
+                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err, errlen);
     int rc = m < 0 ? -1 : attach(m, target, "/proc", err, errlen);
     close(target);
     for (size_t i = 0; rc == 0 && i < ARRAY_LEN(proc_readonly); i++) {
@@ -387,7 +388,8 @@ static int do_dev(int rootfd, const struct mnt_op *op, const int *node_fds, char
     int target = mountpoint(rootfd, op->dst, true, err, errlen);
     if (target < 0)
         return -1;
-    int m = new_fs("tmpfs", "64k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
+    int m =
+        new_fs("tmpfs", "64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
     int rc = m < 0 ? -1 : attach(m, target, "/dev", err, errlen);
     close(target);
     for (size_t i = 0; rc == 0 && i < N_DEV_NODES; i++) {
@@ -420,13 +422,15 @@ static int do_dev(int rootfd, const struct mnt_op *op, const int *node_fds, char
 
 static int do_tmpfs(int rootfd, const struct mnt_op *op, char *err, size_t errlen)
 {
-    char size[32], mode[8];
+    char size[32], inodes[32], mode[8];
     snprintf(size, sizeof(size), "%llum", (unsigned long long)op->size_mb);
+    /* A byte limit alone would let a spoke pin kernel memory with empty files. */
+    snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)op->size_mb * 256 + 1024);
     snprintf(mode, sizeof(mode), "%o", op->mode);
     int target = mountpoint(rootfd, op->dst, true, err, errlen);
     if (target < 0)
         return -1;
-    int m = new_fs("tmpfs", size, mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err, errlen);
+    int m = new_fs("tmpfs", size, inodes, mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err, errlen);
     int rc = m < 0 ? -1 : attach(m, target, op->dst, err, errlen);
     close(target);
     if (m >= 0)
@@ -514,7 +518,8 @@ int mnt_build(struct jail_plan *p, char *err, size_t errlen)
         return -1;
     plan_debug(p, "cloned the bind sources (read-only/nosuid/nodev as requested)");
 
-    if (mount("tmpfs", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+    if (mount("tmpfs", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=1024") <
+        0)
         FAIL("mounting the new root on %s: %s", STAGING, strerror(errno));
     int rootfd = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)

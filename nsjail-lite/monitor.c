@@ -31,8 +31,8 @@ struct monitor {
     struct jail_plan *p;
     int report_fd; /* library mode: the caller's pipe; -1 for jail_exec */
     int status_fd; /* jail_exec: --status-fd, or -1 */
-    pid_t child; /* init, or the program without namespaces */
-    bool group;  /* without namespaces: the program leads its own process group */
+    pid_t child;   /* init, or the program without namespaces */
+    bool group;    /* without namespaces: the program leads its own process group */
 };
 
 static void write_status_line(struct monitor *m, const struct jail_status *st)

@@ -524,8 +524,8 @@ static int export_program(scmp_filter_ctx ctx, uint32_t deny, struct sock_fprog 
     return 0;
 }
 
-int seccomp_compile(const char *preset_name, char *const *extra, bool kill,
-                    enum inet_policy inet, struct sock_fprog *out, struct jail_error *err)
+int seccomp_compile(const char *preset_name, char *const *extra, bool kill, enum inet_policy inet,
+                    struct sock_fprog *out, struct jail_error *err)
 {
     const struct preset *preset = NULL;
     for (size_t i = 0; i < ARRAY_LEN(presets); i++)

@@ -67,8 +67,9 @@ static struct {
     const char *marker;
     const char *checkout;
     int fd;
+    int host_pid;
     const char *tmpdir; /* for the control run; the jail uses its own /tmp */
-} args = {.port = -1, .fd = -1, .tmpdir = "/tmp"};
+} args = {.port = -1, .fd = -1, .host_pid = -1, .tmpdir = "/tmp"};
 
 static int out_fd = -1; /* the attempt's pipe to the parent */
 
@@ -667,6 +668,25 @@ static void a_host_pids(void)
     report("blocked:%d processes visible (highest pid %d)", count, max);
 }
 
+/* A host process (the test's shell) by its host pid: its /proc entry, and a signal 0. */
+static void a_host_pid(void)
+{
+    if (args.host_pid <= 0)
+        report("skip:no --host-pid");
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", args.host_pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[128] = "";
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        report("ok:/proc/%d is %s", args.host_pid, buf);
+    }
+    if (kill(args.host_pid, 0) == 0)
+        report("ok:pid %d can be signalled", args.host_pid);
+    report_errno(); /* kill's errno: ESRCH, no such process here */
+}
+
 static bool environ_has_secret(const char *buf, size_t len)
 {
     static const char key[] = "ITEST_SECRET=";
@@ -882,6 +902,7 @@ static const struct attempt attempts[] = {
     {"seccomp_mode", a_seccomp_mode},
     {"uid0", a_uid0},
     {"host_pids", a_host_pids},
+    {"host_pid", a_host_pid},
     {"env_secret", a_env_secret},
     {"launcher_fd", a_launcher_fd},
     {"tiocsti", a_tiocsti},
@@ -1000,7 +1021,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: hostile [--control] [--host-ns mnt:INO,...] [--port N] [--abstract NAME]\n"
             "               [--unix PATH] [--marker PATH] [--checkout DIR] [--fd N]\n"
-            "               [--tmpdir DIR] run [ATTEMPT...]\n"
+            "               [--host-pid N] [--tmpdir DIR] run [ATTEMPT...]\n"
             "       hostile list | serve-tcp ADDR PORT | serve-unix PATH|@NAME |\n"
             "               connect ADDR PORT\n");
     exit(2);
@@ -1032,6 +1053,8 @@ int main(int argc, char **argv)
             args.checkout = v;
         else if (strcmp(opt, "--fd") == 0)
             args.fd = atoi(v);
+        else if (strcmp(opt, "--host-pid") == 0)
+            args.host_pid = atoi(v);
         else if (strcmp(opt, "--tmpdir") == 0)
             args.tmpdir = v;
         else

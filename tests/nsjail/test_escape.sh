@@ -26,7 +26,7 @@ start_server "$TMP/unix.out" "$HOSTILE" serve-unix "$sock"
 exec 7<"$marker"
 export ITEST_SECRET="s3cret-$$"
 common=(--host-ns "$HOST_NS" --port "$port" --abstract "$abstract" --unix "$sock"
-    --marker "$marker" --checkout "$ROOT" --fd 7 --tmpdir "$TMP")
+    --marker "$marker" --checkout "$ROOT" --fd 7 --host-pid $$ --tmpdir "$TMP")
 veth_pair 1
 
 # run_in_jail NAME NSJAIL_OPTIONS...: the whole attempt list inside a jail.
@@ -153,9 +153,10 @@ both no_new_privs '^blocked:NoNewPrivs=1$' "no_new_privs"
 both seccomp_mode '^blocked:Seccomp=2$' "the seccomp filter"
 both uid0 '^blocked:uid=1000 gid=1000$' "the user namespace (non-root inside)"
 both host_pids '^blocked:[1-5] processes' "the pid namespace"
+both host_pid '^errno:ESRCH$' "the pid namespace (the test's shell does not exist there)"
 both env_secret '^blocked:not found' "the empty environment and unreadable /proc/1/environ"
 both launcher_fd '^errno:EBADF$' "closing inherited descriptors"
-for a in caps no_new_privs seccomp_mode uid0 host_pids env_secret launcher_fd; do
+for a in caps no_new_privs seccomp_mode uid0 host_pids host_pid env_secret launcher_fd; do
     control "$a"
 done
 
