@@ -38,7 +38,9 @@ run_in_jail() {
     [ -s "$TMP/$name.err" ] && diag "$name stderr: $(head -c 500 "$TMP/$name.err")"
 }
 run_in_jail errno
-run_in_jail kill --seccomp-action kill
+# (the status descriptor must not reach the program either: launcher_fd scans for it)
+run_in_jail kill --seccomp-action kill --status-fd 8 8>"$TMP/kill.status"
+is "kill: the status line" "$(cat "$TMP/kill.status")" '{"exit_code":0,"signal":null,"reason":""}'
 run_in_jail veth --net "$VETH_ARG"
 "$HOSTILE" --control "${common[@]}" run </dev/null >"$TMP/control.out" 2>&1
 
