@@ -28,8 +28,9 @@ static void usage(FILE *out)
             "own unprivileged host uid/gid, on a read-only tmpfs root with read-only system\n"
             "binds, under rlimits and a seccomp allowlist, with no capabilities.\n"
             "\n"
-            "  --profile FILE        JSON sandbox profile (default " DEFAULT_PROFILE " if it\n"
-            "                        exists, else the same built-in defaults)\n"
+            "  --profile FILE        JSON sandbox profile (default: " DEFAULT_PROFILE "\n"
+            "                        in the current directory if it exists, else the same\n"
+            "                        built-in defaults)\n"
             "  --net none            loopback only (the default)\n"
             "  --net veth:HOST_CIDR,SPOKE_CIDR\n"
             "                        one veth: the jail's eth0 gets SPOKE_CIDR and a route to\n"
@@ -61,7 +62,9 @@ static void usage(FILE *out)
             "\n"
             "Exit status: the program's, 128+N if it died of signal N, 125 if nsjail-lite\n"
             "failed (the message says why), 126 if PROGRAM is not executable, 127 if it was\n"
-            "not found. Needs root (CAP_SETUID/CAP_SETGID; --net veth: CAP_NET_ADMIN).\n");
+            "not found. SIGINT, SIGTERM or SIGHUP to nsjail-lite end the whole jail (137,\n"
+            "reason \"killed\"). Needs root (CAP_SETUID, CAP_SETGID; --net veth also\n"
+            "CAP_NET_ADMIN).\n");
 }
 
 enum {

@@ -90,6 +90,17 @@ wait "$launcher" 2>/dev/null
 wait_for "the jail to go" 5 eval '! pgrep -f "sleep 4$$" >/dev/null'
 refute "killing the launcher with SIGKILL ends every process of the jail" pgrep -f "sleep 4$$"
 
+# --- SIGTERM to the launcher ends the jail and reports it ---
+"$NSJ" --host-ids "$HOST_IDS" --status-fd 3 -- /bin/sh -c "sleep 5$$ & sleep 5$$" \
+    </dev/null 3>"$TMP/term.status" &
+launcher=$!
+wait_for "the jail to start" 5 pgrep -f "sleep 5$$"
+kill -TERM "$launcher"
+wait "$launcher"
+is "SIGTERM to the launcher: exit 137" "$?" 137
+is "  status reason killed" "$(cat "$TMP/term.status")" '{"exit_code":137,"signal":9,"reason":"killed"}'
+refute "  no process of the jail is left" pgrep -f "sleep 5$$"
+
 # --- launcher errors: 125 with a message naming the cause ---
 jail "$TMP/s" --no-such-option -- /bin/true
 is "an unknown option gives 125" "$RC" 125
