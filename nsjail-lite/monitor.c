@@ -127,6 +127,17 @@ static void close_jail_fds(const struct jail_plan *p)
         close(p->keep_fds[i]);
 }
 
+/* A step of the monitor failed while init was building: if init failed first (the
+ * likely cause), its message is the one worth reporting. */
+static _Noreturn void setup_failed(struct monitor *m, int exec_fd, const char *why)
+{
+    struct jail_rec r;
+    set_nonblock(exec_fd, true);
+    if (rec_recv(exec_fd, &r) == 1 && r.type == REC_ERROR)
+        report_error(m, r.exit_code, r.message);
+    report_error(m, 125, why);
+}
+
 /* Relays the exec result: end of file once the program was exec'd, or the error of
  * whichever stage failed. */
 static void await_exec(struct monitor *m, int exec_fd)
@@ -324,9 +335,9 @@ static _Noreturn void run_namespaces(struct monitor *m)
     if (write_all(sync_p[1], "M", 1) < 0)
         report_error(m, 125, "init died before its setup");
     if (p->net == JAIL_NET_VETH && net_create_veth(p, pid, why, sizeof(why)) < 0)
-        report_error(m, 125, why);
+        setup_failed(m, exec_p[0], why);
     if (write_all(sync_p[1], "N", 1) < 0)
-        report_error(m, 125, "init died during its setup");
+        setup_failed(m, exec_p[0], "init died during its setup");
     close(sync_p[1]);
     close_jail_fds(p);
 

@@ -747,9 +747,17 @@ static void a_launcher_fd(void)
     report_errno();
 }
 
+/* Never against a real terminal: a success there would type into it. */
+static void no_tty_on_stdin(void)
+{
+    if (isatty(0))
+        report("skip:stdin is a terminal, not injecting into it");
+}
+
 static void a_tiocsti(void)
 {
     char c = '#';
+    no_tty_on_stdin();
     outcome(ioctl(0, TIOCSTI, &c));
 }
 
@@ -757,6 +765,7 @@ static void a_tiocsti(void)
 static void a_tiocsti_hibits(void)
 {
     char c = '#';
+    no_tty_on_stdin();
     outcome(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &c));
 }
 
