@@ -109,6 +109,10 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
             return -1;
         }
     }
+    if (!cfg->namespaces && cfg->net == JAIL_NET_VETH) {
+        jail_err_set(err, 125, "--net veth needs namespaces (it cannot go with --no-namespaces)");
+        return -1;
+    }
     /* Privilege first: a caller who lacks it learns that before anything exists. */
     if (caps_check_caller(cfg, err) < 0 || exec_prepare(cfg, argv, p, err) < 0 ||
         check_fds(cfg, p, err) < 0 || net_prepare(cfg, p, err) < 0 ||

@@ -121,6 +121,16 @@ jail "$TMP/s" --profile "$TMP/ptrace.json" -- /bin/true
 is "a profile cannot allow ptrace" "$RC" 125
 like "  and is told why" "$ERR" "seccomp.allow: 'ptrace' is never allowed"
 
+jail "$TMP/s" --seccomp no-such-preset -- /bin/true
+is "an unknown seccomp preset gives 125" "$RC" 125
+like "  and lists the known ones" "$ERR" "unknown preset 'no-such-preset' \(known: c\)"
+echo '{"preset": "c", "allow": ["personality"], "action": "kill"}' >"$TMP/policy.json"
+jail "$TMP/s" --seccomp "$TMP/policy.json" -- /bin/sh -c 'echo policy'
+is "--seccomp FILE: a policy with additions (compiled at run time) runs a program" \
+    "$RC $OUT" "0 policy"
+jail "$TMP/s" --no-namespaces --net "veth:169.254.101.1/30,169.254.101.2/30" -- /bin/true
+is "--net veth without namespaces gives 125" "$RC" 125
+
 jail "$TMP/s" --net veth:169.254.169.253/30,169.254.169.254/30 -- /bin/true
 is "the metadata address is refused" "$RC" 125
 like "  with a reason" "$ERR" '169.254.169.254 \(cloud metadata\)'
