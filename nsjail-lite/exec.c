@@ -26,7 +26,14 @@ int exec_prepare(const struct jail_config *cfg, char *const argv[], struct jail_
         jail_err_set(err, 125, "no program to run");
         return -1;
     }
-    p->argv = argv;
+    /* Our own copy: init zeroes the caller's command line in its memory, and the
+     * caller's argv may live there. */
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    p->argv = xcalloc(argc + 1, sizeof(char *));
+    for (size_t i = 0; i < argc; i++)
+        p->argv[i] = xstrdup(argv[i]);
     size_t n = 0;
     const char *path = NULL;
     for (char **e = cfg->env; e && *e; e++, n++) {

@@ -7,12 +7,44 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* init is a copy of the caller, and anyone in the jail may read its /proc/1/cmdline
+ * and the name in /proc/1/status: zero the caller's command line and environment in
+ * this private copy of the memory, and call the process what it is. */
+static void scrub_identity(void)
+{
+    prctl(PR_SET_NAME, "nsjail-init", 0, 0, 0);
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[2048];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    /* Fields after the command name (which may contain anything) start at field 3;
+     * arg_start..env_end are fields 48 to 51. */
+    char *p = strrchr(buf, ')');
+    unsigned long long v[52] = {0};
+    for (int field = 3; p && field <= 51; field++) {
+        p = strchr(p + 1, ' ');
+        if (p)
+            v[field] = strtoull(p + 1, NULL, 10);
+    }
+    if (v[48] && v[49] > v[48] && v[49] - v[48] < (1u << 20))
+        memset((void *)(uintptr_t)v[48], 0, v[49] - v[48]);
+    if (v[50] && v[51] > v[50] && v[51] - v[50] < (1u << 20))
+        memset((void *)(uintptr_t)v[50], 0, v[51] - v[50]);
+}
 
 /* Waits for the monitor's next go-ahead; end of file means it died or gave up. */
 static void wait_for(int sync_fd, char expect)
@@ -35,6 +67,7 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
      * if the monitor is gone. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         child_fail_errno(exec_fd, 125, "PR_SET_PDEATHSIG");
+    scrub_identity();
     wait_for(sync_fd, 'M');
 
     if (user_enter(p, why, sizeof(why)) < 0)

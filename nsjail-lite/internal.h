@@ -83,7 +83,7 @@ struct jail_plan {
     char *cwd;
 
     /* program */
-    char *const *argv;
+    char **argv;
     char **envp;
     char **candidates; /* full paths execve() tries in turn (PATH search) */
     size_t n_candidates;

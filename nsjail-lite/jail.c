@@ -37,6 +37,9 @@ static void plan_free(struct jail_plan *p)
             free(*e);
         free(p->envp);
     }
+    for (char **a = p->argv; a && *a; a++)
+        free(*a);
+    free(p->argv);
     for (size_t i = 0; i < p->n_candidates; i++)
         free(p->candidates[i]);
     free(p->candidates);

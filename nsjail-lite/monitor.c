@@ -413,8 +413,10 @@ void monitor_main(struct jail_plan *p, int report_fd, int status_fd)
     setrlimit(RLIMIT_CORE, &zero);
     /* A forked monitor leaves the caller's process group: a Ctrl-C meant for the hub
      * must not kill its spokes. The launcher stays, and ends the jail on Ctrl-C. */
-    if (forked)
+    if (forked) {
         setpgid(0, 0);
+        prctl(PR_SET_NAME, "nsjail-monitor", 0, 0, 0);
+    }
     plan_debug(p, forked ? "monitor started" : "launcher is the monitor");
     if (p->namespaces)
         run_namespaces(&m);

@@ -687,6 +687,26 @@ static void a_host_pid(void)
     report_errno(); /* kill's errno: ESRCH, no such process here */
 }
 
+/* The launcher's command line through its representative, pid 1. */
+static void a_launcher_cmdline(void)
+{
+    int fd = open("/proc/1/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        report_errno();
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] != '\0') {
+            for (ssize_t k = 0; k < n; k++)
+                buf[k] = buf[k] ? buf[k] : ' ';
+            buf[n] = '\0';
+            report("ok:%.80s", buf);
+        }
+    }
+    report("blocked:empty (%zd bytes)", n);
+}
+
 static bool environ_has_secret(const char *buf, size_t len)
 {
     static const char key[] = "ITEST_SECRET=";
@@ -913,6 +933,7 @@ static const struct attempt attempts[] = {
     {"host_pids", a_host_pids},
     {"host_pid", a_host_pid},
     {"env_secret", a_env_secret},
+    {"launcher_cmdline", a_launcher_cmdline},
     {"launcher_fd", a_launcher_fd},
     {"tiocsti", a_tiocsti},
     {"tiocsti_hibits", a_tiocsti_hibits},

@@ -157,8 +157,10 @@ both uid0 '^blocked:uid=1000 gid=1000$' "the user namespace (non-root inside)"
 both host_pids '^blocked:[1-5] processes' "the pid namespace"
 both host_pid '^errno:ESRCH$' "the pid namespace (the test's shell does not exist there)"
 both env_secret '^blocked:not found' "the empty environment and unreadable /proc/1/environ"
+both launcher_cmdline '^blocked:empty' "init zeroing its copy of the launcher's command line"
 both launcher_fd '^errno:EBADF$' "closing inherited descriptors"
-for a in caps no_new_privs seccomp_mode uid0 host_pids host_pid env_secret launcher_fd; do
+for a in caps no_new_privs seccomp_mode uid0 host_pids host_pid env_secret launcher_cmdline \
+    launcher_fd; do
     control "$a"
 done
 
