@@ -79,27 +79,28 @@ took=$(( ($(date +%s%N) - start) / 1000000 ))
 is "wall time kills with SIGKILL" "$RC" 137
 is "  status reason wall-time" "$(cat "$TMP/s")" '{"exit_code":137,"signal":9,"reason":"wall-time"}'
 check "  after about a second (${took} ms)" test "$took" -ge 900 -a "$took" -lt 10000
-refute "  and no process of the jail is left" pgrep -f "sleep $marker_sleep"
+refute "  and no process of the jail is left" pgrep -f "^sleep $marker_sleep"
 
-# --- the jail dies with its launcher, even when the launcher is SIGKILLed ---
+# --- the jail dies with its launcher, even when the launcher is SIGKILLed (the "^sleep"
+# patterns match the jail's processes, not the launcher's command line) ---
 "$NSJ" --host-ids "$HOST_IDS" -- /bin/sh -c "sleep 4$$ & sleep 4$$" </dev/null &
 launcher=$!
-wait_for "the jail to start" 5 pgrep -f "sleep 4$$"
+check "the jail started" wait_for "the jail to start" 5 pgrep -f "^sleep 4$$"
 kill -KILL "$launcher"
 wait "$launcher" 2>/dev/null
-wait_for "the jail to go" 5 eval '! pgrep -f "sleep 4$$" >/dev/null'
-refute "killing the launcher with SIGKILL ends every process of the jail" pgrep -f "sleep 4$$"
+wait_for "the jail to go" 5 eval '! pgrep -f "^sleep 4$$" >/dev/null'
+refute "killing the launcher with SIGKILL ends every process of the jail" pgrep -f "^sleep 4$$"
 
 # --- SIGTERM to the launcher ends the jail and reports it ---
 "$NSJ" --host-ids "$HOST_IDS" --status-fd 3 -- /bin/sh -c "sleep 5$$ & sleep 5$$" \
     </dev/null 3>"$TMP/term.status" &
 launcher=$!
-wait_for "the jail to start" 5 pgrep -f "sleep 5$$"
+check "the jail started" wait_for "the jail to start" 5 pgrep -f "^sleep 5$$"
 kill -TERM "$launcher"
 wait "$launcher"
 is "SIGTERM to the launcher: exit 137" "$?" 137
 is "  status reason killed" "$(cat "$TMP/term.status")" '{"exit_code":137,"signal":9,"reason":"killed"}'
-refute "  no process of the jail is left" pgrep -f "sleep 5$$"
+refute "  no process of the jail is left" pgrep -f "^sleep 5$$"
 
 # --- launcher errors: 125 with a message naming the cause ---
 jail "$TMP/s" --no-such-option -- /bin/true
