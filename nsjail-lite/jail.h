@@ -25,10 +25,11 @@
  * exit ends the pid namespace).
  *
  * Calling it from a long-running, multi-threaded process (the hub):
- * - the seccomp filter is compiled and the profile, paths and strings are checked in
- *   the caller, before any fork; the forked processes only make syscalls, except
- *   the monitor, which uses libnl for the veth (the library never calls libnl in the
- *   caller, so no libnl lock can be held by another thread at fork time);
+ * - the profile, paths, addresses and strings are checked and the seccomp program is
+ *   ready before any fork (the presets are compiled at build time, profile additions
+ *   in the caller); the forked processes only make syscalls, except the monitor,
+ *   which uses libnl for the veth (the library never calls libnl in the caller, so no
+ *   libnl lock can be held by another thread at fork time);
  * - every descriptor of the caller is closed in the monitor right after the fork,
  *   except the program's stdio and keep_fds, which are closed there once the jail
  *   holds them: the monitor never keeps another spoke's socket open;
@@ -37,7 +38,16 @@
  *   call it from a thread that lives as long as its jails (the hub's main thread);
  * - a SIGCHLD handler that reaps every child may reap the monitor: then pass the
  *   wait status to jail_reaped() instead of calling jail_poll()/jail_wait().
- * jail_start() is thread-safe; a jail handle is used by one thread at a time. */
+ * jail_start() is thread-safe; a jail handle is used by one thread at a time.
+ *
+ * With a veth, the host side and its address exist from inside jail_start() on: bind a
+ * proxy's listening socket to that address with IP_FREEBIND before starting the jail,
+ * so the spoke's first connect cannot race it. When the jail ends, the kernel deletes
+ * the host side with the jail's netns, asynchronously (it may linger for some
+ * milliseconds after jail_wait() returns): hand out /30s round-robin rather than
+ * reusing the one just freed. The jail's pid 1 is a copy of the caller's memory; it
+ * is made non-dumpable (unreadable to the jail) and zeroes its copy of the caller's
+ * command line and environment. */
 #ifndef NSJAIL_LITE_JAIL_H
 #define NSJAIL_LITE_JAIL_H
 
