@@ -22,9 +22,19 @@ veth_pair() {
     VETH_ARG="veth:$VETH_HOST/30,$VETH_SPOKE/30"
 }
 
-# A host id range of the test's own, so its lock files can be checked afterwards.
+# A host id range of the test's own, so its lock files can be checked afterwards; they
+# are removed at exit (a lock file still held by someone is left alone).
 HOST_IDS_BASE=$(( 3000000 + ($$ % 4096) * 64 ))
 HOST_IDS="$HOST_IDS_BASE:64"
+remove_id_locks() {
+    local i
+    for ((i = 0; i < 64; i++)); do
+        local f=/run/nsjail-lite/id-$((HOST_IDS_BASE + i)).lock
+        [ -e "$f" ] && flock -n -x "$f" rm -f "$f"
+    done
+    return 0
+}
+at_exit remove_id_locks
 
 # start_server OUT CMD...: run a hostile helper server in the background and wait
 # until it prints "ready".

@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -569,6 +570,20 @@ static void test_leaks(void)
     CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no child or zombie left");
 }
 
+/* The lock files of the test's host id range, unless someone holds one. */
+static void remove_id_locks(void)
+{
+    for (uint32_t i = 0; i < 64; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/run/nsjail-lite/id-%u.lock", HOST_ID_BASE + i);
+        int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            unlink(path);
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
 int main(void)
 {
     if (getuid() != 0) {
@@ -580,5 +595,6 @@ int main(void)
     test_statuses();
     test_descriptors_and_modes();
     test_leaks();
+    remove_id_locks();
     return test_done();
 }
