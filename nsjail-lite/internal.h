@@ -220,8 +220,5 @@ _Noreturn void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int stat
 /* monitor.c: report_fd >= 0 for a forked monitor (library mode); -1 when the caller
  * itself is the monitor (jail_exec), which then reports on stderr and status_fd. */
 _Noreturn void monitor_main(struct jail_plan *p, int report_fd, int status_fd);
-/* jail.c: the --status-fd reason of a launcher failure ("setup", "not-found",
- * "not-executable"). */
-const char *jail_error_reason(int exit_code);
 
 #endif

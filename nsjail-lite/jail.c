@@ -210,9 +210,15 @@ struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struc
     return j;
 }
 
-const char *jail_error_reason(int exit_code)
+void jail_status_of_error(int exit_code, struct jail_status *st)
 {
-    return exit_code == 127 ? "not-found" : exit_code == 126 ? "not-executable" : "setup";
+    memset(st, 0, sizeof(*st));
+    st->exit_code = exit_code;
+    str_copy(st->reason,
+             exit_code == 127   ? "not-found"
+             : exit_code == 126 ? "not-executable"
+                                : "setup",
+             sizeof(st->reason));
 }
 
 void jail_exec(const struct jail_config *cfg, char *const argv[], int status_fd)
@@ -223,16 +229,10 @@ void jail_exec(const struct jail_config *cfg, char *const argv[], int status_fd)
     if (prepare(cfg, argv, &plan, &err) < 0) {
         int code = err.exit_code ? err.exit_code : 125;
         log_warnx("%s", err.message);
-        if (status_fd >= 0) {
-            struct jail_status st = {.exit_code = code};
-            str_copy(st.reason, jail_error_reason(code), sizeof(st.reason));
-            char line[128];
-            int n = jail_status_format(&st, line, sizeof(line) - 1);
-            if (n > 0) {
-                line[n++] = '\n';
-                (void)write_all(status_fd, line, (size_t)n);
-            }
-        }
+        struct jail_status st;
+        jail_status_of_error(code, &st);
+        if (status_fd >= 0 && jail_status_write(status_fd, &st) < 0)
+            log_warn("writing the status line");
         exit(code);
     }
     monitor_main(&plan, -1, status_fd);
@@ -375,4 +375,16 @@ int jail_status_format(const struct jail_status *st, char *buf, size_t size)
     int n = snprintf(buf, size, "{\"exit_code\":%d,\"signal\":%s,\"reason\":\"%s\"}", st->exit_code,
                      sig, st->reason);
     return (n < 0 || (size_t)n >= size) ? -1 : n;
+}
+
+int jail_status_write(int fd, const struct jail_status *st)
+{
+    char line[128];
+    int n = jail_status_format(st, line, sizeof(line) - 1);
+    if (n < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    line[n++] = '\n';
+    return write_all(fd, line, (size_t)n);
 }

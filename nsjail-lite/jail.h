@@ -214,5 +214,10 @@ int jail_seccomp_export(const struct jail_config *cfg, int fd, struct jail_error
 
 /* The status line of --status-fd: {"exit_code":N,"signal":N|null,"reason":"..."}. */
 int jail_status_format(const struct jail_status *st, char *buf, size_t size);
+/* The same line with its newline, written to fd: 0, or -1 with errno. */
+int jail_status_write(int fd, const struct jail_status *st);
+/* The status of a launcher failure: exit_code 125, 126 or 127, reason "setup",
+ * "not-executable" or "not-found". */
+void jail_status_of_error(int exit_code, struct jail_status *st);
 
 #endif

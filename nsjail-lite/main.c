@@ -124,19 +124,6 @@ static int status_fd = -1;
 /* File scope: die() may exit() from anywhere while it is in use. */
 static struct jail_config config;
 
-static void write_status(const struct jail_status *st)
-{
-    if (status_fd < 0)
-        return;
-    char line[128];
-    int n = jail_status_format(st, line, sizeof(line) - 1);
-    if (n > 0) {
-        line[n++] = '\n';
-        if (write_all(status_fd, line, (size_t)n) < 0)
-            log_warn("writing the status line to descriptor %d", status_fd);
-    }
-}
-
 /* Launcher failures end here: message, status line, env(1)-style code. */
 static _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void die(int code, const char *fmt, ...)
@@ -147,13 +134,10 @@ static void die(int code, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     log_warnx("%s", msg);
-    struct jail_status st = {.exit_code = code};
-    str_copy(st.reason,
-             code == 127   ? "not-found"
-             : code == 126 ? "not-executable"
-                           : "setup",
-             sizeof(st.reason));
-    write_status(&st);
+    struct jail_status st;
+    jail_status_of_error(code, &st);
+    if (status_fd >= 0 && jail_status_write(status_fd, &st) < 0)
+        log_warn("writing the status line to descriptor %d", status_fd);
     exit(code);
 }
 

@@ -37,13 +37,8 @@ struct monitor {
 
 static void write_status_line(struct monitor *m, const struct jail_status *st)
 {
-    char line[128];
-    int n = jail_status_format(st, line, sizeof(line) - 1);
-    if (m->status_fd >= 0 && n > 0) {
-        line[n++] = '\n';
-        if (write_all(m->status_fd, line, (size_t)n) < 0)
-            log_warn("writing the status line");
-    }
+    if (m->status_fd >= 0 && jail_status_write(m->status_fd, st) < 0)
+        log_warn("writing the status line");
 }
 
 static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
@@ -57,8 +52,8 @@ static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
         (void)rec_send(m->report_fd, &r);
     } else {
         log_warnx("%s", msg);
-        struct jail_status st = {.exit_code = code};
-        str_copy(st.reason, jail_error_reason(code), sizeof(st.reason));
+        struct jail_status st;
+        jail_status_of_error(code, &st);
         write_status_line(m, &st);
     }
     if (m->child > 0) {

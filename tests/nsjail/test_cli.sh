@@ -169,7 +169,10 @@ like "-v prints the setup steps" "$ERR" 'cloned init.*mapped inside uid 1000.*pi
 
 # --- a caller without privilege: a clear error and nothing built ---
 cp "$NSJ" "$TMP/nsjail-lite"
-out=$(cd "$TMP" && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/nsjail-lite" \
+# An unused uid of the test's own range: RLIMIT_NPROC counts every process of the
+# uid, and "nobody" may be busy on a shared machine.
+nobody=$((HOST_IDS_BASE + 63))
+out=$(cd "$TMP" && setpriv --reuid=$nobody --regid=$nobody --clear-groups "$TMP/nsjail-lite" \
     --net "veth:169.254.101.1/30,169.254.101.2/30" -- /bin/true 2>&1)
 is "an unprivileged caller gets 125" "$?" 125
 like "  with the missing capabilities named" "$out" \
@@ -180,7 +183,7 @@ is "root without CAP_NET_ADMIN and --net veth gets 125" "$?" 125
 like "  and is told that --net veth needs CAP_NET_ADMIN" "$out" \
     'missing capability CAP_NET_ADMIN: --net veth needs CAP_NET_ADMIN on the host'
 is "  no veth was made (its address is nowhere)" "$(ip -o addr show to 169.254.101.0/30)" ""
-out=$(cd "$TMP" && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/nsjail-lite" \
+out=$(cd "$TMP" && setpriv --reuid=$nobody --regid=$nobody --clear-groups "$TMP/nsjail-lite" \
     --no-namespaces -- /bin/sh -c 'echo unprivileged; grep ^Seccomp: /proc/self/status' 2>&1)
 like "--no-namespaces works without privilege (seccomp still on)" "$out" \
     'unprivileged.Seccomp:.2'
