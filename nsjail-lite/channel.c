@@ -127,3 +127,9 @@ int close_fds_except(const int *keep, size_t n)
     }
     return (int)syscall(SYS_close_range, first, ~0U, 0);
 }
+
+uint64_t rusage_cpu_ns(const struct rusage *ru)
+{
+    return ((uint64_t)ru->ru_utime.tv_sec + (uint64_t)ru->ru_stime.tv_sec) * 1000000000ULL +
+           ((uint64_t)ru->ru_utime.tv_usec + (uint64_t)ru->ru_stime.tv_usec) * 1000ULL;
+}

@@ -126,9 +126,7 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
         }
         if (w == program) {
             rec.wstatus = st;
-            rec.cpu_ns =
-                ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ULL +
-                ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
+            rec.cpu_ns = rusage_cpu_ns(&ru);
             break;
         }
     }

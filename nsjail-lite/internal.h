@@ -150,6 +150,8 @@ void plan_debug(const struct jail_plan *p, const char *fmt, ...)
 pid_t raw_clone(unsigned long flags);
 /* Closes every descriptor >= 3 except those listed (which need not be sorted). */
 int close_fds_except(const int *keep, size_t n);
+/* User plus system time of a reaped child (and its reaped descendants). */
+uint64_t rusage_cpu_ns(const struct rusage *ru);
 
 /* user.c */
 int user_write_maps(const struct jail_plan *p, pid_t pid, char *err, size_t errlen);

@@ -189,9 +189,7 @@ static const char *wait_loop(struct monitor *m, int *wstatus, uint64_t *cpu_ns)
         struct rusage ru;
         pid_t w = wait4(m->child, wstatus, WNOHANG, &ru);
         if (w == m->child) {
-            *cpu_ns =
-                ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ULL +
-                ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
+            *cpu_ns = rusage_cpu_ns(&ru);
             return reason;
         }
         if (w < 0 && errno != EINTR) {
