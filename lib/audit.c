@@ -51,6 +51,16 @@ int audit_reopen(struct audit *a)
     return 0;
 }
 
+void audit_reopen_fd(struct audit *a, int fd)
+{
+    if (a->is_stdout) {
+        close(fd);
+        return;
+    }
+    close(a->fd);
+    a->fd = fd;
+}
+
 void audit_close(struct audit *a)
 {
     if (!a)
