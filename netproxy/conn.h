@@ -51,7 +51,7 @@ struct conn {
     /* What was decided. */
     bool have_target;
     char method[16];
-    char target[256]; /* raw target, userinfo redacted, capped */
+    char target[300]; /* raw target, userinfo redacted; the record caps it at 256 */
     char user_agent[128];
     bool have_host;
     struct host host;
