@@ -39,7 +39,8 @@ const char *log_progname(void)
 
 /* One write(2) per line so that lines from several processes sharing stderr do not
  * interleave mid-line. */
-static void log_emit(const char *level, const char *fmt, va_list ap, const char *suffix)
+__attribute__((format(printf, 2, 0))) static void log_emit(const char *level, const char *fmt,
+                                                           va_list ap, const char *suffix)
 {
     char line[2048];
     int n = snprintf(line, sizeof(line), "%s: %s", log_name, level);

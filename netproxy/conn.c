@@ -700,6 +700,9 @@ static void conn_free(struct conn *c)
         metrics_closed(px->metrics, c->close_reason);
         half_release(&c->c2u, px->pipes);
         half_release(&c->u2c, px->pipes);
+    } else {
+        free(c->c2u.pre); /* early data of a request refused after the decision */
+        free(c->u2c.pre);
     }
     uncount_pending(c);
     uncount_tunnel(c);

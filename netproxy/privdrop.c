@@ -37,8 +37,15 @@ int privdrop(const char *user, char *err, size_t errlen)
         return -1;
     }
     /* Not dumpable: other processes of the same user cannot ptrace us or read our
-     * memory through /proc. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+     * memory through /proc. (The uid change already cleared the flag; say it anyway.
+     * The SAN=1 build sets it back: LeakSanitizer reads /proc/self/task and ptraces
+     * its own threads at exit.) */
+#if defined(__SANITIZE_ADDRESS__)
+    int dumpable = 1;
+#else
+    int dumpable = 0;
+#endif
+    if (prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0) < 0) {
         snprintf(err, errlen, "PR_SET_DUMPABLE: %s", strerror(errno));
         return -1;
     }

@@ -25,6 +25,7 @@ PY = "/usr/bin/python3"
 
 failures = 0
 _children = []
+_proxies = []
 
 
 def ok(desc):
@@ -53,7 +54,17 @@ def diag(msg):
     print("# " + str(msg), flush=True)
 
 
+SANITIZER = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|AddressSanitizer")
+
+
 def done():
+    """Ends the test; first checks that no proxy printed a sanitizer report."""
+    for p in _proxies:
+        if p.proc.poll() is None:
+            p.stop()
+        m = SANITIZER.search(p.stderr())
+        check(m is None, "proxy %s: no sanitizer report" % p.tag,
+              p.stderr()[m.start():m.start() + 2000] if m else "")
     sys.exit(1 if failures else 0)
 
 
@@ -154,6 +165,7 @@ class Proxy:
         if wrapper:
             argv = wrapper + argv
         self.errf = open(self.stderr_path, "w")
+        _proxies.append(self)
         self.proc = spawn(argv, netns=netns, stderr=self.errf, stdout=subprocess.DEVNULL,
                           pass_fds=pass_fds)
         if ready and not wait_until(lambda: "ready:" in self.stderr() or self.proc.poll() is not None,

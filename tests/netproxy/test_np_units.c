@@ -239,8 +239,7 @@ static void test_policy(void)
 {
     char err[256];
     const char *entries[] = {"Example.com", "metrohail.example", "93.184.216.34", "[2001:db8::7]",
-                             "b\xc3\xbc"
-                             "cher.de"};
+                             "b\xc3\xbc\x63her.de"};
     uint16_t ports[] = {443, 8443};
     struct policy *p = policy_new(entries, 5, ports, 2, err, sizeof(err));
     CHECK(p != NULL, "policy loads (%s)", p ? "ok" : err);
