@@ -45,7 +45,7 @@ static void helper_sandbox(void)
     seccomp_release(f);
 }
 
-static _Noreturn void helper_main(int sock, const char *path)
+static _Noreturn void helper_main(int sock, const char *path, bool sandbox)
 {
     /* Only the request socket and stderr stay open in here. */
     if (sock > 3)
@@ -58,7 +58,8 @@ static _Noreturn void helper_main(int sock, const char *path)
         _exit(1);
     /* jansson seeds its hash function from /dev/urandom on first use: do it now. */
     json_object_seed(0);
-    helper_sandbox();
+    if (sandbox)
+        helper_sandbox();
     for (;;) {
         char req[16];
         ssize_t n = recv(sock, req, sizeof(req), 0);
@@ -79,7 +80,7 @@ static _Noreturn void helper_main(int sock, const char *path)
     }
 }
 
-struct logopener *logopener_start(const char *path, char *err, size_t errlen)
+struct logopener *logopener_start(const char *path, bool sandbox, char *err, size_t errlen)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -102,7 +103,7 @@ struct logopener *logopener_start(const char *path, char *err, size_t errlen)
         signal(SIGHUP, SIG_IGN);
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_IGN);
-        helper_main(sv[1], path);
+        helper_main(sv[1], path, sandbox);
     }
     close(sv[1]);
     struct logopener *o = xcalloc(1, sizeof(*o));

@@ -16,8 +16,9 @@
 struct logopener;
 
 /* Forks the helper for path; NULL and a message on failure. Call before creating the
- * event loop and before dropping privileges. */
-struct logopener *logopener_start(const char *path, char *err, size_t errlen);
+ * event loop and before dropping privileges. sandbox: install the helper's filter
+ * (false only with --no-seccomp). */
+struct logopener *logopener_start(const char *path, bool sandbox, char *err, size_t errlen);
 /* Asks for a fresh descriptor (waits up to 2 s); -1 with errno on failure. */
 int logopener_open(struct logopener *o);
 /* Descriptor the helper listens on, to keep it open across fd-closing code. */

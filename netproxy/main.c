@@ -519,7 +519,7 @@ int main(int argc, char **argv)
         fatalx("%s", err);
     /* Forked before the event loop exists and while we still hold our privileges. */
     if (strcmp(o.audit_path, "-") != 0) {
-        px->opener = logopener_start(o.audit_path, err, sizeof(err));
+        px->opener = logopener_start(o.audit_path, !o.no_seccomp, err, sizeof(err));
         if (!px->opener)
             fatalx("%s", err);
     }
