@@ -32,6 +32,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg);
 static void conn_free(struct conn *c);
 static void deny(struct conn *c, enum reason r, const char *detail);
 static void dial_next(struct conn *c);
+static void read_request(struct conn *c);
+static void cread_arm(struct conn *c, bool on);
 
 static struct event *new_event(struct conn *c, int fd, short what, event_callback_fn cb)
 {
@@ -109,9 +111,6 @@ void conn_accept(struct proxy *px, struct spoke *s, int fd, const struct sockadd
     c->timer = evtimer_new(px->base, on_timer, c);
     if (!c->timer)
         fatalx("out of memory creating a timer");
-    int one = 1;
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
     c->state = C_HEADER;
     req_init(&c->rp, &px->cfg->req);
     if (px->pending >= px->cfg->max_pending || s->pending >= s->max_pending) {
@@ -124,8 +123,21 @@ void conn_accept(struct proxy *px, struct spoke *s, int fd, const struct sockadd
     px->pending++;
     s->pending++;
     c->cread = new_event(c, fd, EV_READ | EV_PERSIST, on_client_read);
-    event_add(c->cread, NULL);
     arm_timer(c, px->cfg->header_timeout_ms);
+    /* The request usually arrives before we get to accept(): read it now rather than
+     * after another trip through the event loop. */
+    read_request(c);
+}
+
+static void cread_arm(struct conn *c, bool on)
+{
+    if (on == c->cread_on)
+        return;
+    if (on)
+        event_add(c->cread, NULL);
+    else
+        event_del(c->cread);
+    c->cread_on = on;
 }
 
 /* Copies the request line's parts for the records, before the buffer goes away. */
@@ -177,7 +189,8 @@ static void decide(struct conn *c)
     const char *why = NULL;
     char detail[400];
     uncount_pending(c);
-    event_del(c->cread);
+    /* cread stays armed: the relay needs it next, and a client that speaks before
+     * its 200 is parked in on_client_read. */
     evtimer_del(c->timer);
     capture_request(c);
     if (!req_is_connect(&c->rp, c->buf)) {
@@ -378,8 +391,11 @@ static void start_relay(struct conn *c)
         c->uwrite = new_event(c, c->ufd, EV_WRITE | EV_PERSIST, on_upstream_write);
     /* half_init leaves pre alone: c2u may already hold the client's early bytes. */
     half_init(&c->c2u, c->cfd, c->ufd, c->cread, c->uwrite);
+    c->c2u.rev_on = c->cread_on; /* still armed from the request */
     struct half *u2c = &c->u2c;
     half_init(u2c, c->ufd, c->cfd, c->uread, c->cwrite);
+    c->c2u.other = u2c;
+    u2c->other = &c->c2u;
     u2c->pre = xstrdup(RESPONSE_ESTABLISHED);
     u2c->pre_len = strlen(RESPONSE_ESTABLISHED);
     u2c->pre_off = 0;
@@ -441,11 +457,13 @@ static void read_request(struct conn *c)
     size_t max = lim->max_line + lim->max_header_bytes + 1;
     for (;;) {
         if (c->len == c->cap) {
-            size_t ncap = c->cap ? c->cap * 2 : 1024;
+            /* 512 first: a CONNECT head is ~100 bytes, and staying under glibc's
+             * large-chunk size spares a malloc_consolidate() per connection. */
+            size_t ncap = c->cap ? c->cap * 2 : 512;
             if (ncap > max)
                 ncap = max;
             if (ncap == c->cap)
-                break; /* full: the parser has decided by now */
+                return; /* full: the parser has decided by now */
             c->buf = xrealloc(c->buf, ncap);
             c->cap = ncap;
         }
@@ -458,7 +476,7 @@ static void read_request(struct conn *c)
             return;
         }
         if (n < 0)
-            return;
+            break;
         c->len += (size_t)n;
         enum req_status st = req_feed(&c->rp, c->buf, c->len);
         if (st == REQ_ERROR) {
@@ -471,8 +489,9 @@ static void read_request(struct conn *c)
             return;
         }
         if (c->len < c->cap)
-            return; /* short read: the socket is drained */
+            break; /* short read: the socket is drained */
     }
+    cread_arm(c, true);
 }
 
 static void linger_read(struct conn *c)
@@ -527,7 +546,7 @@ static void write_response(struct conn *c)
     c->state = C_LINGER;
     if (!c->cread)
         c->cread = new_event(c, c->cfd, EV_READ | EV_PERSIST, on_client_read);
-    event_add(c->cread, NULL);
+    cread_arm(c, true);
     arm_timer(c, c->px->cfg->linger_ms);
     linger_read(c);
 }
@@ -544,7 +563,7 @@ static void deny(struct conn *c, enum reason r, const char *detail)
     close_upstream(c);
     evtimer_del(c->timer);
     if (c->cread)
-        event_del(c->cread);
+        cread_arm(c, false);
     int status = reason_status(r);
     if (r != R_AUDIT)
         (void)np_audit_decision(c, r, detail, status);
@@ -576,6 +595,12 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
         break;
     case C_LINGER:
         linger_read(c);
+        break;
+    case C_RESOLVE:
+    case C_CONNECT:
+        /* Early bytes (or an early close) before the 200: leave them in the socket
+         * until the relay starts. */
+        cread_arm(c, false);
         break;
     default:
         break;

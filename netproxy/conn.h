@@ -35,6 +35,7 @@ struct conn {
     enum conn_state state;
     int cfd, ufd;
     struct event *cread, *cwrite, *uread, *uwrite, *timer;
+    bool cread_on; /* cread is armed (it stays armed from the request into the relay) */
     struct sockaddr_storage src;
     char id[33];
 

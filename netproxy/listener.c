@@ -8,7 +8,8 @@
 
 #include <errno.h>
 #include <event2/event.h>
-#include <event2/listener.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,37 +19,44 @@
 /* How long accepting pauses when the process is out of descriptors. */
 #define ACCEPT_PAUSE_MS 100
 
-static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
-{
-    (void)lev;
-    struct listener *l = arg;
-    conn_accept(l->px, l->spoke, fd, sa, (socklen_t)salen);
-}
-
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct listener *l = arg;
-    evconnlistener_enable(l->lev);
+    event_add(l->ev, NULL);
 }
 
-static void on_accept_error(struct evconnlistener *lev, void *arg)
+static void accept_error(struct listener *l, int err)
 {
-    struct listener *l = arg;
-    int err = EVUTIL_SOCKET_ERROR();
     metrics_accept_error(l->px->metrics);
     if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
         /* Without a descriptor there is nobody to answer: pause instead of spinning. */
         log_warnx("spoke %s: accept: %s; pausing %d ms", l->spoke->name, strerror(err),
                   ACCEPT_PAUSE_MS);
-        evconnlistener_disable(lev);
+        event_del(l->ev);
         struct timeval tv = {0, ACCEPT_PAUSE_MS * 1000};
         evtimer_add(l->resume, &tv);
         return;
     }
     log_warnx("spoke %s: accept: %s", l->spoke->name, strerror(err));
+}
+
+/* One connection per readiness event: the listener is level-triggered, so a backlog
+ * brings us straight back, and the common case costs no accept() ending in EAGAIN. */
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+    (void)what;
+    struct listener *l = arg;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+            accept_error(l, errno);
+        return;
+    }
+    conn_accept(l->px, l->spoke, fd, (struct sockaddr *)&ss, len);
 }
 
 struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *err, size_t errlen)
@@ -81,21 +89,21 @@ struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *e
         close(fd);
         return NULL;
     }
+    /* Accepted sockets inherit TCP_NODELAY: small TLS records must not wait. */
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     struct listener *l = xcalloc(1, sizeof(*l));
     l->px = px;
     l->spoke = s;
     l->addr = ss;
-    /* backlog 0: the socket already listens; the hub chose its backlog. */
-    l->lev = evconnlistener_new(px->base, on_accept, l, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+    l->fd = fd;
+    l->ev = event_new(px->base, fd, EV_READ | EV_PERSIST, on_accept, l);
     l->resume = evtimer_new(px->base, on_resume, l);
-    if (!l->lev || !l->resume) {
+    if (!l->ev || !l->resume || event_add(l->ev, NULL) < 0) {
         snprintf(err, errlen, "cannot watch the socket");
-        if (!l->lev)
-            close(fd);
         listener_free(l);
         return NULL;
     }
-    evconnlistener_set_error_cb(l->lev, on_accept_error);
     addrguard_add_endpoint(px->guard, (struct sockaddr *)&ss);
     l->next = s->listeners;
     s->listeners = l;
@@ -106,12 +114,13 @@ void listener_free(struct listener *l)
 {
     if (!l)
         return;
-    if (l->lev) {
+    if (l->ev) {
         addrguard_remove_endpoint(l->px->guard, (struct sockaddr *)&l->addr);
-        evconnlistener_free(l->lev);
+        event_free(l->ev);
     }
     if (l->resume)
         event_free(l->resume);
+    close(l->fd);
     free(l);
 }
 

@@ -12,7 +12,6 @@
 
 struct event_base;
 struct event;
-struct evconnlistener;
 struct audit;
 struct addrguard;
 struct resolver;
@@ -41,7 +40,8 @@ struct spoke {
 struct listener {
     struct proxy *px;
     struct spoke *spoke;
-    struct evconnlistener *lev;
+    int fd;
+    struct event *ev;     /* readable: a connection to accept */
     struct event *resume; /* re-enables accepting after EMFILE */
     struct sockaddr_storage addr;
     struct listener *next;

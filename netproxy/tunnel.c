@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 struct pipe_pool {
-    int (*idle)[2];
+    int (*idle)[3]; /* read end, write end, capacity */
     unsigned n, max;
     unsigned pipe_size;
 };
@@ -41,12 +41,13 @@ unsigned pipe_pool_size(const struct pipe_pool *p)
     return p->n;
 }
 
-static int pool_get(struct pipe_pool *p, int *r, int *w)
+static int pool_get(struct pipe_pool *p, int *r, int *w, size_t *cap)
 {
     if (p->n > 0) {
         p->n--;
         *r = p->idle[p->n][0];
         *w = p->idle[p->n][1];
+        *cap = (size_t)p->idle[p->n][2];
         return 0;
     }
     int fds[2];
@@ -54,18 +55,21 @@ static int pool_get(struct pipe_pool *p, int *r, int *w)
         return -1;
     /* Bigger pipes mean fewer splice calls per megabyte; the default (64 KiB) is kept
      * if the per-user pipe quota says no. */
-    if (p->pipe_size)
-        (void)fcntl(fds[1], F_SETPIPE_SZ, (int)p->pipe_size);
+    int size = p->pipe_size ? fcntl(fds[1], F_SETPIPE_SZ, (int)p->pipe_size) : -1;
+    if (size <= 0)
+        size = fcntl(fds[1], F_GETPIPE_SZ);
     *r = fds[0];
     *w = fds[1];
+    *cap = size > 0 ? (size_t)size : 65536;
     return 0;
 }
 
-static void pool_put(struct pipe_pool *p, int r, int w)
+static void pool_put(struct pipe_pool *p, int r, int w, size_t cap)
 {
     if (p->n < p->max) {
         p->idle[p->n][0] = r;
         p->idle[p->n][1] = w;
+        p->idle[p->n][2] = (int)cap;
         p->n++;
         return;
     }
@@ -84,6 +88,7 @@ void half_init(struct half *h, int from, int to, struct event *rev, struct event
     h->in_pipe = 0;
     h->eof = h->done = false;
     h->bytes = 0;
+    h->other = NULL;
 }
 
 static void arm(struct half *h, bool want_read, bool want_write)
@@ -109,7 +114,7 @@ static void drop_pipe(struct half *h, struct pipe_pool *pool)
     if (h->pipe_r < 0)
         return;
     if (h->in_pipe == 0) {
-        pool_put(pool, h->pipe_r, h->pipe_w);
+        pool_put(pool, h->pipe_r, h->pipe_w, h->pipe_cap);
     } else {
         close(h->pipe_r);
         close(h->pipe_w);
@@ -126,6 +131,10 @@ enum pump_result half_pump(struct half *h, struct pipe_pool *pool, uint64_t *mov
     *moved = 0;
     if (h->done)
         return PUMP_DONE;
+    /* A read shorter than asked for drained the socket: once it is written out, wait
+     * for readiness instead of paying for a read that would say EAGAIN. Epoll is
+     * level-triggered, so nothing is missed. */
+    bool drained = false;
     for (int round = 0; round < PUMP_ROUNDS; round++) {
         if (h->pre_off < h->pre_len) {
             ssize_t n = send(h->to, h->pre + h->pre_off, h->pre_len - h->pre_off, MSG_NOSIGNAL);
@@ -145,6 +154,7 @@ enum pump_result half_pump(struct half *h, struct pipe_pool *pool, uint64_t *mov
                 free(h->pre);
                 h->pre = NULL;
                 h->pre_len = h->pre_off = 0;
+                drained = true; /* nothing was read yet: wait for the first bytes */
             }
             continue;
         }
@@ -163,23 +173,31 @@ enum pump_result half_pump(struct half *h, struct pipe_pool *pool, uint64_t *mov
             *moved += (uint64_t)n;
             continue;
         }
+        if (drained && !h->eof) {
+            drop_pipe(h, pool);
+            arm(h, true, false);
+            return PUMP_WAIT;
+        }
         if (h->eof) {
             drop_pipe(h, pool);
             arm(h, false, false);
-            /* ENOTCONN: the peer is already gone; the other half will notice. */
-            (void)shutdown(h->to, SHUT_WR);
+            /* When the other direction is finished too, the tunnel closes now and
+             * close() sends the FIN. Otherwise half-close: the peer may still talk.
+             * (ENOTCONN: the peer is already gone; the other half will notice.) */
+            if (!h->other || !h->other->done)
+                (void)shutdown(h->to, SHUT_WR);
             h->done = true;
             return PUMP_DONE;
         }
-        if (h->pipe_r < 0 && pool_get(pool, &h->pipe_r, &h->pipe_w) < 0) {
+        if (h->pipe_r < 0 && pool_get(pool, &h->pipe_r, &h->pipe_w, &h->pipe_cap) < 0) {
             arm(h, false, false);
             return PUMP_ERR_NO_PIPE;
         }
-        ssize_t n =
-            splice(h->from, NULL, h->pipe_w, NULL, pool->pipe_size ? pool->pipe_size : 65536,
-                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        size_t want = h->pipe_cap;
+        ssize_t n = splice(h->from, NULL, h->pipe_w, NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (n > 0) {
             h->in_pipe = (size_t)n;
+            drained = (size_t)n < want;
         } else if (n == 0) {
             h->eof = true;
         } else if (errno == EAGAIN || errno == EINTR) {

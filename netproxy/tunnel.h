@@ -26,6 +26,7 @@ struct half {
     struct event *wev; /* EV_WRITE on to */
     bool rev_on, wev_on;
     int pipe_r, pipe_w; /* -1 when no pipe is held */
+    size_t pipe_cap;
     size_t in_pipe;
     /* Bytes from user space sent before the spliced stream: the "200" answer for the
      * upstream-to-client half, early tunnel data the client sent with its request for
@@ -35,6 +36,7 @@ struct half {
     bool pre_counts; /* whether pre bytes count as payload */
     bool eof;        /* from reached end of stream */
     bool done;       /* ... and it was passed on */
+    const struct half *other; /* the opposite direction */
     uint64_t bytes;  /* payload bytes written to `to` */
 };
 

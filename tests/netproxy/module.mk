@@ -3,7 +3,7 @@
 # the benchmark drive (np_load: load generator and echo/sink server).
 NP_TEST_SRCS := $(wildcard tests/netproxy/test_*.c)
 NP_TESTS := $(patsubst tests/netproxy/%.c,$(BUILD)/tests/netproxy/%,$(NP_TEST_SRCS))
-NP_HELPERS :=
+NP_HELPERS := $(BUILD)/tests/netproxy/np_load
 TEST_BINARIES += $(NP_TESTS) $(NP_HELPERS)
 
 $(BUILD)/tests/netproxy/test_%: $(BUILD)/obj/tests/netproxy/test_%.o $(NETPROXY_LIB) $(LIBISOLATE)

@@ -90,6 +90,7 @@ check(rec and rec.get("isolate.spoke") == "alpha" and rec.get("event.outcome") =
       "spoke-add is audited")
 
 # Hostile or broken control messages: refused with a reason, no descriptor leaked.
+time.sleep(0.2)  # let the refused connection above finish lingering
 before = nfds()
 bad = [
     ("duplicate name", {"op": "add", "spoke": "alpha", "allow": ["allowed.example"]}, "already exists"),
@@ -128,7 +129,7 @@ for what, raw, want in [("broken JSON", b"{bad", "JSON"), ("a JSON array", b"[1]
         hub.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
     r = ctl(None, raw=raw)
     check(r.get("ok") is False and want in r.get("error", ""), "control message refused: %s" % what, r)
-check(wait_until(lambda: nfds() == before, 2), "no descriptor leaked by refused messages",
+check(wait_until(lambda: nfds() <= before, 2), "no descriptor leaked by refused messages",
       "%d -> %d" % (before, nfds()))
 check(px.alive(), "proxy alive after hostile control messages")
 
