@@ -13,7 +13,7 @@ void config_defaults(struct np_config *c)
     c->max_tunnels = 4096;
     c->max_tunnels_per_spoke = 256;
     c->max_pending = 1024;
-    c->max_pending_per_spoke = 64;
+    c->max_pending_per_spoke = 256;
     c->retry_after_s = 1;
     c->header_timeout_ms = 10000;
     c->dns_timeout_ms = 5000;

@@ -73,7 +73,7 @@ static void usage(FILE *out)
         "  --max-tunnels N             tunnels in total (default 4096)\n"
         "  --max-tunnels-per-spoke N   tunnels per spoke (default 256)\n"
         "  --max-pending N             connections still sending their request (default 1024)\n"
-        "  --max-pending-per-spoke N   the same, per spoke (default 64)\n"
+        "  --max-pending-per-spoke N   the same, per spoke (default 256)\n"
         "  --retry-after S             Retry-After value in seconds (default 1)\n"
         "  --max-request-line BYTES    request line limit, 414 past it (default 8192)\n"
         "  --max-header-size BYTES     header section limit, 431 past it (default 32768)\n"

@@ -1,15 +1,16 @@
 /* np_load: the load generator and upstream for scripts/bench/proxy, in C so that the
  * client is never the bottleneck being measured.
  *
- *   np_load serve ECHO_ADDR:PORT SINK_ADDR:PORT
- *       epoll server: ECHO echoes; SINK reads everything and, at the client's end of
- *       stream, answers with the byte count (8 bytes, little endian) and closes.
+ *   np_load serve ECHO_ADDR:PORT SOURCE_ADDR:PORT
+ *       epoll server: ECHO echoes; SOURCE reads an 8-byte count N (little endian),
+ *       sends N bytes and closes (a download: no half-close needed, so any proxy can
+ *       carry it).
  *   np_load latency  [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N
  *       N sequential tunnels: time from connect() to the first echoed byte.
  *   np_load rate     [--via PROXY] --target HOST:PORT --addr ADDR:PORT -c CONC -d SECONDS
  *       CONC concurrent clients, each looping connect, CONNECT, one echoed byte, close.
  *   np_load throughput [--via PROXY] --target HOST:PORT --addr ADDR:PORT -b BYTES
- *       one stream of BYTES to the sink.
+ *       one stream of BYTES from the source, timed from request to last byte.
  *   np_load idle     [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N
  *       opens N tunnels (each proven with one echoed byte), prints "ready N", and holds
  *       them until stdin closes.
@@ -66,45 +67,83 @@ static int listen_on(const char *s)
 
 /* ---- server ------------------------------------------------------------------------- */
 
-enum { ROLE_ECHO_LISTEN, ROLE_SINK_LISTEN, ROLE_ECHO, ROLE_SINK };
+enum { ROLE_ECHO_LISTEN, ROLE_SOURCE_LISTEN, ROLE_ECHO, ROLE_SOURCE };
 
 struct sconn {
     int fd, role;
-    uint64_t count;
+    uint64_t left; /* source: bytes still to send */
+    unsigned char req[8];
+    size_t req_got;
 };
 
-static _Noreturn void serve(const char *echo_addr, const char *sink_addr)
+/* Source: read the count, then write until done. Returns false when c is closed. */
+static bool source_step(int ep, struct sconn *c, char *buf, size_t size)
+{
+    if (c->req_got < sizeof(c->req)) {
+        ssize_t r = read(c->fd, c->req + c->req_got, sizeof(c->req) - c->req_got);
+        if (r < 0 && errno == EAGAIN)
+            return true;
+        if (r <= 0)
+            goto done;
+        c->req_got += (size_t)r;
+        if (c->req_got < sizeof(c->req))
+            return true;
+        memcpy(&c->left, c->req, sizeof(c->left));
+        struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
+        epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+    }
+    while (c->left > 0) {
+        size_t n = c->left < size ? (size_t)c->left : size;
+        ssize_t w = write(c->fd, buf, n);
+        if (w < 0 && errno == EAGAIN)
+            return true;
+        if (w <= 0)
+            goto done;
+        c->left -= (uint64_t)w;
+    }
+done:
+    close(c->fd);
+    free(c);
+    return false;
+}
+
+static _Noreturn void serve(const char *echo_addr, const char *source_addr)
 {
     int ep = epoll_create1(EPOLL_CLOEXEC);
-    struct sconn ls[2] = {{listen_on(echo_addr), ROLE_ECHO_LISTEN, 0},
-                          {listen_on(sink_addr), ROLE_SINK_LISTEN, 0}};
+    struct sconn ls[2] = {{.fd = listen_on(echo_addr), .role = ROLE_ECHO_LISTEN},
+                          {.fd = listen_on(source_addr), .role = ROLE_SOURCE_LISTEN}};
     for (int i = 0; i < 2; i++) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ls[i]};
         epoll_ctl(ep, EPOLL_CTL_ADD, ls[i].fd, &ev);
     }
     static char buf[1 << 18];
+    memset(buf, 's', sizeof(buf));
     struct epoll_event evs[256];
     for (;;) {
         int n = epoll_wait(ep, evs, 256, -1);
         for (int i = 0; i < n; i++) {
             struct sconn *c = evs[i].data.ptr;
-            if (c->role == ROLE_ECHO_LISTEN || c->role == ROLE_SINK_LISTEN) {
+            if (c->role == ROLE_ECHO_LISTEN || c->role == ROLE_SOURCE_LISTEN) {
                 int fd;
                 while ((fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
                     int one = 1;
                     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                     struct sconn *nc = xcalloc(1, sizeof(*nc));
                     nc->fd = fd;
-                    nc->role = c->role == ROLE_ECHO_LISTEN ? ROLE_ECHO : ROLE_SINK;
+                    nc->role = c->role == ROLE_ECHO_LISTEN ? ROLE_ECHO : ROLE_SOURCE;
                     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = nc};
                     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
                 }
                 continue;
             }
+            if (c->role == ROLE_SOURCE) {
+                source_step(ep, c, buf, sizeof(buf));
+                continue;
+            }
             for (;;) {
                 ssize_t r = read(c->fd, buf, sizeof(buf));
                 if (r > 0) {
-                    if (c->role == ROLE_ECHO) {
+                    {
                         /* Echo replies are tiny in the benchmark: a blocking-ish
                          * retry is fine. */
                         ssize_t off = 0;
@@ -115,18 +154,11 @@ static _Noreturn void serve(const char *echo_addr, const char *sink_addr)
                             if (w > 0)
                                 off += w;
                         }
-                    } else {
-                        c->count += (uint64_t)r;
                     }
                     continue;
                 }
                 if (r < 0 && errno == EAGAIN)
                     break;
-                if (r == 0 && c->role == ROLE_SINK) {
-                    uint64_t v = c->count;
-                    if (write(c->fd, &v, sizeof(v)) != sizeof(v))
-                        fprintf(stderr, "np_load: sink: cannot report the count\n");
-                }
                 close(c->fd);
                 free(c);
                 break;
@@ -223,23 +255,21 @@ static int run_throughput(const struct target *t, uint64_t total)
 {
     int fd = open_tunnel_blocking(t);
     static char buf[1 << 18];
-    memset(buf, 'a', sizeof(buf));
-    uint64_t t0 = now_mono_ns(), sent = 0;
-    while (sent < total) {
-        size_t want = total - sent < sizeof(buf) ? (size_t)(total - sent) : sizeof(buf);
-        ssize_t w = write(fd, buf, want);
-        if (w < 0)
-            die("write");
-        sent += (uint64_t)w;
+    uint64_t t0 = now_mono_ns(), got = 0;
+    if (write(fd, &total, sizeof(total)) != sizeof(total))
+        die("write");
+    while (got < total) {
+        ssize_t r = read(fd, buf, sizeof(buf));
+        if (r <= 0)
+            break;
+        got += (uint64_t)r;
     }
-    shutdown(fd, SHUT_WR);
-    uint64_t got = 0;
-    if (read_full(fd, &got, sizeof(got)) != sizeof(got) || got != total) {
-        fprintf(stderr, "np_load: the sink got %llu of %llu bytes\n", (unsigned long long)got,
+    uint64_t t1 = now_mono_ns();
+    if (got != total) {
+        fprintf(stderr, "np_load: got %llu of %llu bytes\n", (unsigned long long)got,
                 (unsigned long long)total);
         return 1;
     }
-    uint64_t t1 = now_mono_ns();
     close(fd);
     double secs = (double)(t1 - t0) / 1e9;
     printf("{\"bytes\":%llu,\"seconds\":%.3f,\"MBps\":%.1f}\n", (unsigned long long)total, secs,
