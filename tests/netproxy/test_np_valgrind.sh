@@ -7,5 +7,9 @@ if ! command -v valgrind >/dev/null; then
     skip "netproxy under valgrind" "valgrind not installed (scripts/deps --all)"
     exit 0
 fi
+if grep -aq __asan_init "$BIN/netproxy"; then
+    skip "netproxy under valgrind" "valgrind cannot run the ASan build (SAN=1)"
+    exit 0
+fi
 export TMP
 /usr/bin/python3 "$ROOT/tests/netproxy/np_valgrind.py"
