@@ -588,8 +588,10 @@ int main(int argc, char **argv)
     while (px->spokes)
         spoke_remove(px, px->spokes);
     metrics_free(px->metrics);
+    /* Cancelled DNS lookups report back through the loop once more: let them, before
+     * the resolver they belong to goes away. */
+    event_base_loop(px->base, EVLOOP_NONBLOCK);
     resolver_free(px->resolver);
-    /* Cancelled DNS requests report back through the loop once more. */
     event_base_loop(px->base, EVLOOP_NONBLOCK);
     if (px->drain_timer)
         event_free(px->drain_timer);

@@ -32,7 +32,6 @@ struct spoke {
     bool report_only;
     unsigned tunnels, pending; /* live counts */
     unsigned refs;
-    bool removed;
     struct listener *listeners;
     struct spoke *next;
 };

@@ -56,7 +56,6 @@ void spoke_remove(struct proxy *px, struct spoke *s)
             *pp = s->next;
             break;
         }
-    s->removed = true;
     spoke_unref(s);
 }
 

@@ -33,11 +33,11 @@ struct half {
      * the other. Owned (malloc). */
     char *pre;
     size_t pre_len, pre_off;
-    bool pre_counts; /* whether pre bytes count as payload */
-    bool eof;        /* from reached end of stream */
-    bool done;       /* ... and it was passed on */
+    bool pre_counts;          /* whether pre bytes count as payload */
+    bool eof;                 /* from reached end of stream */
+    bool done;                /* ... and it was passed on */
     const struct half *other; /* the opposite direction */
-    uint64_t bytes;  /* payload bytes written to `to` */
+    uint64_t bytes;           /* payload bytes written to `to` */
 };
 
 enum pump_result {

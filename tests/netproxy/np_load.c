@@ -215,8 +215,8 @@ static bool read_head(int fd)
 static int open_tunnel_blocking(const struct target *t)
 {
     int fd = dial_blocking(t);
-    if (t->via && (write(fd, t->request, t->request_len) != (ssize_t)t->request_len ||
-                   !read_head(fd))) {
+    if (t->via &&
+        (write(fd, t->request, t->request_len) != (ssize_t)t->request_len || !read_head(fd))) {
         fprintf(stderr, "np_load: CONNECT refused\n");
         exit(1);
     }

@@ -12,14 +12,18 @@ pki = make_ca(["api.allowed.example", "dns.allowed.example"])
 srv = Servers([
     {"name": "tls", "kind": "https", "addr": "127.0.0.1", "cert": pki["cert"], "key": pki["key"]},
     {"name": "echo", "kind": "echo", "addr": "127.0.0.1"},
+    {"name": "echo6", "kind": "echo", "addr": "::1"},
     {"name": "dns", "kind": "dns", "addr": "127.0.0.1",
      "table": {"dns.allowed.example": {"A": [["127.0.0.1"]]},
                "echo.allowed.example": {"A": [["127.0.0.1"]]}}},
 ])
 tls, echo, dns = srv.ports["tls"], srv.ports["echo"], srv.ports["dns"]
+echo6 = srv.ports["echo6"]
 metrics_port = free_port()
 px = Proxy(["--allow", "allowed.example", "--name", "metro_hail",
-            "--ports", "%d,%d" % (tls, echo),
+            "--ports", "%d,%d,%d" % (tls, echo, echo6),
+            "--resolve", "v6.allowed.example:%d:[::1]" % echo6,
+            "--upstream-allow-cidr", "::1/128",
             "--resolve", "api.allowed.example:%d:127.0.0.1" % tls,
             "--dns-server", "127.0.0.1:%d" % dns,
             "--upstream-allow-cidr", "127.0.0.1/32",
@@ -169,9 +173,21 @@ while len(got) < 4:
 is_(got, b"ping", "second tunnel echoes")
 s.close()
 
+# An IPv6 upstream.
+s, st, hd, rest = open_tunnel(px.port, "v6.allowed.example:%d" % echo6)
+s.sendall(b"six")
+s.shutdown(socket.SHUT_WR)
+data = rest + recv_all(s)
+s.close()
+check(st == 200 and data == b"sixBYE:::1", "a tunnel to an IPv6 upstream", repr(data))
+rec = px.record_for(lambda r: r.get("destination.domain") == "v6.allowed.example" and
+                    r.get("event.action") == "close")
+check(rec and rec.get("destination.ip") == "::1" and rec.get("network.type") == "ipv6",
+      "its record: destination.ip ::1, network.type ipv6")
+
 # --- metrics ----------------------------------------------------------------------
 text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=5).read().decode()
-check('netproxy_decisions_total{decision="allow",reason="allowed"} 5' in text,
+check('netproxy_decisions_total{decision="allow",reason="allowed"} 6' in text,
       "metrics: allowed decisions counted", re.findall(r"netproxy_decisions_total.*", text))
 check('netproxy_decisions_total{decision="deny",reason="domain-not-allowed"} 1' in text,
       "metrics: denials counted by reason")
@@ -179,7 +195,7 @@ check(re.search(r'netproxy_bytes_total\{direction="client-to-upstream"\} (\d+)',
       int(re.search(r'netproxy_bytes_total\{direction="client-to-upstream"\} (\d+)', text).group(1))
       >= len(payload), "metrics: bytes relayed")
 check("netproxy_dns_duration_seconds_count 3" in text, "metrics: DNS latency histogram (three lookups)")
-check("netproxy_connect_duration_seconds_count 5" in text, "metrics: connect latency histogram")
+check("netproxy_connect_duration_seconds_count 6" in text, "metrics: connect latency histogram")
 check(re.search(r"netproxy_tunnels_active \d+", text), "metrics: active tunnels gauge")
 check('netproxy_spoke_tunnels_active{spoke="metro_hail"}' in text, "metrics: per-spoke gauge")
 try:

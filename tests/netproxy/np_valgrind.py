@@ -10,10 +10,10 @@ echo, dns = srv.ports["echo"], srv.ports["dns"]
 log = os.path.join(TMP, "valgrind.log")
 px = Proxy(["--allow", "allowed.example", "--ports", "443,%d" % echo,
             "--dns-server", "127.0.0.1:%d" % dns, "--upstream-allow-cidr", "127.0.0.1/32",
-            "--resolve", "e.allowed.example:%d:127.0.0.1" % echo, "--dns-timeout", "300ms",
+            "--resolve", "e.allowed.example:%d:127.0.0.1" % echo, "--dns-timeout", "1s",
             "--metrics", "127.0.0.1:%d" % (mport := free_port()),
             # valgrind cannot run a program that loads a seccomp filter
-            "--no-seccomp", "--drain-timeout", "500ms"],
+            "--no-seccomp", "--drain-timeout", "300ms"],
            wrapper=["valgrind", "--error-exitcode=99", "--leak-check=full",
                     "--errors-for-leak-kinds=definite,indirect",
                     "--show-leak-kinds=definite,indirect", "--log-file=" + log])
@@ -38,10 +38,16 @@ import urllib.request
 check(b"netproxy_decisions_total" in urllib.request.urlopen(
     "http://127.0.0.1:%d/metrics" % mport, timeout=10).read(), "metrics under valgrind")
 s, st, hd, rest = open_tunnel(px.port, T, timeout=10)  # left open: the drain ends it
+# A lookup still pending at exit: cancelled while the resolver is torn down.
+pending = socket.create_connection(("127.0.0.1", px.port))
+pending.sendall(b"CONNECT slow.allowed.example:443 HTTP/1.1\r\n\r\n")
+time.sleep(0.2)
 px.signal(signal.SIGHUP)
 check(wait_until(lambda: "reopened" in px.stderr(), 10), "SIGHUP reopen under valgrind")
 rc = px.stop(timeout=60)
 s.close()
+st, hd, body = parse_response(recv_all(pending, 5))
+is_(hd.get("x-proxy-error"), "shutting-down", "a request still resolving at exit is refused 503")
 report = open(log).read()
 is_(rc, 0, "valgrind: exit 0 (no errors, no definite or indirect leaks)")
 check("ERROR SUMMARY: 0 errors" in report, "valgrind: ERROR SUMMARY: 0 errors",
