@@ -85,6 +85,8 @@ static void usage(FILE *out)
         "  --idle-timeout D            tunnel without a byte either way (default 5m)\n"
         "  --max-lifetime D            tunnel lifetime, 0 for none (default 1h)\n"
         "  --drain-timeout D           on SIGTERM, wait this long for tunnels (default 30s)\n"
+        "  --pipe-size BYTES           splice pipe per busy direction (default 262144; the\n"
+        "                              kernel caps it at /proc/sys/fs/pipe-max-size)\n"
         "Process:\n"
         "  --user USER                 when started as root, become USER after setup\n"
         "                              (default nobody)\n"
@@ -203,6 +205,7 @@ enum {
     OPT_IDLE_TIMEOUT,
     OPT_MAX_LIFETIME,
     OPT_DRAIN_TIMEOUT,
+    OPT_PIPE_SIZE,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -237,6 +240,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"max-lifetime", required_argument, NULL, OPT_MAX_LIFETIME},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+        {"pipe-size", required_argument, NULL, OPT_PIPE_SIZE},
         {"debug", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -352,6 +356,9 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_DRAIN_TIMEOUT:
             cfg->drain_timeout_ms = parse_duration("--drain-timeout", optarg, true);
+            break;
+        case OPT_PIPE_SIZE:
+            cfg->pipe_size = parse_count("--pipe-size", optarg, 4096, 64u << 20);
             break;
         case 'v':
             o->debug = true;
