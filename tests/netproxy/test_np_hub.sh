@@ -5,6 +5,6 @@
 # global limits, removal with open tunnels, and exit when the hub goes away.
 . "$(dirname "$0")/../lib.sh"
 require_root
-test_netns npx >/dev/null
+test_netns npx
 export TMP NETNS="itest-npx-$$"
 /usr/bin/python3 "$ROOT/tests/netproxy/np_hub.py"

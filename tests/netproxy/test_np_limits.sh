@@ -5,7 +5,7 @@
 # lifetime timeouts with short test values.
 . "$(dirname "$0")/../lib.sh"
 require_root
-test_netns npx >/dev/null
+test_netns npx
 NETNS="itest-npx-$$"
 ip -n "$NETNS" link add v0 type veth peer name v1
 ip -n "$NETNS" link set v0 up

@@ -8,7 +8,8 @@
 . "$(dirname "$0")/lib-nsjail.sh"
 require_root
 
-gw=$(test_netns nsj-leak)
+test_netns nsj-leak
+gw=$NETNS
 # Mount points of the host, but for network namespace files (other suites on this
 # machine add and delete theirs at any time).
 host_mounts() { awk '$5 !~ "^/run/netns/" {print $5}' /proc/self/mountinfo | sort; }

@@ -14,7 +14,8 @@ host_port=$(free_port)
 gw_port=$(free_port)
 # A host service listening on every address of the root netns.
 start_server "$TMP/root.out" "$HOSTILE" serve-tcp 0.0.0.0 "$host_port"
-gw=$(test_netns nsj-gw)
+test_netns nsj-gw
+gw=$NETNS
 start_server "$TMP/gw.out" ip netns exec "$gw" "$HOSTILE" serve-tcp 0.0.0.0 "$gw_port"
 
 # connect_from_jail NSJAIL_OPTIONS... -- ADDR PORT: the outcome of a TCP connect from
