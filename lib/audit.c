@@ -51,6 +51,16 @@ int audit_reopen(struct audit *a)
     return 0;
 }
 
+void audit_reopen_fd(struct audit *a, int fd)
+{
+    if (a->is_stdout) {
+        close(fd);
+        return;
+    }
+    close(a->fd);
+    a->fd = fd;
+}
+
 void audit_close(struct audit *a)
 {
     if (!a)
@@ -181,7 +191,10 @@ json_t *audit_string(const char *s, size_t len, size_t cap)
     static const char marker[] = "...[truncated]";
     static const char replacement[] = "\xef\xbf\xbd";
     size_t out_cap = cap < 32 ? 32 : cap;
-    char *out = xmalloc(out_cap + sizeof(marker));
+    /* Each input byte becomes at most 3 output bytes (U+FFFD): size the buffer for the
+     * input rather than for the cap, so that short strings stay small allocations. */
+    size_t need = len <= out_cap / 3 ? 3 * len : out_cap;
+    char *out = xmalloc(need + sizeof(marker));
     size_t o = 0;
     bool truncated = false;
     const unsigned char *u = (const unsigned char *)s;

@@ -26,6 +26,10 @@ struct audit;
 struct audit *audit_open(const char *path, const char *service_name, char *err, size_t errlen);
 /* Reopens the same path (logrotate's SIGHUP); on failure keeps the old descriptor. */
 int audit_reopen(struct audit *a);
+/* Replaces the descriptor with fd, opened elsewhere on the same path (a privileged
+ * helper, when the writer may no longer open files itself). Takes ownership of fd;
+ * for stdout it only closes fd. */
+void audit_reopen_fd(struct audit *a, int fd);
 void audit_close(struct audit *a);
 const char *audit_path(const struct audit *a);
 

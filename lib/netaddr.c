@@ -38,20 +38,13 @@ struct range {
 /* Order matters only where ranges nest: the first match wins, so the narrow ranges
  * come before the wide ones that contain them. */
 static const struct range v4_ranges[] = {
-    {"255.255.255.255/32", ADDR_BROADCAST},
-    {"0.0.0.0/8", ADDR_UNSPECIFIED},
-    {"127.0.0.0/8", ADDR_LOOPBACK},
-    {"10.0.0.0/8", ADDR_PRIVATE},
-    {"172.16.0.0/12", ADDR_PRIVATE},
-    {"192.168.0.0/16", ADDR_PRIVATE},
-    {"169.254.0.0/16", ADDR_LINK_LOCAL},
-    {"100.64.0.0/10", ADDR_CGNAT},
-    {"224.0.0.0/4", ADDR_MULTICAST},
-    {"192.0.2.0/24", ADDR_DOCUMENTATION},
-    {"198.51.100.0/24", ADDR_DOCUMENTATION},
-    {"203.0.113.0/24", ADDR_DOCUMENTATION},
-    {"198.18.0.0/15", ADDR_BENCHMARK},
-    {"192.0.0.0/24", ADDR_RESERVED},
+    {"255.255.255.255/32", ADDR_BROADCAST},  {"0.0.0.0/8", ADDR_UNSPECIFIED},
+    {"127.0.0.0/8", ADDR_LOOPBACK},          {"10.0.0.0/8", ADDR_PRIVATE},
+    {"172.16.0.0/12", ADDR_PRIVATE},         {"192.168.0.0/16", ADDR_PRIVATE},
+    {"169.254.0.0/16", ADDR_LINK_LOCAL},     {"100.64.0.0/10", ADDR_CGNAT},
+    {"224.0.0.0/4", ADDR_MULTICAST},         {"192.0.2.0/24", ADDR_DOCUMENTATION},
+    {"198.51.100.0/24", ADDR_DOCUMENTATION}, {"203.0.113.0/24", ADDR_DOCUMENTATION},
+    {"198.18.0.0/15", ADDR_BENCHMARK},       {"192.0.0.0/24", ADDR_RESERVED},
     {"192.88.99.0/24", ADDR_RESERVED}, /* former 6to4 relay anycast */
     {"240.0.0.0/4", ADDR_RESERVED},
 };
@@ -61,19 +54,22 @@ static const struct range v6_ranges[] = {
     {"::1/128", ADDR_LOOPBACK},
     {"64:ff9b::/96", ADDR_NAT64},
     {"64:ff9b:1::/48", ADDR_NAT64},
-    {"::/96", ADDR_RESERVED}, /* IPv4-compatible, deprecated */
+    {"::/96", ADDR_RESERVED},           /* IPv4-compatible, deprecated */
+    {"::ffff:0:0:0/96", ADDR_RESERVED}, /* IPv4-translated (SIIT, RFC 2765) */
     {"100::/64", ADDR_RESERVED},
     {"2001:2::/48", ADDR_BENCHMARK},
     {"2001:10::/28", ADDR_RESERVED},
     {"2001:20::/28", ADDR_RESERVED},
     {"2001:db8::/32", ADDR_DOCUMENTATION},
     {"2001::/32", ADDR_TEREDO},
+    {"2001::/23", ADDR_RESERVED}, /* the rest of the IETF protocol assignments */
     {"2002::/16", ADDR_6TO4},
     {"fc00::/7", ADDR_ULA},
     {"fe80::/10", ADDR_LINK_LOCAL},
     {"fec0::/10", ADDR_PRIVATE},
     {"ff00::/8", ADDR_MULTICAST},
     {"3fff::/20", ADDR_DOCUMENTATION},
+    {"5f00::/16", ADDR_RESERVED}, /* SRv6 SIDs (RFC 9602), never a public host */
 };
 
 static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned prefix)
@@ -102,8 +98,8 @@ static void parse_ranges(void)
     ranges_parsed = true;
 }
 
-static enum addr_class classify_in(const struct range *ranges, const struct cidr *parsed,
-                                   size_t n, const uint8_t *addr)
+static enum addr_class classify_in(const struct range *ranges, const struct cidr *parsed, size_t n,
+                                   const uint8_t *addr)
 {
     if (!ranges_parsed)
         parse_ranges();
@@ -148,8 +144,7 @@ static bool parse_addr(const char *s, int *family, uint8_t *addr)
     return false;
 }
 
-static bool split_prefix(const char *s, char *addr, size_t size, unsigned *prefix,
-                         bool *has_prefix)
+static bool split_prefix(const char *s, char *addr, size_t size, unsigned *prefix, bool *has_prefix)
 {
     const char *slash = strchr(s, '/');
     size_t n = slash ? (size_t)(slash - s) : strlen(s);

@@ -26,7 +26,7 @@ enum addr_class {
     ADDR_NAT64,         /* 64:ff9b::/96, 64:ff9b:1::/48 */
     ADDR_6TO4,          /* 2002::/16 */
     ADDR_TEREDO,        /* 2001::/32 */
-    ADDR_RESERVED,      /* 240/4, 192.0.0/24, 192.88.99/24, ::/96, 100::/64, 2001:10::/28 ... */
+    ADDR_RESERVED,      /* 240/4, 192.0.0/24, 192.88.99/24, ::/96, 100::/64, 2001::/23 ... */
 };
 
 /* Stable lower-case names ("link-local") used in audit records and error bodies. */

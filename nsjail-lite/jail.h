@@ -8,13 +8,46 @@
  * and network namespaces, a tmpfs root with read-only system binds, rlimits, no
  * capabilities, no_new_privs and a seccomp allowlist (the last step before exec).
  * Without namespaces (the hub's "process" isolation mode) it gets the same rlimits,
- * no_new_privs and seccomp preset, and nothing else.
+ * no_new_privs and seccomp preset (network sockets allowed: direct network), and
+ * nothing else: no namespaces, no mounts, no identity change.
  *
  * jail_start() returns once the program has been exec'd, or fails with a message and
  * the env(1)-style code that a launcher would exit with (125 setup failed, 126 not
  * executable, 127 not found). The returned handle's pid is a child of the caller:
  * waitpid() it, poll its pidfd, or call jail_poll()/jail_wait(), which reap it and
- * fill a jail_status. Killing that pid takes the whole jail down. */
+ * fill a jail_status. Killing that pid takes the whole jail down.
+ *
+ * How it works (details in internal.h): the pid is a small "monitor" process forked
+ * from the caller. It holds the jail's host-id lock, enforces the wall time, and exits
+ * the way the program did (same exit code, or killed by the same signal), after
+ * writing the status with its reason on a pipe that jail_poll()/jail_wait() read.
+ * Killing the monitor kills the jail (parent-death signal on the jail's pid 1, whose
+ * exit ends the pid namespace).
+ *
+ * Calling it from a long-running, multi-threaded process (the hub):
+ * - the profile, paths, addresses and strings are checked and the seccomp program is
+ *   ready before any fork (the presets are compiled at build time, profile additions
+ *   in the caller); the forked processes only make syscalls, except the monitor,
+ *   which uses libnl for the veth (the library never calls libnl in the caller, so no
+ *   libnl lock can be held by another thread at fork time);
+ * - every descriptor of the caller is closed in the monitor right after the fork,
+ *   except the program's stdio and keep_fds, which are closed there once the jail
+ *   holds them: the monitor never keeps another spoke's socket open;
+ * - signal handlers and the signal mask of the caller are reset in the jail;
+ * - the monitor dies with the THREAD that called jail_start() (PR_SET_PDEATHSIG):
+ *   call it from a thread that lives as long as its jails (the hub's main thread);
+ * - a SIGCHLD handler that reaps every child may reap the monitor: then pass the
+ *   wait status to jail_reaped() instead of calling jail_poll()/jail_wait().
+ * jail_start() is thread-safe; a jail handle is used by one thread at a time.
+ *
+ * With a veth, the host side and its address exist from inside jail_start() on: bind a
+ * proxy's listening socket to that address with IP_FREEBIND before starting the jail,
+ * so the spoke's first connect cannot race it. When the jail ends, the kernel deletes
+ * the host side with the jail's netns, asynchronously (it may linger for some
+ * milliseconds after jail_wait() returns): hand out /30s round-robin rather than
+ * reusing the one just freed. The jail's pid 1 is a copy of the caller's memory; it
+ * is made non-dumpable (unreadable to the jail) and zeroes its copy of the caller's
+ * command line and environment. */
 #ifndef NSJAIL_LITE_JAIL_H
 #define NSJAIL_LITE_JAIL_H
 
@@ -36,9 +69,15 @@ enum jail_seccomp_action {
 };
 
 struct jail_bind {
-    char *src;
-    char *dst;
+    char *src; /* host path */
+    char *dst; /* path inside the jail; NULL = same as src */
     bool writable;
+    bool optional; /* skip silently when src does not exist (profile system binds) */
+    /* Before the jail starts, change the owner of src and of everything below it (no
+     * symlink is followed, no other file system is entered) to the jail's host
+     * uid/gid, so the program can use files that an earlier run (with another host
+     * id) left. This is how the hub gives a spoke its private /data. */
+    bool chown;
 };
 
 struct jail_tmpfs {
@@ -51,15 +90,20 @@ struct jail_limits {
     uint64_t cpu_s;    /* RLIMIT_CPU */
     uint64_t fsize_mb; /* RLIMIT_FSIZE */
     uint64_t nofile;   /* RLIMIT_NOFILE */
-    uint64_t nproc;    /* RLIMIT_NPROC */
+    uint64_t nproc;    /* RLIMIT_NPROC (counts every process of the jail's host uid) */
     uint64_t wall_s;   /* whole-jail wall-clock limit; 0 = none */
+    /* For the other limits 0 keeps the caller's limit. A limit above the caller's
+     * hard limit is lowered to it. RLIMIT_CORE is always 0. */
 };
 
 struct jail_config {
     bool namespaces; /* false: rlimits + no_new_privs + seccomp only */
 
     /* identity (namespaces only): the uid/gid inside, and the range of unprivileged
-     * host ids from which each concurrent jail gets a distinct one */
+     * host ids from which each concurrent jail gets a distinct one: the lowest free id
+     * of [host_id_base, host_id_base + host_id_count), held with an flock on
+     * /run/nsjail-lite/id-N.lock for as long as the jail runs; the host gid is the
+     * same number. host_id_base must be at least 65536. */
     uid_t inside_uid;
     gid_t inside_gid;
     uint32_t host_id_base;
@@ -79,9 +123,11 @@ struct jail_config {
     char **env;
 
     enum jail_net net;
-    char *veth_host_cidr;  /* "169.254.64.1/30" (JAIL_NET_VETH) */
-    char *veth_spoke_cidr; /* "169.254.64.2/30" */
+    char *veth_host_cidr;   /* "169.254.64.1/30" (JAIL_NET_VETH) */
+    char *veth_spoke_cidr;  /* "169.254.64.2/30" */
     int veth_host_netns_fd; /* netns for the host side; -1 = the caller's own */
+    /* Name of the host side; NULL = "vnj" + the monitor's pid (jail_host_ifname()). */
+    char *veth_host_ifname;
 
     struct jail_limits limits;
 
@@ -90,7 +136,8 @@ struct jail_config {
     enum jail_seccomp_action seccomp_action;
 
     /* descriptors: the program's stdin/stdout/stderr (-1 = the caller's own), and
-     * extra descriptors to keep open (everything else is closed) */
+     * extra descriptors to keep open at the same numbers (everything else is closed;
+     * keep_fds must be >= 3) */
     int stdin_fd;
     int stdout_fd;
     int stderr_fd;
@@ -101,10 +148,10 @@ struct jail_config {
 };
 
 struct jail_status {
-    int exit_code; /* the program's status, or 128+signal, or 125/126/127 */
+    int exit_code;   /* the program's status, or 128+signal, or 125/126/127 */
     int term_signal; /* 0, or the signal that ended the program */
     /* "" when not known, else "seccomp", "rlimit-cpu", "rlimit-fsize", "wall-time",
-     * "killed" (jail_kill) */
+     * "killed" (jail_kill, or the monitor was killed) */
     char reason[32];
 };
 
@@ -115,25 +162,62 @@ struct jail_error {
 
 struct jail;
 
-/* Defaults: the values of config/profiles/spoke.json without reading it. */
+/* Defaults: the values of config/profiles/spoke.json without reading it. Every string
+ * and array in a jail_config is heap-allocated and owned by it (jail_config_free). */
 void jail_config_init(struct jail_config *cfg);
 /* Loads a JSON profile over cfg; errors name the file and the key. */
-int jail_config_load_profile(struct jail_config *cfg, const char *path, char *err,
-                             size_t errlen);
+int jail_config_load_profile(struct jail_config *cfg, const char *path, char *err, size_t errlen);
+/* Loads a seccomp policy file ({"preset":..., "allow":[...], "action":...}, the
+ * "seccomp" object of a profile) over cfg. */
+int jail_config_load_seccomp(struct jail_config *cfg, const char *path, char *err, size_t errlen);
+/* Appenders that copy their arguments (dst NULL = src). */
+void jail_config_add_bind(struct jail_config *cfg, const char *src, const char *dst, bool writable);
+void jail_config_add_tmpfs(struct jail_config *cfg, const char *dst, uint64_t size_mb);
+/* "NAME=VALUE"; replaces an earlier NAME. */
+void jail_config_set_env(struct jail_config *cfg, const char *name_value);
 void jail_config_free(struct jail_config *cfg);
 
-struct jail *jail_start(const struct jail_config *cfg, char *const argv[],
-                        struct jail_error *err);
+struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struct jail_error *err);
+/* The launcher's way (build/nsjail-lite): the calling process itself becomes the
+ * monitor, so no extra process is forked. It never returns: it exits with the
+ * program's status (128+N if the program died of signal N; 137 for wall time or
+ * SIGINT/SIGTERM/SIGHUP, which end the jail), after writing the status line to
+ * status_fd if >= 0. Setup errors are printed on stderr and exit 125, 126 or 127.
+ * For single-threaded callers only (it resets signal handlers and closes every
+ * other descriptor). */
+_Noreturn void jail_exec(const struct jail_config *cfg, char *const argv[], int status_fd);
 pid_t jail_pid(const struct jail *j);
+/* The host uid and gid the jail runs as (namespaces), or the caller's (without). */
+uid_t jail_host_uid(const struct jail *j);
+gid_t jail_host_gid(const struct jail *j);
+/* The host side of the veth ("" without one). */
+const char *jail_host_ifname(const struct jail *j);
+/* A descriptor that becomes readable when the jail has ended (for poll/libevent);
+ * then call jail_poll(). Owned by the handle. */
+int jail_fd(const struct jail *j);
 /* 1 and *st filled when the jail has ended (reaped), 0 while it runs, -1 on error. */
 int jail_poll(struct jail *j, struct jail_status *st);
 /* Blocks until the jail ends. */
 int jail_wait(struct jail *j, struct jail_status *st);
+/* For callers that reaped jail_pid() themselves: fills *st from that wait status and
+ * the monitor's report. Returns 1. */
+int jail_reaped(struct jail *j, int wstatus, struct jail_status *st);
 /* Ends every process of the jail (SIGKILL); the status reason becomes "killed". */
 int jail_kill(struct jail *j);
+/* Kills and reaps the jail if it still runs, then frees the handle. */
 void jail_free(struct jail *j);
+
+/* Writes the compiled seccomp program for cfg (an array of struct sock_filter, the
+ * format bwrap --seccomp reads) to fd: for inspection, and for the benchmark's
+ * bubblewrap anchor. */
+int jail_seccomp_export(const struct jail_config *cfg, int fd, struct jail_error *err);
 
 /* The status line of --status-fd: {"exit_code":N,"signal":N|null,"reason":"..."}. */
 int jail_status_format(const struct jail_status *st, char *buf, size_t size);
+/* The same line with its newline, written to fd: 0, or -1 with errno. */
+int jail_status_write(int fd, const struct jail_status *st);
+/* The status of a launcher failure: exit_code 125, 126 or 127, reason "setup",
+ * "not-executable" or "not-found". */
+void jail_status_of_error(int exit_code, struct jail_status *st);
 
 #endif

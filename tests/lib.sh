@@ -77,12 +77,13 @@ free_port() {
     /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# test_netns NAME: create a network namespace removed at exit; prints its name.
+# test_netns NAME: create a network namespace removed at exit and set NETNS to its
+# name. Call it directly, not as $(test_netns ...): a subshell would register the
+# cleanup in the subshell, where it never runs.
 test_netns() {
-    local ns="itest-$1-$$"
-    ip netns add "$ns" && at_exit "ip netns del $ns"
-    ip -n "$ns" link set lo up
-    echo "$ns"
+    NETNS="itest-$1-$$"
+    ip netns add "$NETNS" && at_exit "ip netns del $NETNS"
+    ip -n "$NETNS" link set lo up
 }
 
 require_root() {

@@ -19,7 +19,10 @@ int main(void)
     json_t *rec = json_object();
     audit_set_str(rec, "event.action", "connect");
     audit_set_int(rec, "destination.port", 443);
-    audit_set(rec, "source.address", audit_string("a\x01\n\xff" "b", 5, 64));
+    audit_set(rec, "source.address",
+              audit_string("a\x01\n\xff"
+                           "b",
+                           5, 64));
     CHECK(audit_write(a, rec) == 0, "record written");
 
     char big[5000];
@@ -36,12 +39,13 @@ int main(void)
     CHECK(back != NULL, "line is JSON");
     CHECK_STR(json_string_value(json_object_get(json_object_get(back, "event"), "action")),
               "connect", "event.action nested");
-    CHECK(json_integer_value(json_object_get(json_object_get(back, "destination"), "port")) ==
-              443,
+    CHECK(json_integer_value(json_object_get(json_object_get(back, "destination"), "port")) == 443,
           "destination.port nested");
     CHECK(json_object_get(back, "@timestamp") != NULL, "@timestamp stamped");
     CHECK_STR(json_string_value(json_object_get(json_object_get(back, "source"), "address")),
-              "a\x01\n\xef\xbf\xbd" "b", "invalid UTF-8 replaced, controls kept as data");
+              "a\x01\n\xef\xbf\xbd"
+              "b",
+              "invalid UTF-8 replaced, controls kept as data");
     CHECK(strstr(line, "\\n") != NULL && strchr(line, '\n') == line + strlen(line) - 1,
           "newline inside a value is escaped");
     json_decref(back);
@@ -63,6 +67,25 @@ int main(void)
     CHECK(audit_write(a, rec) == -1 && errno == ENOSPC, "disk full is reported as ENOSPC");
     CHECK(audit_failed(a) == 1, "failure counted");
     audit_close(a);
+
+    /* audit_reopen_fd: records go to the descriptor handed in (the netproxy helper). */
+    char path2[] = "/tmp/audit-test-XXXXXX";
+    tmp = mkstemp(path2);
+    close(tmp);
+    a = audit_open("/dev/full", "test", err, sizeof(err));
+    int fd2 = open(path2, O_WRONLY | O_APPEND | O_CLOEXEC);
+    CHECK(a && fd2 >= 0, "open /dev/full and a second file");
+    audit_reopen_fd(a, fd2);
+    rec = json_object();
+    audit_set_str(rec, "event.action", "after-reopen");
+    CHECK(audit_write(a, rec) == 0, "write after audit_reopen_fd succeeds");
+    audit_close(a);
+    f = fopen(path2, "r");
+    CHECK(f && fgets(line, sizeof(line), f) && strstr(line, "after-reopen"),
+          "the record is in the new file");
+    if (f)
+        fclose(f);
+    unlink(path2);
 
     char id1[33], id2[33];
     audit_new_id(id1);

@@ -12,7 +12,7 @@ static enum addr_class classify(const char *ip)
     } else if (inet_pton(AF_INET6, ip, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
         ss.ss_family = AF_INET6;
     } else {
-        return (enum addr_class)-1;
+        return (enum addr_class) - 1;
     }
     return addr_classify((struct sockaddr *)&ss);
 }
@@ -64,6 +64,27 @@ int main(void)
         {"2001:db8::1", "documentation"},
         {"::127.0.0.1", "reserved"},
         {"2606:4700::6810:84e5", "public"},
+        /* added with netproxy: the rest of 2001::/23, SIIT, SRv6, and the edges */
+        {"2001:2::1", "benchmark"},
+        {"2001:3::1", "reserved"},
+        {"2001:4:112::1", "reserved"},
+        {"2001:1ff:ffff::1", "reserved"},
+        {"2001:200::1", "public"},
+        {"::ffff:0:7f00:1", "reserved"},
+        {"5f00::1", "reserved"},
+        {"3fff::1", "documentation"},
+        {"64:ff9b:1::a9fe:a9fe", "nat64"},
+        {"100::1", "reserved"},
+        {"fec0::1", "private"},
+        {"192.0.0.8", "reserved"},
+        {"192.88.99.1", "reserved"},
+        {"100.63.255.255", "public"},
+        {"9.255.255.255", "public"},
+        {"11.0.0.0", "public"},
+        {"169.253.255.255", "public"},
+        {"169.255.0.0", "public"},
+        {"223.255.255.255", "public"},
+        {"::ffff:0.0.0.0", "unspecified"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         CHECK_STR(addr_class_name(classify(cases[i].ip)), cases[i].cls, "%s is %s", cases[i].ip,

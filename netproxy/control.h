@@ -1,0 +1,22 @@
+/* Hub mode (--control FD): the hub adds and removes spokes over a SOCK_SEQPACKET
+ * socket, one JSON message each, with the spoke's listening socket attached
+ * (lib/ctl.h documents the messages). The proxy only ever accepts on sockets it is
+ * given; it never binds a spoke address. When the hub closes the channel, the proxy
+ * drains and exits. */
+#ifndef NETPROXY_CONTROL_H
+#define NETPROXY_CONTROL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct proxy;
+struct control;
+
+/* fd must be a SOCK_SEQPACKET socket; NULL and a message otherwise. */
+struct control *control_new(struct proxy *px, int fd, char *err, size_t errlen);
+void control_free(struct control *ctl);
+/* Handles one message and returns the reply (never NULL). *fd is the passed
+ * descriptor: consumed (set to -1) when used, else the caller closes it. */
+json_t *control_handle(struct proxy *px, const json_t *msg, int *fd);
+
+#endif

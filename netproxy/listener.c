@@ -1,0 +1,150 @@
+/* Listening sockets: bound by main.c (standalone) or handed over by the hub. */
+#include "addrguard.h"
+#include "conn.h"
+#include "log.h"
+#include "metrics.h"
+#include "netproxy.h"
+#include "util.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* How long accepting pauses when the process is out of descriptors. */
+#define ACCEPT_PAUSE_MS 100
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct listener *l = arg;
+    event_add(l->ev, NULL);
+}
+
+static void accept_error(struct listener *l, int err)
+{
+    metrics_accept_error(l->px->metrics);
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        /* Without a descriptor there is nobody to answer: pause instead of spinning. */
+        log_warnx("spoke %s: accept: %s; pausing %d ms", l->spoke->name, strerror(err),
+                  ACCEPT_PAUSE_MS);
+        event_del(l->ev);
+        struct timeval tv = {0, ACCEPT_PAUSE_MS * 1000};
+        evtimer_add(l->resume, &tv);
+        return;
+    }
+    log_warnx("spoke %s: accept: %s", l->spoke->name, strerror(err));
+}
+
+/* One connection per readiness event: the listener is level-triggered, so a backlog
+ * brings us straight back, and the common case costs no accept() ending in EAGAIN. */
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+    (void)what;
+    struct listener *l = arg;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+            accept_error(l, errno);
+        return;
+    }
+    conn_accept(l->px, l->spoke, fd, (struct sockaddr *)&ss, len);
+}
+
+struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *err, size_t errlen)
+{
+    int type = 0, acc = 0;
+    socklen_t len = sizeof(type);
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM ||
+        getsockname(fd, (struct sockaddr *)&ss, &sslen) < 0 ||
+        (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
+        snprintf(err, errlen, "the descriptor is not a TCP socket");
+        close(fd);
+        return NULL;
+    }
+    if (sockaddr_port((struct sockaddr *)&ss) == 0) {
+        snprintf(err, errlen, "the socket is not bound");
+        close(fd);
+        return NULL;
+    }
+    len = sizeof(acc);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) < 0 ||
+        (!acc && listen(fd, SOMAXCONN) < 0)) {
+        snprintf(err, errlen, "cannot listen on the socket: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (set_nonblock(fd, true) < 0 || set_cloexec(fd, true) < 0) {
+        snprintf(err, errlen, "cannot configure the socket: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    /* Accepted sockets inherit TCP_NODELAY: small TLS records must not wait. */
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    struct listener *l = xcalloc(1, sizeof(*l));
+    l->px = px;
+    l->spoke = s;
+    l->addr = ss;
+    l->fd = fd;
+    l->ev = event_new(px->base, fd, EV_READ | EV_PERSIST, on_accept, l);
+    l->resume = evtimer_new(px->base, on_resume, l);
+    if (!l->ev || !l->resume || event_add(l->ev, NULL) < 0) {
+        snprintf(err, errlen, "cannot watch the socket");
+        listener_free(l);
+        return NULL;
+    }
+    addrguard_add_endpoint(px->guard, (struct sockaddr *)&ss);
+    l->next = s->listeners;
+    s->listeners = l;
+    return l;
+}
+
+void listener_free(struct listener *l)
+{
+    if (!l)
+        return;
+    if (l->ev) {
+        addrguard_remove_endpoint(l->px->guard, (struct sockaddr *)&l->addr);
+        event_free(l->ev);
+    }
+    if (l->resume)
+        event_free(l->resume);
+    close(l->fd);
+    free(l);
+}
+
+int listener_bind(const char *hostport, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    if (!sockaddr_parse_hostport(hostport, &ss, &len)) {
+        snprintf(err, errlen, "--listen %s: expected ADDR:PORT (IPv6 as [ADDR]:PORT)", hostport);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "--listen %s: socket: %s", hostport, strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (ss.ss_family == AF_INET6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {
+        snprintf(err, errlen, "--listen %s: %s", hostport, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

@@ -1,0 +1,74 @@
+/* Spokes: their lifetime and their listeners. */
+#include "addrguard.h"
+#include "log.h"
+#include "netproxy.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool spoke_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > SPOKE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+struct spoke *spoke_new(struct proxy *px, const char *name, const char *user, struct policy *policy)
+{
+    struct spoke *s = xcalloc(1, sizeof(*s));
+    str_copy(s->name, name, sizeof(s->name));
+    s->user = user ? xstrdup(user) : NULL;
+    s->policy = policy;
+    s->max_tunnels = px->cfg->max_tunnels_per_spoke;
+    s->max_pending = px->cfg->max_pending_per_spoke;
+    s->report_only = px->cfg->report_only;
+    s->refs = 1; /* the proxy's list */
+    s->next = px->spokes;
+    px->spokes = s;
+    return s;
+}
+
+struct spoke *spoke_find(struct proxy *px, const char *name)
+{
+    for (struct spoke *s = px->spokes; s; s = s->next)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+void spoke_remove(struct proxy *px, struct spoke *s)
+{
+    while (s->listeners) {
+        struct listener *l = s->listeners;
+        s->listeners = l->next;
+        listener_free(l);
+    }
+    for (struct spoke **pp = &px->spokes; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    spoke_unref(s);
+}
+
+void spoke_ref(struct spoke *s)
+{
+    s->refs++;
+}
+
+void spoke_unref(struct spoke *s)
+{
+    if (--s->refs > 0)
+        return;
+    policy_free(s->policy);
+    free(s->user);
+    free(s);
+}

@@ -1,0 +1,226 @@
+/* What jail_start() prepares before its first fork, and the small protocol between the
+ * processes of a jail. Not part of the library contract (that is jail.h).
+ *
+ * The processes of one jail:
+ *
+ *   caller (hub)             jail_start() prepares a jail_plan, then forks:
+ *     monitor   (monitor.c)  caller's namespaces; holds the host-id lock, writes the
+ *        |                   id maps, creates the veth, enforces the wall time and
+ *        |                   reports the status; exits like the program did
+ *        +-- init (init.c)   pid 1 of fresh user/mnt/pid/ipc/uts/net namespaces: builds
+ *              |             the root, network and hostname, reaps, and takes the
+ *              |             namespace down when the program ends
+ *              +-- program (exec.c) fds, rlimits, caps, no_new_privs, seccomp, execve
+ *
+ * Without namespaces the monitor forks the program directly (no init). The command
+ * line (jail_exec) is its own monitor: one process fewer on the start-up path.
+ *
+ * Everything that can fail for a reason the user must fix (paths, addresses, ids,
+ * the seccomp filter) is checked and built in the caller, so the forked processes
+ * only issue syscalls over data that already exists. */
+#ifndef NSJAIL_LITE_INTERNAL_H
+#define NSJAIL_LITE_INTERNAL_H
+
+#include "jail.h"
+#include "netaddr.h"
+
+#include <linux/filter.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* One step of building the jail's root, in the order init performs them (parents
+ * before children). Paths are relative to the new root, without a leading '/'. */
+enum mnt_kind {
+    MNT_BIND,    /* src (host) -> dst; cloned before the root is built */
+    MNT_SYMLINK, /* dst -> src (the link text), for merged-/usr symlinks like /bin */
+    MNT_TMPFS,   /* size_mb, mode */
+    MNT_PROC,    /* fresh proc of the new pid namespace, /proc/sys & co read-only */
+    MNT_DEV,     /* tmpfs with null, zero, full, random, urandom bound from the host */
+    MNT_FILE,    /* a generated file (src is its content) */
+};
+
+struct mnt_op {
+    enum mnt_kind kind;
+    char *src;
+    char *dst;
+    bool dir;      /* MNT_BIND: the source is a directory */
+    bool writable; /* MNT_BIND */
+    uint64_t size_mb;
+    unsigned mode;
+    unsigned depth;
+    int fd; /* MNT_BIND: the detached clone of src, in init only */
+};
+
+struct rlimit_set {
+    int resource;
+    const char *name;
+    struct rlimit rl;
+};
+
+#define JAIL_MAX_RLIMITS 6
+
+struct jail_plan {
+    bool namespaces;
+    bool verbose;
+    uint64_t t0_ns; /* when jail_start began, for the -v trace */
+    pid_t caller_pid;
+
+    /* identity */
+    uid_t inside_uid;
+    gid_t inside_gid;
+    uid_t host_uid;
+    gid_t host_gid;
+    int lock_fd; /* flock'ed while the host id is in use */
+    char *hostname;
+
+    /* filesystem */
+    struct mnt_op *ops;
+    size_t n_ops;
+    int root_fd; /* init: the new root while it is being built */
+    char *cwd;
+
+    /* program */
+    char **argv;
+    char **envp;
+    char **candidates; /* full paths execve() tries in turn (PATH search) */
+    size_t n_candidates;
+
+    /* network */
+    enum jail_net net;
+    struct cidr veth_host;  /* address and prefix */
+    struct cidr veth_spoke; /* address and prefix */
+    char veth_ifname[IF_NAMESIZE];
+    int veth_netns_fd;
+
+    /* limits */
+    struct rlimit_set rlimits[JAIL_MAX_RLIMITS];
+    size_t n_rlimits;
+    uint64_t cpu_s;
+    uint64_t wall_s;
+
+    /* seccomp: the BPF program, compiled in the caller */
+    struct sock_fprog seccomp;
+    int cap_last;
+
+    /* descriptors */
+    int stdio[3];
+    int *keep_fds;
+    size_t n_keep_fds;
+};
+
+/* Records on the pipes between the processes (each written with one write(2) of at
+ * most PIPE_BUF bytes, so a record is never torn). */
+enum rec_type {
+    REC_STARTED = 1, /* monitor -> caller: the program was exec'd */
+    REC_ERROR,       /* setup or exec failed: exit_code, message */
+    REC_EXIT,        /* the program ended: exit_code, term_signal, reason (to the caller)
+                        or wstatus, cpu_ns (init -> monitor) */
+};
+
+struct jail_rec {
+    uint32_t type;
+    int32_t exit_code;
+    int32_t term_signal;
+    int32_t wstatus;
+    uint64_t cpu_ns;
+    char reason[32];
+    char message[JAIL_ERR_MAX];
+};
+
+/* channel.c */
+int rec_send(int fd, const struct jail_rec *r);
+/* 1 with a record, 0 at end of file, -1 on error (errno; EAGAIN when non-blocking). */
+int rec_recv(int fd, struct jail_rec *r);
+/* Reports a failure on fd (if >= 0) and ends the calling (forked) process. */
+_Noreturn void child_fail(int fd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same, with ": strerror(errno)" appended. */
+_Noreturn void child_fail_errno(int fd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void jail_err_set(struct jail_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The -v trace: one line per setup step on stderr. */
+void plan_debug(const struct jail_plan *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* fork()-like clone(2) without glibc's wrapper: used only by single-threaded
+ * processes (monitor, init), whose children make syscalls and exec or _exit. */
+pid_t raw_clone(unsigned long flags);
+/* Closes every descriptor >= 3 except those listed (which need not be sorted). */
+int close_fds_except(const int *keep, size_t n);
+/* User plus system time of a reaped child (and its reaped descendants). */
+uint64_t rusage_cpu_ns(const struct rusage *ru);
+
+/* user.c */
+int user_write_maps(const struct jail_plan *p, pid_t pid, char *err, size_t errlen);
+int user_enter(const struct jail_plan *p, char *err, size_t errlen);
+int user_chown_tree(const char *path, uid_t uid, gid_t gid, struct jail_error *err);
+
+/* uidpool.c */
+int uidpool_acquire(uint32_t base, uint32_t count, uint32_t *id, int *lock_fd,
+                    struct jail_error *err);
+
+/* mnt.c */
+int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+int mnt_build(struct jail_plan *p, char *err, size_t errlen);
+int mnt_pivot(struct jail_plan *p, char *err, size_t errlen);
+void mnt_plan_free(struct jail_plan *p);
+
+/* net.c */
+int net_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+int net_create_veth(const struct jail_plan *p, pid_t init_pid, char *err, size_t errlen);
+int net_setup_inside(const struct jail_plan *p, char *err, size_t errlen);
+
+/* rlimit.c */
+int rlimit_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+int rlimit_apply(const struct jail_plan *p, char *err, size_t errlen);
+
+/* caps.c */
+int caps_check_caller(const struct jail_config *cfg, struct jail_error *err);
+int caps_last_cap(void);
+int caps_drop_all(int cap_last, char *err, size_t errlen);
+
+/* seccomp.c */
+enum inet_policy {
+    INET_NONE,   /* AF_UNIX only */
+    INET_STREAM, /* + TCP over IPv4/IPv6 (a veth to the proxy) */
+    INET_ANY,    /* + UDP (direct network, for DNS) */
+};
+bool seccomp_preset_known(const char *name);
+int seccomp_compile(const char *preset, char *const *extra, bool kill, enum inet_policy inet,
+                    struct sock_fprog *out, struct jail_error *err);
+/* "c|KILL|INET[,extra...]": what identifies a compiled program. */
+char *seccomp_key(const char *preset, char *const *extra, bool kill, enum inet_policy inet);
+
+/* seccomp_builtin.c, generated at build time by seccomp_gen.c: every preset without
+ * additions, for each action and network policy. */
+struct seccomp_builtin {
+    const char *key;
+    const struct sock_filter *filter;
+    unsigned short len;
+};
+extern const struct seccomp_builtin seccomp_builtins[];
+extern const size_t seccomp_builtins_len;
+/* The names of the presets, NULL-terminated (for the generator). */
+extern const char *const seccomp_preset_names[];
+const char *seccomp_preset_list(void);
+/* Profile additions must be real syscall names that the preset may allow. */
+bool seccomp_check_extra(char *const *names, char *why, size_t whylen);
+int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struct jail_error *err);
+int seccomp_apply(const struct sock_fprog *prog);
+
+/* exec.c */
+int exec_prepare(const struct jail_config *cfg, char *const argv[], struct jail_plan *p,
+                 struct jail_error *err);
+_Noreturn void exec_program(const struct jail_plan *p, int exec_fd);
+
+/* init.c */
+_Noreturn void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd);
+
+/* monitor.c: report_fd >= 0 for a forked monitor (library mode); -1 when the caller
+ * itself is the monitor (jail_exec), which then reports on stderr and status_fd. */
+_Noreturn void monitor_main(struct jail_plan *p, int report_fd, int status_fd);
+
+#endif

@@ -1,0 +1,657 @@
+/* The seccomp allowlist: built with libseccomp in the caller (before any fork),
+ * exported to a BPF program, and loaded by the program's process as its last step
+ * before execve.
+ *
+ * Default deny. Denied syscalls fail with EPERM, or kill the process when the
+ * profile says "kill". Non-native ABIs (i386 through int 0x80, x32) always kill.
+ * Some syscalls are allowed only with safe arguments: clone without namespace
+ * flags, socket/socketpair by address family and type, mknod only for FIFOs;
+ * clone3 answers ENOSYS (its flags live in memory that seccomp cannot read, and
+ * glibc falls back to clone), and ioctl refuses TIOCSTI and TIOCLINUX. */
+#include "internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef __x86_64__
+#error "nsjail-lite's seccomp policy is written for x86_64"
+#endif
+
+/* What an ordinary C program (glibc, the dynamic loader, a shell, coreutils, libcurl)
+ * needs. Names unknown to this libseccomp are skipped. */
+static const char *const preset_c[] = {
+    /* files and descriptors */
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "close",
+    "close_range",
+    "lseek",
+    "dup",
+    "dup2",
+    "dup3",
+    "fcntl",
+    "flock",
+    "fsync",
+    "fdatasync",
+    "sync",
+    "syncfs",
+    "sync_file_range",
+    "truncate",
+    "ftruncate",
+    "fallocate",
+    "fadvise64",
+    "readahead",
+    "sendfile",
+    "splice",
+    "tee",
+    "copy_file_range",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "getdents",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "link",
+    "linkat",
+    "unlink",
+    "unlinkat",
+    "symlink",
+    "symlinkat",
+    "readlink",
+    "readlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "umask",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "pipe",
+    "pipe2",
+    "ioctl",
+    /* waiting for events */
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_create",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "eventfd",
+    "eventfd2",
+    "signalfd",
+    "signalfd4",
+    "timerfd_create",
+    "timerfd_settime",
+    "timerfd_gettime",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "inotify_rm_watch",
+    /* memory */
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "msync",
+    "mincore",
+    "madvise",
+    "mlock",
+    "mlock2",
+    "munlock",
+    "mlockall",
+    "munlockall",
+    "membarrier",
+    "memfd_create",
+    "pkey_mprotect",
+    "pkey_alloc",
+    "pkey_free",
+    /* processes and threads */
+    "exit",
+    "exit_group",
+    "wait4",
+    "waitid",
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "kill",
+    "tkill",
+    "tgkill",
+    "getpid",
+    "getppid",
+    "gettid",
+    "getpgrp",
+    "getpgid",
+    "setpgid",
+    "getsid",
+    "setsid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "getgroups",
+    "setuid",
+    "setgid",
+    "setreuid",
+    "setregid",
+    "setresuid",
+    "setresgid",
+    "setfsuid",
+    "setfsgid",
+    "capget",
+    "prctl",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "futex",
+    "futex_waitv",
+    "sched_yield",
+    "sched_getaffinity",
+    "sched_setaffinity",
+    "sched_getparam",
+    "sched_setparam",
+    "sched_getscheduler",
+    "sched_setscheduler",
+    "sched_get_priority_max",
+    "sched_get_priority_min",
+    "sched_rr_get_interval",
+    "getpriority",
+    "setpriority",
+    "getrlimit",
+    "setrlimit",
+    "prlimit64",
+    "getrusage",
+    "times",
+    "sysinfo",
+    "uname",
+    "getcpu",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "getrandom",
+    /* signals and time */
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigpending",
+    "rt_sigtimedwait",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "rt_sigsuspend",
+    "sigaltstack",
+    "pause",
+    "alarm",
+    "getitimer",
+    "setitimer",
+    "nanosleep",
+    "clock_nanosleep",
+    "clock_gettime",
+    "clock_getres",
+    "gettimeofday",
+    "time",
+    "timer_create",
+    "timer_settime",
+    "timer_gettime",
+    "timer_getoverrun",
+    "timer_delete",
+    "restart_syscall",
+    /* sockets (socket and socketpair themselves are filtered by argument) */
+    "connect",
+    "accept",
+    "accept4",
+    "bind",
+    "listen",
+    "getsockname",
+    "getpeername",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
+    "shutdown",
+    "setsockopt",
+    "getsockopt",
+    /* System V and POSIX IPC, private to the jail's ipc namespace */
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+};
+
+struct preset {
+    const char *name;
+    const char *const *syscalls;
+    size_t n;
+};
+
+static const struct preset presets[] = {
+    {"c", preset_c, ARRAY_LEN(preset_c)},
+};
+const char *const seccomp_preset_names[] = {"c", NULL};
+
+/* Never allowed, whatever a profile says: each is an escape or an attack surface the
+ * issue names, or cannot be filtered safely. */
+static const char *const never_allowed[] = {
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "bpf",
+    "perf_event_open",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "iopl",
+    "ioperm",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "sethostname",
+    "setdomainname",
+    "pidfd_getfd",
+    "kcmp",
+    "process_madvise",
+    "quotactl",
+    "modify_ldt",
+    "uselib",
+    "lookup_dcookie",
+    "vhangup",
+    "setgroups",
+    /* filtered by argument below: allowing them whole would undo the filter */
+    "clone",
+    "clone3",
+    "socket",
+    "socketpair",
+    "mknod",
+    "mknodat",
+};
+
+bool seccomp_preset_known(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(presets); i++)
+        if (strcmp(presets[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+const char *seccomp_preset_list(void)
+{
+    return "c";
+}
+
+bool seccomp_check_extra(char *const *names, char *why, size_t whylen)
+{
+    for (size_t i = 0; names && names[i]; i++) {
+        for (size_t k = 0; k < ARRAY_LEN(never_allowed); k++) {
+            if (strcmp(names[i], never_allowed[k]) == 0) {
+                snprintf(why, whylen, "'%s' is never allowed", names[i]);
+                return false;
+            }
+        }
+        if (seccomp_syscall_resolve_name(names[i]) == __NR_SCMP_ERROR) {
+            snprintf(why, whylen, "'%s' is not a syscall name", names[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+#define NS_CLONE_FLAGS                                                                             \
+    (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |  \
+     CLONE_NEWNET)
+
+/* SCMP_A0() and friends leave datum_b out, which clang's -Wextra rejects. */
+static struct scmp_arg_cmp arg(unsigned idx, enum scmp_compare op, scmp_datum_t a, scmp_datum_t b)
+{
+    struct scmp_arg_cmp c = {.arg = idx, .op = op, .datum_a = a, .datum_b = b};
+    return c;
+}
+
+static int add_rules(scmp_filter_ctx ctx, const struct preset *preset, char *const *extra,
+                     enum inet_policy inet, struct jail_error *err)
+{
+    const uint32_t allow = SCMP_ACT_ALLOW;
+    for (size_t i = 0; i < preset->n; i++) {
+        int nr = seccomp_syscall_resolve_name(preset->syscalls[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue;
+        if (seccomp_rule_add(ctx, allow, nr, 0) < 0) {
+            jail_err_set(err, 125, "seccomp: cannot allow %s", preset->syscalls[i]);
+            return -1;
+        }
+    }
+    for (size_t i = 0; extra && extra[i]; i++) {
+        int nr = seccomp_syscall_resolve_name(extra[i]);
+        if (nr == __NR_SCMP_ERROR || seccomp_rule_add(ctx, allow, nr, 0) < 0) {
+            jail_err_set(err, 125, "seccomp: cannot allow %s", extra[i]);
+            return -1;
+        }
+    }
+
+    int rc = 0;
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(clone), 1,
+                           arg(0, SCMP_CMP_MASKED_EQ, NS_CLONE_FLAGS, 0));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 1, arg(0, SCMP_CMP_EQ, AF_UNIX, 0));
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socketpair), 1, arg(0, SCMP_CMP_EQ, AF_UNIX, 0));
+    if (inet != INET_NONE) {
+        const int families[] = {AF_INET, AF_INET6};
+        for (size_t f = 0; f < ARRAY_LEN(families); f++) {
+            rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 2,
+                                   arg(0, SCMP_CMP_EQ, (scmp_datum_t)families[f], 0),
+                                   arg(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
+            if (inet == INET_ANY)
+                rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 2,
+                                       arg(0, SCMP_CMP_EQ, (scmp_datum_t)families[f], 0),
+                                       arg(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+        }
+    }
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(mknod), 1,
+                           arg(1, SCMP_CMP_MASKED_EQ, S_IFMT, S_IFIFO));
+    rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(mknodat), 1,
+                           arg(2, SCMP_CMP_MASKED_EQ, S_IFMT, S_IFIFO));
+    if (rc < 0) {
+        jail_err_set(err, 125, "seccomp: cannot add the argument rules");
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks libseccomp 2.5 cannot express, run before its program:
+ * - x32 syscalls (the x86_64 arch with bit 30 set in the number) and foreign arches
+ *   kill the process;
+ * - ioctl's request is an unsigned int in the kernel, so only its low 32 bits decide
+ *   whether it is TIOCSTI; libseccomp compares all 64 and would let TIOCSTI with
+ *   garbage in the high half through an "ioctl != TIOCSTI" rule. */
+static size_t prologue(struct sock_filter *out, uint32_t deny)
+{
+    const uint32_t arch_off = offsetof(struct seccomp_data, arch);
+    const uint32_t nr_off = offsetof(struct seccomp_data, nr);
+    const uint32_t a1_lo = offsetof(struct seccomp_data, args[1]); /* little endian */
+    const struct sock_filter p[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arch_off),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, nr_off),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u /* __X32_SYSCALL_BIT */, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a1_lo),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, deny),
+    };
+    memcpy(out, p, sizeof(p));
+    return ARRAY_LEN(p);
+}
+
+static int export_program(scmp_filter_ctx ctx, uint32_t deny, struct sock_fprog *out,
+                          struct jail_error *err)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        jail_err_set(err, 125, "seccomp: pipe: %s", strerror(errno));
+        return -1;
+    }
+    int rc = seccomp_export_bpf(ctx, fds[1]);
+    close(fds[1]);
+    if (rc < 0) {
+        close(fds[0]);
+        jail_err_set(err, 125, "seccomp: cannot export the filter: %s", strerror(-rc));
+        return -1;
+    }
+    /* A filter of a few hundred instructions fits the pipe buffer. */
+    enum { MAX_INSNS = 4096 };
+    struct sock_filter *insns = xcalloc(MAX_INSNS, sizeof(*insns));
+    size_t n = prologue(insns, deny);
+    ssize_t got = read_full(fds[0], insns + n, (MAX_INSNS - n) * sizeof(*insns));
+    close(fds[0]);
+    if (got <= 0 || got % (ssize_t)sizeof(*insns) != 0 ||
+        (size_t)got == (MAX_INSNS - n) * sizeof(*insns)) {
+        free(insns);
+        jail_err_set(err, 125, "seccomp: exported filter has an unexpected size");
+        return -1;
+    }
+    n += (size_t)got / sizeof(*insns);
+    out->len = (unsigned short)n;
+    out->filter = xrealloc(insns, n * sizeof(*insns));
+    return 0;
+}
+
+int seccomp_compile(const char *preset_name, char *const *extra, bool kill, enum inet_policy inet,
+                    struct sock_fprog *out, struct jail_error *err)
+{
+    const struct preset *preset = NULL;
+    for (size_t i = 0; i < ARRAY_LEN(presets); i++)
+        if (strcmp(presets[i].name, preset_name) == 0)
+            preset = &presets[i];
+    if (!preset) {
+        jail_err_set(err, 125, "seccomp: unknown preset '%s' (known: %s)", preset_name,
+                     seccomp_preset_list());
+        return -1;
+    }
+    char why[256];
+    if (!seccomp_check_extra(extra, why, sizeof(why))) {
+        jail_err_set(err, 125, "seccomp: %s", why);
+        return -1;
+    }
+    const uint32_t deny = kill ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO(EPERM);
+    /* The filter is only compiled here, never loaded: declare the kernel API level
+     * (3: SECCOMP_RET_KILL_PROCESS, Linux 4.14) instead of letting libseccomp probe
+     * the calling process, which may itself be confined (or run under valgrind). */
+    seccomp_api_set(3);
+    scmp_filter_ctx ctx = seccomp_init(deny);
+    if (!ctx) {
+        jail_err_set(err, 125, "seccomp: seccomp_init failed");
+        return -1;
+    }
+    int rc = -1;
+    if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {
+        jail_err_set(err, 125, "seccomp: cannot set filter attributes");
+        goto out;
+    }
+    if (add_rules(ctx, preset, extra, inet, err) < 0)
+        goto out;
+    rc = export_program(ctx, deny, out, err);
+out:
+    seccomp_release(ctx);
+    return rc;
+}
+
+/* The hub may start spokes with profile additions: keep those compiled programs too,
+ * keyed by everything that shapes them. */
+struct cached {
+    char *key;
+    struct sock_fprog prog;
+};
+static struct cached cache[16];
+static size_t cache_len;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+char *seccomp_key(const char *preset, char *const *extra, bool kill, enum inet_policy inet)
+{
+    size_t len = strlen(preset) + 16;
+    for (size_t i = 0; extra && extra[i]; i++)
+        len += strlen(extra[i]) + 1;
+    char *key = xmalloc(len);
+    int n = snprintf(key, len, "%s|%d|%d", preset, kill, (int)inet);
+    for (size_t i = 0; extra && extra[i]; i++)
+        n += snprintf(key + n, len - (size_t)n, ",%s", extra[i]);
+    return key;
+}
+
+static void copy_prog(struct sock_fprog *dst, const struct sock_fprog *src)
+{
+    dst->len = src->len;
+    dst->filter = xmalloc(src->len * sizeof(struct sock_filter));
+    memcpy(dst->filter, src->filter, src->len * sizeof(struct sock_filter));
+}
+
+int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struct jail_error *err)
+{
+    enum inet_policy inet = !cfg->namespaces            ? INET_ANY
+                            : cfg->net == JAIL_NET_VETH ? INET_STREAM
+                                                        : INET_NONE;
+    bool kill = cfg->seccomp_action == JAIL_SECCOMP_KILL;
+    const char *preset = cfg->seccomp_preset ? cfg->seccomp_preset : "c";
+    char *key = seccomp_key(preset, cfg->seccomp_extra_allow, kill, inet);
+
+    /* The presets without additions were compiled by this same code at build time
+     * (seccomp_gen.c): a launcher then spends no time in libseccomp at all. */
+    for (size_t i = 0; i < seccomp_builtins_len; i++) {
+        if (strcmp(seccomp_builtins[i].key, key) == 0) {
+            struct sock_fprog builtin = {seccomp_builtins[i].len,
+                                         (struct sock_filter *)seccomp_builtins[i].filter};
+            copy_prog(out, &builtin);
+            free(key);
+            return 0;
+        }
+    }
+
+    pthread_mutex_lock(&cache_lock);
+    int rc = 0;
+    size_t i;
+    for (i = 0; i < cache_len; i++)
+        if (strcmp(cache[i].key, key) == 0)
+            break;
+    if (i < cache_len) {
+        copy_prog(out, &cache[i].prog);
+    } else {
+        rc = seccomp_compile(preset, cfg->seccomp_extra_allow, kill, inet, out, err);
+        if (rc == 0 && cache_len < ARRAY_LEN(cache)) {
+            cache[cache_len].key = key;
+            copy_prog(&cache[cache_len].prog, out);
+            cache_len++;
+            key = NULL;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    free(key);
+    return rc;
+}
+
+int seccomp_apply(const struct sock_fprog *prog)
+{
+    /* no_new_privs is set by the caller first; without it the kernel refuses the
+     * filter to a process without CAP_SYS_ADMIN. */
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
+}
+
+int jail_seccomp_export(const struct jail_config *cfg, int fd, struct jail_error *err)
+{
+    struct sock_fprog prog;
+    if (seccomp_prepare(cfg, &prog, err) < 0)
+        return -1;
+    int rc = write_all(fd, prog.filter, prog.len * sizeof(struct sock_filter));
+    if (rc < 0)
+        jail_err_set(err, 125, "writing the seccomp program: %s", strerror(errno));
+    free(prog.filter);
+    return rc;
+}

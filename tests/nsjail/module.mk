@@ -1,0 +1,28 @@
+# tests/nsjail: the hostile spoke (not a test by itself: the scripts run it inside and
+# outside the jail) and the C test of the library API.
+#
+# The hostile program is built without sanitizers even for SAN=1: it runs inside the
+# jail, under an RLIMIT_AS far smaller than ASan's shadow memory.
+HOSTILE_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS))
+HOSTILE_LDFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_LDFLAGS))
+
+$(BUILD)/obj/tests/nsjail/hostile.o: tests/nsjail/hostile.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(HOSTILE_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/nsjail/hostile: $(BUILD)/obj/tests/nsjail/hostile.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(HOSTILE_LDFLAGS) -o $@ $^
+
+$(BUILD)/tests/nsjail/test_jail_api: $(call objs,tests/nsjail/test_jail_api.c) \
+		$(BUILD)/lib/libnsjail-lite.a $(LIBISOLATE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ \
+		$(call pkg_libs,libseccomp libnl-3.0 libnl-route-3.0 jansson) -lpthread
+
+# The scripts run build/nsjail-lite: `make tests` must bring it up to date too.
+TEST_BINARIES += $(BUILD)/tests/nsjail/hostile $(BUILD)/tests/nsjail/test_jail_api \
+	$(BUILD)/nsjail-lite
