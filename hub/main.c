@@ -8,6 +8,7 @@
 
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
+int cmd_casestudies(int argc, char **argv);
 
 struct command {
     const char *name;
@@ -20,6 +21,7 @@ struct command {
 static const struct command commands[] = {
     {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
     {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
+    {"casestudies", cmd_casestudies, "the paper's four case studies in each isolation mode"},
 };
 
 static void usage(FILE *f)

@@ -23,7 +23,7 @@ $(HUB_LIB): $(HUB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/hub: $(call objs,hub/main.c) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
+$(BUILD)/hub: $(call objs,hub/main.c) $(HUB_LIB) $(LIBHUBAGENT) $(HUB_JAIL_LIB) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)
