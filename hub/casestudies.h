@@ -128,6 +128,7 @@ struct cs_observed {
     long long cap;         /* ... the bomb's own cap */
     long long limit;       /* ... and the manifest's limit */
     bool collector_up;     /* the collector listened during the attempt */
+    bool target_there;     /* the victim (file, socket, process) existed on the host */
     int spoke_uid;         /* the attacking program's host uid (-1 unknown) */
     char exit_reason[32];  /* the attacking spoke's end during the attempt (nsjail-lite) */
     char proxy_denial[64]; /* netproxy's audit reason for a refused collector domain */
@@ -136,7 +137,7 @@ struct cs_observed {
 struct cs_verdict {
     bool succeeded;
     const char *layer; /* static string; NULL when succeeded */
-    char evidence[1024];
+    char evidence[2048];
 };
 
 /* hint: the app's own report of the attempt (may be NULL). */

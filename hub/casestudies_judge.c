@@ -57,10 +57,13 @@ static bool all_tries(const json_t *hint, const char *const *names)
     return true;
 }
 
-static const char *file_layer(const json_t *hint)
+/* A file that is there on the host but not at any path the app tried is hidden by
+ * its mount namespace. */
+static const char *file_layer(const struct cs_observed *ob, const json_t *hint)
 {
     static const char *const hidden[] = {"ENOENT", "EROFS", NULL};
-    if ((hint_errno(hint, "ENOENT") || hint_errno(hint, "EROFS")) && all_tries(hint, hidden))
+    if (ob->target_there && (hint_errno(hint, "ENOENT") || hint_errno(hint, "EROFS")) &&
+        all_tries(hint, hidden))
         return "mount-namespace";
     return NULL;
 }
@@ -71,20 +74,23 @@ static const char *layer_for(const struct cs_os_step *st, const struct cs_observ
     const char *a = st->attempt;
     if (strcmp(a, "overwrite-file") == 0 || strcmp(a, "read-file") == 0 ||
         strcmp(a, "delete-files") == 0)
-        return file_layer(hint);
+        return file_layer(ob, hint);
     if (strcmp(a, "redis-read") == 0)
-        return hint_errno(hint, "ENOENT") ? "mount-namespace" : NULL;
+        return ob->target_there && hint_errno(hint, "ENOENT") ? "mount-namespace" : NULL;
+    /* A victim alive on the host that the app cannot find is in another pid namespace. */
     if (strcmp(a, "kill") == 0) {
         json_int_t seen = json_integer_value(json_object_get(hint, "found_in_proc"));
-        return hint_errno(hint, "ESRCH") && seen == 0 ? "pid-namespace" : NULL;
+        return ob->target_there && hint_errno(hint, "ESRCH") && seen == 0 ? "pid-namespace" : NULL;
     }
     if (strcmp(a, "ptrace-poke") == 0) {
         if (hint_errno(hint, "EPERM") && json_integer_value(json_object_get(hint, "seccomp")) == 2)
             return "seccomp";
-        return hint_errno(hint, "ESRCH") ? "pid-namespace" : NULL;
+        return ob->target_there && hint_errno(hint, "ESRCH") ? "pid-namespace" : NULL;
     }
     if (strcmp(a, "procmem-poke") == 0)
-        return hint_errno(hint, "ENOENT") || hint_errno(hint, "ESRCH") ? "pid-namespace" : NULL;
+        return ob->target_there && (hint_errno(hint, "ENOENT") || hint_errno(hint, "ESRCH"))
+                   ? "pid-namespace"
+                   : NULL;
     if (strcmp(a, "exfil-proxy") == 0 &&
         (ob->proxy_denial[0] || json_integer_value(json_object_get(hint, "http_status")) == 403))
         return "netproxy";
@@ -110,14 +116,43 @@ static const char *layer_for(const struct cs_os_step *st, const struct cs_observ
     return NULL;
 }
 
+/* " (tried: a: ENOENT; b: ENOENT)": every path or address the app tried. */
+static void tries_text(const json_t *hint, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    const json_t *tries = json_object_get(hint, "tries");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tries, i, t)
+    {
+        size_t l = strlen(out);
+        if (l + 8 >= outlen)
+            break;
+        snprintf(out + l, outlen - l, "%s%s", l ? "; " : " (tried: ", json_string_value(t));
+    }
+    size_t l = strlen(out);
+    if (l && l + 1 < outlen)
+        snprintf(out + l, outlen - l, ")");
+}
+
 void cs_judge_os(const struct cs_os_step *st, const struct cs_observed *ob, const json_t *hint,
                  struct cs_verdict *v)
 {
     memset(v, 0, sizeof(*v));
     const char *detail = hint_str(hint, "detail");
-    const char *said = detail ? detail
-                       : hint ? "nothing"
-                              : "no report (it did not run the attempt)";
+    const char *errname = hint_str(hint, "errno");
+    char said[700], tries[400];
+    tries_text(hint, tries, sizeof(tries));
+    snprintf(said, sizeof(said), "%s%s%s%s%s%s",
+             detail ? detail
+             : hint ? "nothing"
+                    : "no report (it did not run the attempt)",
+             errname ? " [" : "", errname ? errname : "", errname ? "]" : "",
+             json_integer_value(json_object_get(hint, "seccomp")) == 2 && errname &&
+                     strcmp(errname, "EPERM") == 0
+                 ? " under a seccomp filter (Seccomp: 2)"
+                 : "",
+             ob->effect ? "" : tries);
     v->succeeded = ob->effect;
     if (ob->effect) {
         snprintf(v->evidence, sizeof(v->evidence), "%s; the app reported: %s", ob->what, said);

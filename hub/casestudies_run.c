@@ -85,7 +85,11 @@ int cs_run_seed(struct cs_run *run, char *err, size_t errlen)
         else
             rc = datadir_prepare(run->data_root, run->user, *a, NULL, run->mode == ISO_NAMESPACE,
                                  &made, err, errlen);
-        if (rc == 0 && access(seed, F_OK) == 0)
+        if (rc == 0 && access(seed, F_OK) < 0) {
+            snprintf(err, errlen, "no seed data for %s: %s: %s", *a, seed, strerror(errno));
+            rc = -1;
+        }
+        if (rc == 0)
             rc = cs_copy_tree(seed, dir, err, errlen);
         free(made);
         free(seed);
@@ -212,10 +216,14 @@ static json_t *orders_for(const struct step_ctx *x)
 {
     const struct cs_run *run = x->run;
     const struct cs_os_step *st = x->st;
-    char *path = st->victim_rel ? cs_run_path(run, st->victim_rel) : xstrdup(run->user_dir);
+    /* Where the victim lives on the host, as if the attacker had learned it: its file,
+     * or for the shared-directory attack the user's data directory. */
+    char *path = st->victim_rel                             ? cs_run_path(run, st->victim_rel)
+                 : strcmp(st->attempt, "delete-files") == 0 ? xstrdup(run->user_dir)
+                                                            : NULL;
     char *key = xasprintf("isolategpt:%s:history", run->user);
     json_t *o =
-        json_pack("{s:s,s:{s:s?,s:s?,s:s,s:i},s:s?,s:{s:s,s:s},s:{s:s,s:s},s:I,s:I}", "attempt",
+        json_pack("{s:s,s:{s:s?,s:s?,s:s?,s:i},s:s?,s:{s:s,s:s},s:{s:s,s:s},s:I,s:I}", "attempt",
                   st->attempt, "victim", "app", st->victim_app, "rel", st->victim_rel, "path", path,
                   "pid", (int)x->victim, "content", st->content, "collector", "addr",
                   cs_collector_addr(run->env->collector), "domain", COLLECTOR_NAME, "redis",
@@ -341,6 +349,14 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     uint64_t bytes0 = cs_collector_bytes(run->env->collector);
     off_t audit0 = cs_file_size(run->hub_audit), proxy0 = cs_file_size(run->proxy_audit);
     bool victim_alive0 = x.victim > 0 && cs_pid_alive(x.victim);
+    if (victim_file)
+        ob.target_there = access(victim_file, F_OK) == 0;
+    else if (st->obs == CS_OBS_REDIS_READ)
+        ob.target_there = run->env->redis_socket && access(run->env->redis_socket, F_OK) == 0;
+    else if (st->obs == CS_OBS_FILES_DELETED)
+        ob.target_there = count_others_files(run) > 0;
+    if (st->obs == CS_OBS_PROC_KILLED || st->obs == CS_OBS_MEMORY_TAMPERED)
+        ob.target_there = victim_alive0;
     if (st->obs == CS_OBS_FILE_CHANGED)
         cs_file_digest(victim_file, &d0);
     if (st->obs == CS_OBS_FILE_READ)
@@ -454,11 +470,14 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
         }
         break;
     case CS_OBS_PEAK_PROCS:
-        ob.peak = peak_procs - base_procs;
+        /* The bomb is one process that forks the others: those count. */
+        ob.peak = peak_procs - base_procs - 1;
+        if (ob.peak < 0)
+            ob.peak = 0;
         ob.effect = ob.peak >= ob.cap;
         snprintf(ob.what, sizeof(ob.what),
-                 "at most %lld extra processes of %s at once (cap %lld; RLIMIT_NPROC %lld; the "
-                 "spoke ran as host uid %d%s)",
+                 "at most %lld processes forked by %s's bomb at once (cap %lld; RLIMIT_NPROC "
+                 "%lld; the spoke ran as host uid %d%s)",
                  ob.peak, c->attacker, ob.cap, ob.limit, ob.spoke_uid,
                  ob.spoke_uid == 0 ? ", which RLIMIT_NPROC does not bind" : "");
         break;

@@ -189,10 +189,12 @@ void attack_exfil_proxy(const struct orders *o, json_t *report)
         json_object_set_new(report, "proxy_error", json_stringn(pe, strcspn(pe, "\r\n")));
     }
     if (status != 200) {
-        report_errno(report, "the proxy refused the tunnel", ECONNREFUSED);
+        const char *why = json_string_value(json_object_get(report, "proxy_error"));
+        json_object_set_new(report, "result", json_string("failed"));
         json_object_set_new(
             report, "detail",
-            json_sprintf("CONNECT %s:443 through %s: HTTP %d", o->collector_domain, hp, status));
+            json_sprintf("CONNECT %s:443 through %s: HTTP %d%s%s%s", o->collector_domain, hp,
+                         status, why ? " (X-Proxy-Error: " : "", why ? why : "", why ? ")" : ""));
         close(fd);
         free(data);
         return;

@@ -75,7 +75,7 @@ static size_t find_victims(const struct orders *o, pid_t *out, json_t *report)
         closedir(d);
     json_object_set_new(report, "found_in_proc", json_integer((json_int_t)n));
     if (n == 0 && o->victim_pid > 1 && o->victim_pid != getpid()) {
-        report_try(report, "no victim visible in /proc; the pid from the orders", 0);
+        report_try(report, "no victim in this /proc, so the pid the orders name", 0);
         out[n++] = o->victim_pid;
     }
     free(shared);
