@@ -88,7 +88,10 @@ void cs_print_table(FILE *f, const char *llm, const struct cs_case_result *rs, s
                         s = find_step(&rs[j], attack);
                 char c[96];
                 cell(s, c, sizeof(c));
-                fprintf(f, "  %-*s", (int)col_w, c);
+                bool last = true;
+                for (int k = m + 1; k < 3; k++)
+                    last = last && !ran[k];
+                fprintf(f, "  %-*s", last ? 0 : (int)col_w, c);
             }
             fprintf(f, "\n");
         }
