@@ -89,8 +89,8 @@ void cs_print_table(FILE *f, const char *llm, const struct cs_case_result *rs, s
                 char c[96];
                 cell(s, c, sizeof(c));
                 bool last = true;
-                for (int k = m + 1; k < 3; k++)
-                    last = last && !ran[k];
+                for (int later = m + 1; later < 3; later++)
+                    last = last && !ran[later];
                 fprintf(f, "  %-*s", last ? 0 : (int)col_w, c);
             }
             fprintf(f, "\n");
