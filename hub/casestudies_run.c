@@ -397,6 +397,13 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     long peak_procs = 0, peak_rss = 0;
     if (sampler)
         cs_sampler_stop(sampler, &peak_procs, &peak_rss);
+    if (*run->env->stop || hub_quit_requested(run->hub)) {
+        /* Interrupted: the attempt was cut short, so it gets no verdict at all. */
+        if (watch >= 0)
+            cs_watch_end(watch);
+        free(victim_file);
+        return;
+    }
 
     /* 4. After. */
     ob.collector_up = true; /* it listened on the runner's loop the whole time */
