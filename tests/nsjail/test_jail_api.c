@@ -300,8 +300,8 @@ static void test_python_filter(void)
     for (size_t i = 0; i < ARRAY_LEN(denied); i++)
         CHECK(verdict(&py, X86_64, denied[i], 0, 0, 0) == EPERM_RET, "python: syscall %d: EPERM",
               denied[i]);
-    const int allowed[] = {__NR_read, __NR_mmap, __NR_futex, __NR_setitimer, __NR_memfd_create,
-                           __NR_epoll_wait};
+    const int allowed[] = {__NR_read,      __NR_mmap,         __NR_futex,
+                           __NR_setitimer, __NR_memfd_create, __NR_epoll_wait};
     for (size_t i = 0; i < ARRAY_LEN(allowed); i++)
         CHECK(verdict(&py, X86_64, allowed[i], 0, 0, 0) == ALLOW, "python: syscall %d allowed",
               allowed[i]);
