@@ -160,6 +160,11 @@ int cmd_repl_server(int argc, char **argv)
     }
     if (rc == EXIT_OK && o.pool > o.max_sessions)
         o.pool = o.max_sessions;
+    if (rc == EXIT_OK && cfg.isolation != ISO_NAMESPACE)
+        log_warnx("isolation %s: sessions share the host's file system%s; use namespace "
+                  "isolation for untrusted code",
+                  isolation_name(cfg.isolation),
+                  cfg.isolation == ISO_NONE ? ", network and processes, without seccomp" : "");
     /* The runner's interrupt must come before the hub's deadline for the manifest too. */
     char err[1024];
     struct event_base *base = NULL;

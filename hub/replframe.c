@@ -82,7 +82,7 @@ int repl_request_parse(const char *payload, size_t len, struct repl_request *out
         return -1;
     }
     json_error_t je;
-    json_t *root = json_loadb(payload, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(payload, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
     if (!root) {
         snprintf(err, errlen, "invalid request: not JSON (%.120s at byte %d)", je.text,
                  je.position);

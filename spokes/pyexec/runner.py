@@ -19,17 +19,17 @@ Started by the hub as `python3.11 -I -B -S` (isolated mode: no environment varia
 no user site, no site-packages, script directory not on sys.path).
 """
 
-import ast
+import _ast  # the C module: `ast` itself costs more to import than the rest together
 import builtins
 import fcntl
 import json
-import linecache
 import os
 import signal
 import sys
-import time
-import traceback
 import types
+
+# traceback and linecache are imported at the first error: a session that never fails
+# never pays for them.
 
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
@@ -176,6 +176,8 @@ class Session:
         sys.modules["__main__"] = module
         self.ns = module.__dict__
         self.cells = 0
+        self.sources = []  # (name, code) of every cell, for tracebacks
+        self.registered = 0  # how many of them linecache knows
         self.running = False
         self.timed_out = False
         self.out = Capture(OUTPUT_MAX)
@@ -216,9 +218,13 @@ class Session:
             body, tail = compile_cell(code, name)
         except BaseException as e:  # SyntaxError, ValueError (NUL), MemoryError, ...
             # Where in the compiler it failed is of no interest: the message only.
+            import traceback
+
             return self.answer(False, "".join(traceback.format_exception_only(e)))
         # Tracebacks show the source of this cell, also from functions called later.
-        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        self.sources.append((name, code))
+        if "linecache" in sys.modules:
+            self.register_sources()
         ok, err = True, ""
         # Kept from the start: the time limit covers printing the result and formatting
         # the traceback too (a __repr__ or __str__ may loop forever).
@@ -233,6 +239,7 @@ class Session:
                         self.out.write(repr(value) + "\n")
             except BaseException as e:
                 ok = False
+                self.register_sources()
                 err = format_exception(e)
                 if self.timed_out:
                     err += (
@@ -249,6 +256,13 @@ class Session:
             self.disarm()
         timed_out = self.timed_out
         return self.answer(ok, err, timed_out)
+
+    def register_sources(self):
+        import linecache
+
+        for name, code in self.sources[self.registered :]:
+            linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        self.registered = len(self.sources)
 
     def answer(self, ok, err, timed_out=False):
         text, truncated = self.out.take()
@@ -276,15 +290,17 @@ class Session:
 def compile_cell(code, name):
     """Compiles code; a final expression statement is compiled apart so that its value
     can be printed, as an interactive interpreter would."""
-    tree = ast.parse(code, name, "exec")
+    tree = compile(code, name, "exec", _ast.PyCF_ONLY_AST)
     tail = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        tail = compile(ast.Expression(tree.body.pop().value), name, "eval")
+    if tree.body and isinstance(tree.body[-1], _ast.Expr):
+        tail = compile(_ast.Expression(tree.body.pop().value), name, "eval")
     return compile(tree, name, "exec"), tail
 
 
 def strip_runner(te, seen):
     """Drops this runner's frames from a TracebackException and its chain."""
+    import traceback
+
     while te is not None and id(te) not in seen:
         seen.add(id(te))
         te.stack = traceback.StackSummary.from_list(
@@ -297,6 +313,8 @@ def strip_runner(te, seen):
 
 def format_exception(e):
     try:
+        import traceback
+
         te = traceback.TracebackException(type(e), e, e.__traceback__, compact=True)
         strip_runner(te, set())
         return "".join(te.format())
@@ -439,5 +457,7 @@ if __name__ == "__main__":
     except SystemExit:
         raise
     except BaseException:
+        import traceback
+
         log("runner failed:\n" + traceback.format_exc())
         sys.exit(1)

@@ -37,8 +37,10 @@ s.sendall(struct.pack(">I", len(p)) + p)
 s.recv(1)' "$PORT" >/dev/null 2>&1 &
 client=$!
 at_exit "kill $client"
-sessions_at_least() { [ "$(leftover_sessions)" -ge "$1" ]; }
-wait_for "the long run to start" 10 sessions_at_least 2 || not_ok "the long run started"
+claims=$(audit_count 'g(r,"event.action")=="repl-session-start"')
+run_started() { [ "$(audit_count 'g(r,"event.action")=="repl-session-start"')" -gt "$claims" ]; }
+wait_for "the long run to start" 20 run_started || not_ok "the long run started"
+sleep 0.5
 t0=$(date +%s%N)
 stop_server
 is "SIGTERM during a run: the server exits 0" "$SRV_RC" 0
@@ -63,6 +65,37 @@ n=$(audit_count 'g(r,"event.action")=="repl-pool-start" and g(r,"event.outcome")
 cases alive "$PORT" 2>/dev/null | grep -q '^not ok' && ok "... (and the server still answers with an error)" ||
     not_ok "... the server answered a run it could not start"
 check "... and keeps running" kill -0 "$SRV_PID"
+stop_server
+is "... and ends cleanly" "$SRV_RC" 0
+pyexec_setup namespace
+
+# A code app whose manifest allows a domain: its only way out is netproxy. Nothing
+# leaves this machine: the proxy refuses the domain that is not allowed before any
+# lookup, and a direct connection has no route.
+$PY - "$SPOKES/code.json" "$CONF" "$BIN/netproxy" "$TMP/netproxy.jsonl" "itest-py-$$" <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1])); m["network"] = {"allow": ["example.com"]}; json.dump(m, open(sys.argv[1], "w"))
+c = json.load(open(sys.argv[2]))
+c["network"].update({"veth_pool": "169.254.112.0/22", "veth_prefix": "vpy", "gateway_netns": sys.argv[5]})
+c["netproxy"] = {"binary": sys.argv[3], "audit": sys.argv[4]}
+json.dump(c, open(sys.argv[2], "w"))
+PYEOF
+at_exit "ip netns del itest-py-$$"
+start_server --pool 0 --time-limit 5 || not_ok "the server starts with a networked code app"
+out=$($PY "$ROOT/scripts/repl-client" --server 127.0.0.1:$PORT --close 'import os, socket, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+s = socket.create_connection((proxy.hostname, proxy.port), timeout=5)
+s.sendall(b"CONNECT denied.example:443 HTTP/1.1\r\nHost: denied.example:443\r\n\r\n")
+print(s.recv(12).decode())
+try:
+    socket.create_connection(("192.0.2.1", 443), timeout=2)
+except OSError as e:
+    print("direct", e.errno)' 2>&1)
+like "networked session: HTTPS_PROXY is its veth's netproxy, which refuses a domain outside the manifest" \
+    "$out" "^HTTP/1.1 403"
+like "networked session: a direct connection has no route (ENETUNREACH)" "$out" "direct 101"
+like "networked session: netproxy audited the refusal" "$(cat "$TMP/netproxy.jsonl" 2>/dev/null)" \
+    'denied.example.*"outcome":"failure"|"outcome":"failure".*denied.example'
 stop_server
 is "... and ends cleanly" "$SRV_RC" 0
 pyexec_setup namespace
