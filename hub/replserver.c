@@ -42,6 +42,8 @@
 #define POOL_REFILL_FALLBACK_MS 100
 /* After accept() fails (EMFILE), listening pauses instead of spinning. */
 #define ACCEPT_PAUSE_MS 200
+/* How long a connection closed by the server is read and drained for the peer's EOF. */
+#define LINGER_S 2
 
 struct client;
 struct session;
@@ -84,8 +86,9 @@ struct client {
     struct exec_ctx *pending;
     char ip[48];
     uint16_t port;
-    bool eof;     /* the peer will send nothing more */
-    bool closing; /* no more requests: close once the output is flushed */
+    bool eof;       /* the peer will send nothing more */
+    bool closing;   /* no more requests: close once the output is flushed */
+    bool lingering; /* our side shut down; reading (and dropping) until the peer's EOF */
 };
 
 struct repl_server {
@@ -674,12 +677,28 @@ static void client_free(struct client *c)
 }
 
 /* Frees c when it is finished; true if it did. */
+/* Frees c when it is finished (true), or starts a lingering close: after an error
+ * that ends the connection (an oversized frame) the peer may still be sending, and
+ * closing a socket with unread input sends a reset that can destroy the error answer
+ * before the peer reads it. So our side is shut down first and the rest of the input
+ * is read and dropped until the peer closes, or LINGER_S at most. */
 static bool client_maybe_done(struct client *c)
 {
-    if ((c->closing || c->eof) && !c->pending &&
-        evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+    if (!(c->closing || c->eof) || c->pending ||
+        evbuffer_get_length(bufferevent_get_output(c->bev)) != 0)
+        return false;
+    if (c->eof) {
         client_free(c);
         return true;
+    }
+    if (!c->lingering) {
+        c->lingering = true;
+        shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+        struct evbuffer *in = bufferevent_get_input(c->bev);
+        evbuffer_drain(in, evbuffer_get_length(in));
+        struct timeval linger = {.tv_sec = LINGER_S};
+        bufferevent_set_timeouts(c->bev, &linger, NULL);
+        bufferevent_enable(c->bev, EV_READ);
     }
     return false;
 }
@@ -712,7 +731,6 @@ static void client_process(struct client *c)
             refuse(c, "oversized-frame", "", "frame of %u bytes exceeds the maximum of %zu bytes",
                    n, srv->o.max_frame);
             c->closing = true;
-            bufferevent_disable(c->bev, EV_READ);
             client_maybe_done(c);
             return;
         }
@@ -743,8 +761,13 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 
 static void on_client_read(struct bufferevent *bev, void *arg)
 {
-    (void)bev;
-    client_process(arg);
+    struct client *c = arg;
+    if (c->lingering) {
+        struct evbuffer *in = bufferevent_get_input(bev);
+        evbuffer_drain(in, evbuffer_get_length(in));
+        return;
+    }
+    client_process(c);
 }
 
 static void on_client_write(struct bufferevent *bev, void *arg)
@@ -758,6 +781,10 @@ static void on_client_write(struct bufferevent *bev, void *arg)
 static void on_client_event(struct bufferevent *bev, short what, void *arg)
 {
     struct client *c = arg;
+    if (c->lingering) {
+        client_free(c); /* the peer's EOF, an error, or the linger time is over */
+        return;
+    }
     if (what & BEV_EVENT_TIMEOUT) {
         if (c->pending) {
             bufferevent_enable(bev, EV_READ); /* waiting for its own run: not idle */

@@ -384,6 +384,11 @@ def malformed(port, max_frame):
     expect_error(c, "a 4 GiB length: an error", "exceeds the maximum", then_open=False)
     ok(c.closed(), "... then the connection is closed")
     c = fresh()
+    c.send_raw(struct.pack(">I", max_frame * 4) + b"y" * (max_frame * 4))
+    expect_error(c, "an oversized frame sent whole (%d bytes): the error arrives intact" % (max_frame * 4),
+                 "exceeds the maximum", then_open=False)
+    ok(c.closed(), "... then the connection is closed (no reset)")
+    c = fresh()
     c.send_raw(os.urandom(8192))
     r = c.recv()
     ok(r is None or (shape_ok(r) and r["status"] == "error"), "random bytes: an error or a close", r)
