@@ -42,6 +42,10 @@
 #define POOL_REFILL_FALLBACK_MS 100
 /* After accept() fails (EMFILE), listening pauses instead of spinning. */
 #define ACCEPT_PAUSE_MS 200
+/* Malformed requests in a row after which a connection is closed: each one is answered
+ * and audited, and a client that only sends garbage must not turn that into a flood of
+ * audit lines at line rate. */
+#define MAX_BAD_IN_A_ROW 16
 /* How long a connection closed by the server is read and drained for the peer's EOF. */
 #define LINGER_S 2
 
@@ -89,6 +93,7 @@ struct client {
     bool eof;       /* the peer will send nothing more */
     bool closing;   /* no more requests: close once the output is flushed */
     bool lingering; /* our side shut down; reading (and dropping) until the peer's EOF */
+    unsigned bad_in_a_row;
 };
 
 struct repl_server {
@@ -741,9 +746,18 @@ static void client_process(struct client *c)
             repl_request_parse((const char *)frame + REPL_FRAME_HEADER, n, &req, err, sizeof(err));
         evbuffer_drain(in, REPL_FRAME_HEADER + n);
         if (rc < 0) {
+            if (++c->bad_in_a_row >= MAX_BAD_IN_A_ROW) {
+                refuse(c, req.error, "",
+                       "%s; %d malformed requests in a row: closing the connection", err,
+                       MAX_BAD_IN_A_ROW);
+                c->closing = true;
+                client_maybe_done(c);
+                return;
+            }
             refuse(c, req.error, "", "%s", err);
             continue;
         }
+        c->bad_in_a_row = 0;
         handle_request(c, &req);
         repl_request_free(&req);
     }

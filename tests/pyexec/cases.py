@@ -422,6 +422,19 @@ def malformed(port, max_frame):
         expect_error(c, "%s: an error" % desc, needle)
     c.close()
 
+    # A client that only sends garbage is answered, then cut off.
+    c = fresh()
+    c.send_raw((struct.pack(">I", 2) + b"{]") * 40)
+    rs = []
+    while True:
+        r = c.recv()
+        if r is None:
+            break
+        rs.append(r)
+    ok(len(rs) == 16 and all(r["status"] == "error" for r in rs) and "in a row: closing" in rs[-1]["error"],
+       "16 malformed requests in a row: each answered, then the connection is closed", (len(rs), rs[-1:]))
+    c.close()
+
     # Several bad frames in one write, then a good one: each answered, in order.
     c = fresh()
     c.send_raw(b"".join(struct.pack(">I", len(p)) + p for p in (b"{}", b"[", b'{"code":"6*7"}')))
