@@ -94,6 +94,7 @@ class Capture:
         self.parts = []
         self.size = 0
         self.truncated = False
+        self.buffer = BinaryCapture(self)
 
     def write(self, s):
         if not isinstance(s, str):
@@ -137,6 +138,29 @@ class Capture:
         truncated = self.truncated
         self.parts, self.size, self.truncated = [], 0, False
         return text, truncated
+
+
+class BinaryCapture:
+    """sys.stdout.buffer: bytes written there join the text (decoded as UTF-8)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def write(self, b):
+        self.text.write(bytes(b).decode("utf-8", "replace"))
+        return len(b)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return 1
 
 
 class EmptyInput:
@@ -200,16 +224,17 @@ class Session:
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
 
     def fd_output(self):
-        """What was written to descriptors 1 and 2 directly (C code, os.write)."""
+        """What was written to descriptors 1 and 2 directly (C code, os.write), and
+        whether some of it was dropped."""
         try:
             size = os.fstat(1).st_size
             if size <= 0:
-                return ""
+                return "", False
             data = os.pread(1, min(size, OUTPUT_MAX * 4), 0)
             os.ftruncate(1, 0)
-            return data.decode("utf-8", "replace")
+            return data.decode("utf-8", "replace"), size > len(data)
         except OSError:
-            return ""
+            return "", False
 
     def run(self, code, timeout_s):
         self.cells += 1
@@ -266,9 +291,9 @@ class Session:
 
     def answer(self, ok, err, timed_out=False):
         text, truncated = self.out.take()
-        raw = self.fd_output()
-        if raw:
-            text += raw
+        raw, raw_truncated = self.fd_output()
+        text += raw
+        truncated = truncated or raw_truncated
         if len(text) > OUTPUT_MAX:
             text, truncated = text[:OUTPUT_MAX], True
         if len(err) > ERROR_MAX:
