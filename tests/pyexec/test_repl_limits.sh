@@ -9,7 +9,7 @@
 require_root
 pyexec_setup namespace
 
-start_server --max-sessions 3 --pool 1 --idle-timeout 2 --time-limit 2 --debug ||
+start_server --max-sessions 3 --pool 1 --idle-timeout 2 --time-limit 10 --debug ||
     { not_ok "the server starts: $(cat "$TMP/server.err")"; exit 1; }
 out=$(cases full "$PORT" 3)
 echo "$out" | grep -E '^(not )?ok'
@@ -30,6 +30,7 @@ is "--debug: the code is in the audit record" \
     "$(audit_count 'g(r,"event.action")=="repl-execute" and g(r,"isolate.code")=="i = 0"')" 1
 
 # SIGTERM while a run is in progress: the run's sandbox ends with the server.
+claims=$(audit_count 'g(r,"event.action")=="repl-session-start"')
 $PY -c 'import socket, struct, json, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 p = json.dumps({"code": "import time\ntime.sleep(60)"}).encode()
@@ -37,7 +38,6 @@ s.sendall(struct.pack(">I", len(p)) + p)
 s.recv(1)' "$PORT" >/dev/null 2>&1 &
 client=$!
 at_exit "kill $client"
-claims=$(audit_count 'g(r,"event.action")=="repl-session-start"')
 run_started() { [ "$(audit_count 'g(r,"event.action")=="repl-session-start"')" -gt "$claims" ]; }
 wait_for "the long run to start" 20 run_started || not_ok "the long run started"
 sleep 0.5
