@@ -305,11 +305,12 @@ static const char *const preset_c[] = {
  * over workloads of stdlib imports, file and sqlite I/O, threads, asyncio, ctypes,
  * mmap, signals and the code spoke's own loop, plus the syscalls behind the same os
  * functions that other paths reach (fstat/lstat beside newfstatat, pipe beside pipe2,
- * ...). Not in it, unlike `c`: fork, vfork and clone without CLONE_THREAD (so
+ * ...); scripts/trace-python-seccomp repeats the derivation. Not in it, unlike `c`:
+ * fork, vfork and clone without CLONE_THREAD (so
  * subprocess, os.system, os.fork and multiprocessing fail with EPERM and a fork bomb
- * cannot start), execveat, the set*id calls, sessions and process groups, System V
- * and POSIX message-queue IPC, inotify, signalfd, timerfd, mlock, pkeys, scheduler
- * changes. execve stays: the jail's last step is the execve of the interpreter and a
+ * cannot start), execveat, prctl, the set*id calls, sessions and process groups,
+ * System V and POSIX message-queue IPC, inotify, signalfd, timerfd, mlock, pkeys,
+ * scheduler changes. execve stays: the jail's last step is the execve of the interpreter and a
  * filter cannot tell that one from a later one; without fork a later execve can only
  * replace the session's own process by a program of its read-only mounts, under the
  * same filter, namespaces and limits, which gains nothing ctypes does not have. */
@@ -428,7 +429,6 @@ static const char *const preset_python[] = {
     "getresuid",
     "getresgid",
     "getgroups",
-    "prctl",
     "arch_prctl",
     "set_tid_address",
     "set_robust_list",

@@ -458,6 +458,17 @@ def malformed(port, max_frame):
     time.sleep(0.5)
 
 
+def workloads(port, *paths):
+    """The standard library as people use it runs under the python preset: each workload
+    in a fresh session ends without an error."""
+    for path in paths:
+        code = open(path).read()
+        r = run(port, code, close=True)
+        ok(r["status"] == "ok" and r["output"].endswith("workload done\n"),
+           "workload %s runs under the python preset" % os.path.basename(path),
+           r["error"] or r["output"][-300:])
+
+
 def alive(port):
     t0 = time.monotonic()
     r = run(port, "import sys\nsys.version_info[:2]", close=True)
@@ -506,6 +517,7 @@ def main():
         "timeouts": timeouts,
         "malformed": malformed,
         "alive": alive,
+        "workloads": workloads,
         "full": full,
         "expired": expired,
         "new": new_session,
