@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# hub repl-server's limits: the session count (a clear error when full), idle expiry
+# hub repl-server's limits: the stdlib workloads under the python seccomp preset, the
+# session count (a clear error when full), idle expiry
 # (and the cleanup of the session's /data), --debug putting code in the audit, SIGTERM
 # while code runs, a sandbox that cannot start (an error, pre-starts backed off, the
 # server still serving), and the same spoke as the agents' tool code.run through
@@ -11,6 +12,9 @@ pyexec_setup namespace
 
 start_server --max-sessions 3 --pool 1 --idle-timeout 2 --time-limit 10 --debug ||
     { not_ok "the server starts: $(cat "$TMP/server.err")"; exit 1; }
+# (here, where the time limit is 10 s: importing half the standard library takes a
+# while on a loaded machine)
+cases workloads "$PORT" "$ROOT"/tests/pyexec/workloads/*.py
 out=$(cases full "$PORT" 3)
 echo "$out" | grep -E '^(not )?ok'
 sids=$(echo "$out" | tail -1)

@@ -16,7 +16,6 @@ ok "the server listens on port $PORT"
 
 cases alive "$PORT"
 cases basic "$PORT"
-cases workloads "$PORT" "$ROOT"/tests/pyexec/workloads/*.py
 cases isolation "$PORT" 8
 cases hostile "$PORT" "$ROOT"
 cases timeouts "$PORT" 1
