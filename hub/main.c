@@ -9,6 +9,7 @@
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
 int cmd_casestudies(int argc, char **argv);
+int cmd_repl_server(int argc, char **argv);
 
 struct command {
     const char *name;
@@ -22,6 +23,7 @@ static const struct command commands[] = {
     {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
     {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
     {"casestudies", cmd_casestudies, "the paper's four case studies in each isolation mode"},
+    {"repl-server", cmd_repl_server, "serve sandboxed Python sessions over TCP (length + JSON)"},
 };
 
 static void usage(FILE *f)
@@ -31,7 +33,7 @@ static void usage(FILE *f)
                "to it over its own socket, and mediates every message between spokes.\n\n"
                "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n"
                "This build has no interactive assistant yet: use `hub call`.\n");
 }
