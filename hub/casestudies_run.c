@@ -205,6 +205,20 @@ static size_t count_others_files(const struct cs_run *run)
     return n;
 }
 
+static bool interrupted(const struct cs_run *run)
+{
+    return *run->env->stop || hub_quit_requested(run->hub);
+}
+
+/* The step could not be carried out: said so, unless Ctrl-C is why (then it gets no
+ * verdict at all). */
+static void step_failed(struct cs_run *run, struct cs_case_result *r, const struct cs_os_step *st,
+                        const char *why)
+{
+    if (!interrupted(run))
+        cs_result_add(r, st->attack, false, false, "unexplained", why);
+}
+
 struct step_ctx {
     struct cs_run *run;
     const struct cs_os_step *st;
@@ -309,14 +323,14 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     /* 1. Fresh spokes on fresh data. */
     cs_run_stop_spokes(run);
     if (cs_run_seed(run, err, sizeof(err)) < 0) {
-        cs_result_add(r, st->attack, false, false, "unexplained", err);
+        step_failed(run, r, st, err);
         return;
     }
     const struct cs_probe *probe = st->victim_app ? cs_probe_for(c, st->victim_app) : NULL;
     double fare_before = 0;
     if (probe) {
         if (cs_run_call(run, probe->app, probe->tool, probe->args, &res, err, sizeof(err)) != 0) {
-            cs_result_add(r, st->attack, false, false, "unexplained", err);
+            step_failed(run, r, st, err);
             return;
         }
         fare_before = fare_of(res);
@@ -327,7 +341,7 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     }
     if (cs_run_call(run, c->attacker, c->trigger_tool, c->trigger_args, &res, err, sizeof(err)) !=
         0) {
-        cs_result_add(r, st->attack, false, false, "unexplained", err);
+        step_failed(run, r, st, err);
         return;
     }
     json_decref(res);
@@ -365,8 +379,7 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
         files0 = count_others_files(run);
     if (st->obs == CS_OBS_REDIS_READ &&
         (!run->env->redis_socket || cs_redis_stats(run->env->redis_socket, &hits0, &conns0) < 0)) {
-        cs_result_add(r, st->attack, false, false, "unexplained",
-                      "the runner cannot read Redis' statistics");
+        step_failed(run, r, st, "the runner cannot read Redis' statistics");
         free(victim_file);
         return;
     }
@@ -397,7 +410,7 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     long peak_procs = 0, peak_rss = 0;
     if (sampler)
         cs_sampler_stop(sampler, &peak_procs, &peak_rss);
-    if (*run->env->stop || hub_quit_requested(run->hub)) {
+    if (interrupted(run)) {
         /* Interrupted: the attempt was cut short, so it gets no verdict at all. */
         if (watch >= 0)
             cs_watch_end(watch);
@@ -516,6 +529,10 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     }
     exit_reason(run, audit0, ob.exit_reason, sizeof(ob.exit_reason));
     proxy_denial(run, proxy0, ob.proxy_denial, sizeof(ob.proxy_denial));
+    if (interrupted(run)) { /* the observation itself was cut short */
+        free(victim_file);
+        return;
+    }
     json_t *hint = read_hint(run);
     struct cs_verdict v;
     cs_judge_os(st, &ob, hint, &v);
