@@ -14,3 +14,17 @@ $(LIBHUBAGENT): $(AGENT_OBJS)
 
 # Built by `make` too, so that a compile error shows before the hub links it.
 BINARIES += $(LIBHUBAGENT)
+
+# The assistant on top of the runtime: agent (planner, baseline, sampling, memory
+# wiring), permissions, and the terminal. Its own library, so that the runtime's
+# library stays free of the agent and the tests can link exactly what they test.
+ASSIST_SRCS := $(sort $(wildcard hub/agent*.c hub/planner*.c hub/perms*.c hub/term*.c \
+	hub/lineedit*.c))
+ASSIST_OBJS := $(call objs,$(ASSIST_SRCS))
+LIBHUBASSIST := $(BUILD)/lib/libhubassist.a
+
+$(LIBHUBASSIST): $(ASSIST_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^

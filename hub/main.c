@@ -8,6 +8,7 @@
 
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
+int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 
 struct command {
     const char *name;
@@ -15,8 +16,8 @@ struct command {
     const char *summary;
 };
 
-/* The interactive assistant (no sub-command), `casestudies` and `repl-server` join this
- * table when they are built (issues 5, 6, 7). */
+/* `casestudies` and `repl-server` join this table when they are built (issues 6, 7);
+ * with no sub-command (or only options) the hub is the assistant. */
 static const struct command commands[] = {
     {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
     {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
@@ -30,20 +31,17 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n"
-               "This build has no interactive assistant yet: use `hub call`.\n");
+    fprintf(f, "\nWith no command, `hub [OPTIONS]` is the assistant (`hub --help` shows its\n"
+               "options). `hub COMMAND --help` describes each command and its options.\n");
 }
 
 int main(int argc, char **argv)
 {
     log_init("hub", false);
     log_set_fatal_status(EXIT_USAGE);
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (argc < 2 || argv[1][0] == '-')
+        return cmd_assistant(argc, argv);
+    if (strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return EXIT_OK;
     }

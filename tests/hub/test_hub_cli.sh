@@ -39,5 +39,5 @@ echo '{"isolation": "none", "max_call_depth": 99}' >"$TMP/bad.json"
 like "a bad hub.json is refused naming the key" "$(cat "$TMP/err")" "bad.json: max_call_depth: must be an integer from 1 to 16"
 echo '{"rules": [{"decision": "maybe"}]}' >"$TMP/answers.json"
 "$BIN/hub" call --config "$CONF" --answers "$TMP/answers.json" alpha.whoami '{}' >/dev/null 2>"$TMP/err"
-like "a bad answers file is refused naming the rule" "$(cat "$TMP/err")" "rules\[0\].decision: must be \"allow\" or \"deny\""
+like "a bad answers file is refused naming the rule" "$(cat "$TMP/err")" "rules\[0\].decision: must be allow, once, session, always, deny, no or never"
 done_testing
