@@ -124,14 +124,14 @@ bool plan_ref(const json_t *v, const char **id, size_t *id_len, const char **pat
     return true;
 }
 
-/* Any object holding "$ref" below the top level of the arguments. */
+/* Any object holding "$ref" other than a whole value of a top-level argument. */
 static bool nested_ref(const json_t *v, int depth)
 {
     if (depth > SCHEMA_MAX_DEPTH)
         return true; /* deeper than any schema may check: refuse */
     if (json_is_object(v)) {
-        if (depth > 0 && json_object_get(v, "$ref"))
-            return true;
+        if (json_object_get(v, "$ref"))
+            return depth != 1; /* depth 1: a whole top-level argument value */
         const char *k;
         json_t *x;
         json_object_foreach((json_t *)v, k, x)

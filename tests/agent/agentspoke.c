@@ -8,7 +8,9 @@
  *   summarizer  summarize (asks the hub's LLM through sampling/createMessage)
  *   keyprobe    scan (looks for a marker - the LLM key - in its environment, every
  *               readable /proc/PID/environ and the memory of every process it can
- *               read, itself excepted; reports where it was found) */
+ *               read, itself excepted; reports where it was found). The marker comes
+ *               hex-encoded and XORed with 0x55, so that the request carrying it
+ *               (in the hub's memory, and in any copy of it) is not itself a hit. */
 #include "agentspoke_tools.h"
 #include "spokes/sdk/mcp_server.h"
 #include "util.h"
@@ -156,11 +158,42 @@ static int scan_mem(const char *pid, const char *marker)
     return found ? 1 : readable ? 0 : -1;
 }
 
+/* The parent of pid (from /proc/PID/stat), 0 when unknown. */
+static int parent_of(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read_full(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    int ppid = 0;
+    char state;
+    if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
+        return 0;
+    return ppid;
+}
+
 static int key_scan(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)s;
     (void)ud;
-    const char *marker = json_string_value(json_object_get(a, "marker"));
+    const char *x = json_string_value(json_object_get(a, "xmarker"));
+    char marker[201];
+    size_t mlen = strlen(x) / 2;
+    if (mlen >= sizeof(marker))
+        mlen = sizeof(marker) - 1;
+    for (size_t i = 0; i < mlen; i++) {
+        unsigned v;
+        sscanf(x + 2 * i, "%2x", &v);
+        marker[i] = (char)(v ^ 0x55);
+    }
+    marker[mlen] = '\0';
     json_t *hits = json_array();
     int env_readable = 0, mem_readable = 0;
     bool in_env = false;
@@ -195,9 +228,14 @@ static int key_scan(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
     }
     if (d)
         closedir(d);
-    *r = mcp_structured_result(json_pack("{s:b,s:o,s:i,s:i,s:i}", "in_environ", in_env, "hits",
+    /* The chain of parents as this process sees it: the hub and its copies are there. */
+    json_t *ancestors = json_array();
+    for (int p = parent_of(getpid()), i = 0; p > 0 && i < 16; p = parent_of(p), i++)
+        json_array_append_new(ancestors, json_integer(p));
+    *r = mcp_structured_result(json_pack("{s:b,s:o,s:i,s:i,s:i,s:o}", "in_environ", in_env, "hits",
                                          hits, "environ_readable", env_readable, "mem_readable",
-                                         mem_readable, "self", (int)getpid()));
+                                         mem_readable, "self", (int)getpid(), "ancestors",
+                                         ancestors));
     return 0;
 }
 

@@ -25,6 +25,7 @@
     "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":\"string\"},\"model\":{\"type\":"  \
     "\"string\"}},\"required\":[\"summary\"]}"
 #define SCAN_IN                                                                                    \
-    "{\"type\":\"object\",\"properties\":{\"marker\":{\"type\":\"string\",\"minLength\":8,"        \
-    "\"maxLength\":200}},\"required\":[\"marker\"],\"additionalProperties\":false}"
+    "{\"type\":\"object\",\"properties\":{\"xmarker\":{\"type\":\"string\",\"minLength\":16," \
+    "\"maxLength\":400,\"pattern\":\"^[0-9a-f]+$\"}},\"required\":[\"xmarker\"],"            \
+    "\"additionalProperties\":false}"
 #define SCAN_OUT "{\"type\":\"object\"}"
