@@ -177,3 +177,15 @@ for line in open(sys.argv[1]):
         n += 1
 print(n)' "$STANDIN_LOG" "${1:-True}"
 }
+
+# jlines EXPR: EXPR over each JSON line on stdin (d), the results space-separated.
+jlines() {
+    $PY -c 'import json,sys
+out = []
+for line in sys.stdin:
+    if line.strip():
+        d = json.loads(line)
+        v = eval(sys.argv[1], {"d": d})
+        out.append(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else str(v))
+print(" ".join(out))' "$1"
+}
