@@ -109,7 +109,13 @@ static int run_script(const char *script, const char *cmd, const char *dir, char
         return -1;
     }
     if (pid == 0) {
+        /* The server it starts lives on: it must hold none of the hub's descriptors
+         * (a pipe the hub's caller waits on would never see its end). */
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDIN_FILENO);
         dup2(pfd[1], STDOUT_FILENO);
+        close_range(3, ~0U, 0);
         execl(script, script, cmd, dir, (char *)NULL);
         _exit(127);
     }
