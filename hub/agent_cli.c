@@ -513,9 +513,9 @@ int cmd_assistant(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         seed_history(&s, le);
-        term_hub(&u.t, "IsolateGPT-C assistant for %s%s%s - isolation %s, LLM %s, memory %s",
-                 term_bold(&u.t), agent_user(agent), term_reset(&u.t),
-                 isolation_name(cfg.isolation), llm_describe(llm), memory_describe(mem));
+        term_hub(&u.t, "IsolateGPT-C assistant for %s%s%s, isolation %s", term_bold(&u.t),
+                 agent_user(agent), term_reset(&u.t), isolation_name(cfg.isolation));
+        term_hub(&u.t, "LLM %s; memory %s", llm_describe(llm), memory_describe(mem));
         term_hub(&u.t, "type a request, or /help");
     }
     bool all_ok = true;

@@ -114,8 +114,9 @@ static int summarize(struct mcp_server *s, const json_t *a, json_t **r, void *ud
 }
 
 /* Whether the memory of pid holds the marker: every readable mapping, at most 256 MiB
- * in all. -1 when the memory cannot be read at all. */
-static int scan_mem(const char *pid, const char *marker)
+ * in all. -1 when the memory cannot be read at all; on a hit, where gets the line of
+ * /proc/PID/maps it was found in. */
+static int scan_mem(const char *pid, const char *marker, char *where, size_t wlen)
 {
     char path[300];
     snprintf(path, sizeof(path), "/proc/%s/maps", pid);
@@ -136,8 +137,8 @@ static int scan_mem(const char *pid, const char *marker)
         unsigned long lo, hi;
         char perms[8];
         if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r' ||
-            strstr(line, "[vvar]") || strstr(line, "[vsyscall]"))
-            continue;
+            strstr(line, "[vvar]") || strstr(line, "[vsyscall]") || hi - lo > (64UL << 20))
+            continue; /* the key is in small mappings; big ones are ASan's, in a SAN build */
         for (unsigned long off = lo; off < hi && budget > 0;) {
             size_t want = hi - off < sizeof(buf) ? hi - off : sizeof(buf);
             ssize_t n = pread(fd, buf, want, (off_t)off);
@@ -145,8 +146,13 @@ static int scan_mem(const char *pid, const char *marker)
                 break;
             readable = 1;
             budget -= (size_t)n > budget ? budget : (size_t)n;
-            if (memmem(buf, (size_t)n, marker, mlen)) {
+            const char *hit = memmem(buf, (size_t)n, marker, mlen);
+            if (hit) {
                 found = 1;
+                line[strcspn(line, "\n")] = '\0';
+                /* Whether it sits in a copy of an environment block ("NAME=key"). */
+                bool env = hit - buf >= 15 && memcmp(hit - 15, "OPENAI_API_KEY=", 15) == 0;
+                snprintf(where, wlen, "%.200s%s", line, env ? " OPENAI_API_KEY=" : "");
                 break;
             }
             /* Overlap so that a marker across two reads is seen. */
@@ -220,11 +226,13 @@ static int key_scan(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
                         hits, json_pack("{s:s,s:s}", "pid", de->d_name, "where", "environ"));
             }
         }
-        int m = scan_mem(de->d_name, marker);
+        char map[512] = "";
+        int m = scan_mem(de->d_name, marker, map, sizeof(map));
         if (m >= 0)
             mem_readable++;
         if (m == 1)
-            json_array_append_new(hits, json_pack("{s:s,s:s}", "pid", de->d_name, "where", "mem"));
+            json_array_append_new(hits, json_pack("{s:s,s:s,s:s}", "pid", de->d_name, "where",
+                                                  "mem", "map", map));
     }
     if (d)
         closedir(d);

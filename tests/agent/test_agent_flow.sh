@@ -130,4 +130,18 @@ is "... with a single LLM call" "$(standin_requests)" 1
 standin_start '[text("one"), text("two")]'
 out=$(printf 'first\n\n/help\nsecond\n' | "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory none --answers allow)
 like "plain output from a pipe: one answer per request, commands answered" "$(echo "$out" | tr '\n' '|')" '^one\|hub: type a request, or:.*\|two\|$'
+
+# ---- memory: a private redis-server when none is configured ----
+standin_start '[text("one"), text("two")]'
+echo "remember me" | ask --answers allow >/dev/null 2>"$TMP/err"
+check "with no memory configured the hub starts a private redis-server in its run directory" \
+    test -s "$RUN/redis/redis.log"
+check "... and stops it when it ends" bash -c "! redis-cli -s '$RUN/redis/redis.sock' ping"
+check "... keeping what was written (AOF)" grep -q "remember me" "$RUN/redis/appendonlydir/"*.aof
+echo "again" | ask --answers allow >/dev/null 2>>"$TMP/err"
+is "... which the next hub finds again" \
+    "$(standin_requests '"tools" in b and "- remember me" in str(b["messages"])')" 1
+"$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory unix:/nonexistent/redis.sock </dev/null >/dev/null 2>"$TMP/err"
+is "an unreachable Redis stops the hub (exit 2)" "$?" 2
+like "... saying what to do" "$(cat "$TMP/err")" "memory none"
 done_testing

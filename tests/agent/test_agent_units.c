@@ -339,6 +339,8 @@ static bool memory_holds(const unsigned char *xkey, size_t n, const void *skip)
             continue;
         if ((unsigned long)skip >= lo && (unsigned long)skip < hi)
             continue;
+        if (hi - lo > (1UL << 30))
+            continue; /* ASan's shadow: terabytes of zeroes; the key is in small mappings */
         for (unsigned long off = lo; off < hi && !found; off += sizeof(buf) - n) {
             size_t want = hi - off < sizeof(buf) ? hi - off : sizeof(buf);
             if (fseek(mem, (long)off, SEEK_SET) != 0)
@@ -382,7 +384,7 @@ static void test_secret(void)
     cfg.model = "m";
     cfg.api_key_env = "ITEST_AGENT_KEY";
     cfg.api_key = key;
-    char err[300];
+    char err[300] = "";
     struct llm *llm = llm_open(NULL, &cfg, err, sizeof(err));
     CHECK(llm != NULL, "an HTTP client opens with the key (%s)", err);
     CHECK(secret_wipeonfork(), "the kernel wipes secret memory on fork");
