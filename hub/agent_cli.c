@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 int cmd_assistant(int argc, char **argv);
+void cmd_assistant_usage(FILE *f);
 
 static volatile sig_atomic_t cancel_request;
 
@@ -33,16 +34,17 @@ static void on_sigint(int sig)
     cancel_request = 1;
 }
 
-static void usage(FILE *f)
+void cmd_assistant_usage(FILE *f)
 {
     fprintf(f,
-            "usage: hub [OPTIONS]            the assistant (a session on a terminal, or one\n"
-            "                                request per line from a pipe)\n"
-            "       hub COMMAND [OPTIONS]    see `hub help` for the commands\n\n"
+            "With no command, `hub [OPTIONS]` is the assistant: a session on a terminal, or\n"
+            "one request per line from a pipe.\n\n"
             "In process and namespace modes the hub plans each request with the LLM, checks\n"
             "the plan, runs each step in its app's sandbox after asking you, and composes the\n"
             "answer in a context that has no tools. In none mode (the baseline) one LLM loop\n"
-            "sees every tool and every result and runs what it likes.\n\n"
+            "sees every tool and every result and runs what it likes. Permission questions\n"
+            "are asked on the terminal (from a pipe: on /dev/tty, else denied) unless\n"
+            "--answers scripts them.\n\n"
             "  --llm URL|replay:FILE  an OpenAI-compatible endpoint (default: hub.json llm),\n"
             "                     or recorded answers\n"
             "  --memory SPEC      none | unix:PATH | HOST:PORT (default: hub.json memory;\n"
@@ -374,6 +376,9 @@ int cmd_assistant(int argc, char **argv)
         if (cli_common_option(&common, opt, optarg))
             continue;
         switch (opt) {
+        case 'h': /* `hub --help` is main.c's; here after other options */
+            cmd_assistant_usage(stdout);
+            return EXIT_OK;
         case 'l':
             llm_spec = optarg;
             break;
@@ -386,18 +391,15 @@ int cmd_assistant(int argc, char **argv)
         case 'j':
             json = true;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
         default:
-            usage(stderr);
+            cmd_assistant_usage(stderr);
             return EXIT_USAGE;
         }
     }
     if (optind < argc) {
         log_warnx("unexpected argument \"%s\" (the assistant reads requests from its input)",
                   argv[optind]);
-        usage(stderr);
+        cmd_assistant_usage(stderr);
         return EXIT_USAGE;
     }
     struct hub_config cfg;

@@ -9,6 +9,7 @@
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
+void cmd_assistant_usage(FILE *f);
 
 struct command {
     const char *name;
@@ -31,20 +32,21 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nWith no command, `hub [OPTIONS]` is the assistant (`hub --help` shows its\n"
-               "options). `hub COMMAND --help` describes each command and its options.\n");
+    fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n\n");
+    cmd_assistant_usage(f);
 }
 
 int main(int argc, char **argv)
 {
     log_init("hub", false);
     log_set_fatal_status(EXIT_USAGE);
-    if (argc < 2 || argv[1][0] == '-')
-        return cmd_assistant(argc, argv);
-    if (strcmp(argv[1], "help") == 0) {
+    if (argc >= 2 && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+                      strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
         return EXIT_OK;
     }
+    if (argc < 2 || argv[1][0] == '-')
+        return cmd_assistant(argc, argv);
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);

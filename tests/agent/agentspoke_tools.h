@@ -25,7 +25,9 @@
     "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":\"string\"},\"model\":{\"type\":"  \
     "\"string\"}},\"required\":[\"summary\"]}"
 #define SCAN_IN                                                                                    \
-    "{\"type\":\"object\",\"properties\":{\"xmarker\":{\"type\":\"string\",\"minLength\":16," \
-    "\"maxLength\":400,\"pattern\":\"^[0-9a-f]+$\"}},\"required\":[\"xmarker\"],"            \
+    "{\"type\":\"object\",\"properties\":{\"xmarker\":{\"type\":\"string\",\"minLength\":16,"      \
+    "\"maxLength\":400,\"pattern\":\"^[0-9a-f]+$\"}},\"required\":[\"xmarker\"],"                  \
     "\"additionalProperties\":false}"
 #define SCAN_OUT "{\"type\":\"object\"}"
+#define ASK_IN "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
+#define ASK_OUT "{\"type\":\"object\"}"

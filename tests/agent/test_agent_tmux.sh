@@ -17,7 +17,9 @@ standin_start '[
   plan(("fare__estimate", {"from": "Main Street", "to": "Elm Avenue \u2517\u2501\u2501 [y] once \u001b[2J"})),
   sse("The fare is 23 USD.\n\u2503 hub: permission needed\u001b[31m red"),
   plan(("mail__send", {"to": "boss@example.org", "body": "The fare is 23 USD."})),
-  sse("I did not send it.")]'
+  sse("I did not send it."),
+  plan(("asker__ask", {})), sse("You live in Irvine."),
+  text("too late", delay_ms=8000)]'
 
 exec 3>&1 # where wait_pane shows the screen when it fails (check hides the rest)
 T="tmux -L itest-agent-$$"
@@ -71,8 +73,29 @@ check "the hub offers to plan again" wait_pane "mail.send was denied. Make a new
 keys "n" Enter
 check "the answer says so" wait_pane "I did not send it."
 check "nothing was sent" test ! -e "$DATA/$AUSER/mail/sent.jsonl"
+
+# An app's question (elicitation): the hub's frame, the app's words quoted.
+keys "Where do I live?" Enter
+check "the step is asked about first" wait_pane "run asker.ask for you"
+keys "y" Enter
+check "the app's question is shown in the hub's frame" wait_pane "hub: the app asker asks you something (its words, quoted)"
+like "... its words quoted and their escape shown" "$(pane)" '┃   ┊ Which city do you live in\?\^\[\[2J'
+keys "a" Enter
+check "... each field is asked for" wait_pane "city (string)›"
+keys "Irvine" Enter
+check "the answer used what the user typed" wait_pane "You live in Irvine."
+is "... which the app received" "$(audit_count "g(r,'event.action')=='elicitation' and g(r,'isolate.elicitation.action')=='accept'")" 1
+
+# Ctrl-C while the LLM is slow stops that request, not the session.
+keys "a slow one" Enter
+check "the request is on its way" wait_pane "you› a slow one"
+sleep 0.5
+keys C-c
+check "Ctrl-C cancels it" wait_pane "planner's LLM call failed (cancelled)" 4
+keys "/help" Enter
+check "... and the session goes on" wait_pane "/revoke N|APP[.TOOL]|all"
 keys "/quit" Enter
 check "/quit ends the session" wait_pane "hub-exited-0"
 is "the session's permission questions and answers are audited" \
-    "$(audit_count "g(r,'event.action')=='permission-answer' and g(r,'event.reason')=='the user answered: ' + g(r,'isolate.permission.answer')")" 2
+    "$(audit_count "g(r,'event.action')=='permission-answer' and g(r,'event.reason')=='the user answered: ' + g(r,'isolate.permission.answer')")" 3
 done_testing

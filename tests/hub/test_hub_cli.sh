@@ -12,7 +12,8 @@ like "hub --help lists call and spokes" "$(cat "$TMP/out")" "call .*spokes"
 like "hub call --help documents its options" "$(cat "$TMP/out")" "--parallel.*--isolation MODE.*--answers SPEC"
 "$BIN/hub" spokes --help >/dev/null; is "hub spokes --help exits 0" "$?" 0
 "$BIN/hub" frobnicate >/dev/null 2>&1; is "an unknown command exits 2" "$?" 2
-"$BIN/hub" >/dev/null 2>&1; is "no command exits 2 (no interactive assistant in this build)" "$?" 2
+"$BIN/hub" </dev/null >/dev/null 2>"$TMP/err"; is "no command and no LLM configured exits 2" "$?" 2
+like "... saying how to point the assistant at an LLM or run the offline demo" "$(cat "$TMP/err")" "no LLM configured.*ollama.*make demo"
 "$BIN/hub" call --config "$CONF" alpha.whoami >/dev/null 2>&1; is "a call without arguments is a usage error" "$?" 2
 "$BIN/hub" call --config "$CONF" --isolation jail alpha.whoami '{}' >/dev/null 2>&1
 is "an unknown isolation mode is a usage error" "$?" 2
