@@ -36,7 +36,10 @@ exec 3>&-
 is "after kill -9 of the hub the history is still there" "$(texts)" "user=first request assistant=Answer one."
 
 start_hub
-# Redis restarts under the running hub: stop (it flushes), start (it loads the AOF).
+# Redis restarts under the running hub, once the hub is connected: stop (it flushes),
+# start (it loads the AOF).
+hub_connected() { redis-cli -s "$SOCK" info clients | grep -q '^connected_clients:[2-9]'; }
+wait_for "the hub to connect to Redis" 10 hub_connected
 "$ROOT/scripts/redis-private" stop "$REDIS_DIR" >/dev/null
 "$ROOT/scripts/redis-private" start "$REDIS_DIR" >/dev/null 3>&- # the daemon must not hold the FIFO open
 echo "second request" >&3
