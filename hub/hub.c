@@ -338,6 +338,12 @@ void hub_spoke_close(struct hub *h, const char *user, const char *app, const cha
     spoke_free(sp);
 }
 
+bool hub_spoke_running(struct hub *h, const char *user, const char *app, const char *instance)
+{
+    struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, instance, false);
+    return sp && sp->state != SP_STOPPED;
+}
+
 void hub_spoke_timing(struct hub *h, const char *user, const char *app, const char *instance,
                       uint64_t *init_ns, uint64_t *ready_ns)
 {

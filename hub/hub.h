@@ -88,6 +88,11 @@ void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char
  * fail, and a later call to the same app and instance starts a new one. */
 void hub_spoke_close(struct hub *h, const char *user, const char *app, const char *instance);
 
+/* True while the instance's spoke is started (starting or ready); false when it never
+ * started or has ended. A session (issue 7) whose spoke ended has lost its state: it
+ * ends too, rather than letting its next call start a fresh spoke. */
+bool hub_spoke_running(struct hub *h, const char *user, const char *app, const char *instance);
+
 /* Timing of the last start of a spoke: spawn to the answered initialize, and to ready
  * (tools/list checked). 0 when it never started. */
 void hub_spoke_timing(struct hub *h, const char *user, const char *app, const char *instance,

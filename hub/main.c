@@ -8,6 +8,7 @@
 
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
+int cmd_repl_server(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 void cmd_assistant_usage(FILE *f);
 
@@ -17,11 +18,12 @@ struct command {
     const char *summary;
 };
 
-/* `casestudies` and `repl-server` join this table when they are built (issues 6, 7);
- * with no sub-command (or only options) the hub is the assistant. */
+/* `casestudies` joins this table when it is built (issue 6); with no sub-command (or
+ * only options) the hub is the assistant. */
 static const struct command commands[] = {
     {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
     {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
+    {"repl-server", cmd_repl_server, "serve sandboxed Python sessions over TCP (length + JSON)"},
 };
 
 static void usage(FILE *f)
@@ -31,7 +33,7 @@ static void usage(FILE *f)
                "to it over its own socket, and mediates every message between spokes.\n\n"
                "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n\n");
     cmd_assistant_usage(f);
 }

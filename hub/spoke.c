@@ -350,6 +350,17 @@ static void spoke_start(struct spoke *sp)
     mcp_begin(sp);
 }
 
+/* Sends queued calls while the spoke is ready and idle (one call at a time). */
+static void dispatch(struct spoke *sp)
+{
+    struct call *c;
+    while (sp->state == SP_READY && !sp->current && (c = TAILQ_FIRST(&sp->queue)) != NULL) {
+        TAILQ_REMOVE(&sp->queue, c, qlink);
+        sp->current = c;
+        mcp_send_call(sp, c);
+    }
+}
+
 /* Called by mcp.c when tools/list matched the manifest. */
 void spoke_ready(struct spoke *sp);
 void spoke_ready(struct spoke *sp)
@@ -367,12 +378,7 @@ void spoke_ready(struct spoke *sp)
     if (sp->host_ip[0] && sp->listen_fd >= 0)
         audit_set_str(rec, "isolate.proxy.address", sp->host_ip);
     haudit_write(sp->hub, rec);
-    struct call *c;
-    while (sp->state == SP_READY && !sp->current && (c = TAILQ_FIRST(&sp->queue)) != NULL) {
-        TAILQ_REMOVE(&sp->queue, c, qlink);
-        sp->current = c;
-        mcp_send_call(sp, c);
-    }
+    dispatch(sp);
 }
 
 void spoke_submit(struct spoke *sp, struct call *c)
@@ -381,8 +387,8 @@ void spoke_submit(struct spoke *sp, struct call *c)
     TAILQ_INSERT_TAIL(&sp->queue, c, qlink);
     if (sp->state == SP_STOPPED)
         spoke_start(sp);
-    else if (sp->state == SP_READY && !sp->current)
-        spoke_ready(sp) /* dispatches */;
+    else
+        dispatch(sp); /* not spoke_ready(): that is the start, audited once */
 }
 
 void spoke_remove_queued(struct spoke *sp, struct call *c)
@@ -396,12 +402,7 @@ void spoke_call_done(struct spoke *sp, struct call *c)
         return;
     sp->current = NULL;
     sp->idle_frames = 0;
-    struct call *next;
-    while (sp->state == SP_READY && !sp->current && (next = TAILQ_FIRST(&sp->queue)) != NULL) {
-        TAILQ_REMOVE(&sp->queue, next, qlink);
-        sp->current = next;
-        mcp_send_call(sp, next);
-    }
+    dispatch(sp);
 }
 
 /* ---- end ---- */

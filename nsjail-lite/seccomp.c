@@ -5,7 +5,8 @@
  * Default deny. Denied syscalls fail with EPERM, or kill the process when the
  * profile says "kill". Non-native ABIs (i386 through int 0x80, x32) always kill.
  * Some syscalls are allowed only with safe arguments: clone without namespace
- * flags, socket/socketpair by address family and type, mknod only for FIFOs;
+ * flags (and, in the python preset, only with CLONE_THREAD), socket/socketpair by
+ * address family and type, mknod only for FIFOs;
  * clone3 answers ENOSYS (its flags live in memory that seccomp cannot read, and
  * glibc falls back to clone), and ioctl refuses TIOCSTI and TIOCLINUX. */
 #include "internal.h"
@@ -299,16 +300,206 @@ static const char *const preset_c[] = {
     "mq_getsetattr",
 };
 
+/* What CPython 3.11 (Debian's, in isolated mode) needs to run code that uses its
+ * standard library: derived by tracing the interpreter under the jail (strace -f)
+ * over workloads of stdlib imports, file and sqlite I/O, threads, asyncio, ctypes,
+ * mmap, signals and the code spoke's own loop, plus the syscalls behind the same os
+ * functions that other paths reach (fstat/lstat beside newfstatat, pipe beside pipe2,
+ * ...); scripts/trace-python-seccomp repeats the derivation. Not in it, unlike `c`:
+ * fork, vfork and clone without CLONE_THREAD (so
+ * subprocess, os.system, os.fork and multiprocessing fail with EPERM and a fork bomb
+ * cannot start), execveat, prctl, the set*id calls, sessions and process groups,
+ * System V and POSIX message-queue IPC, inotify, signalfd, timerfd, mlock, pkeys,
+ * scheduler changes. execve stays: the jail's last step is the execve of the interpreter and a
+ * filter cannot tell that one from a later one; without fork a later execve can only
+ * replace the session's own process by a program of its read-only mounts, under the
+ * same filter, namespaces and limits, which gains nothing ctypes does not have. */
+static const char *const preset_python[] = {
+    /* files and descriptors */
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "open",
+    "openat",
+    "close",
+    "close_range",
+    "lseek",
+    "dup",
+    "dup2",
+    "dup3",
+    "fcntl",
+    "flock",
+    "fsync",
+    "fdatasync",
+    "truncate",
+    "ftruncate",
+    "fallocate",
+    "fadvise64",
+    "sendfile",
+    "copy_file_range",
+    "splice",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "link",
+    "linkat",
+    "unlink",
+    "unlinkat",
+    "symlink",
+    "symlinkat",
+    "readlink",
+    "readlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "umask",
+    "utimensat",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "pipe",
+    "pipe2",
+    "ioctl",
+    /* waiting for events: select, selectors, asyncio */
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "eventfd2",
+    /* memory: the allocator, mmap, ctypes callbacks, the runner's capture file */
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "msync",
+    "madvise",
+    "mincore",
+    "memfd_create",
+    /* the process and its threads */
+    "exit",
+    "exit_group",
+    "wait4",
+    "waitid",
+    "execve",
+    "kill",
+    "tkill",
+    "tgkill",
+    "getpid",
+    "getppid",
+    "gettid",
+    "getpgrp",
+    "getpgid",
+    "getsid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "getgroups",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "futex",
+    "sched_yield",
+    "sched_getaffinity",
+    "sched_getparam",
+    "sched_getscheduler",
+    "sched_get_priority_max",
+    "sched_get_priority_min",
+    "getpriority",
+    "setpriority",
+    "getrlimit",
+    "setrlimit",
+    "prlimit64",
+    "getrusage",
+    "times",
+    "sysinfo",
+    "uname",
+    "getrandom",
+    /* signals and time: the runner's interrupt timer, signal, faulthandler */
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigpending",
+    "rt_sigtimedwait",
+    "rt_sigsuspend",
+    "sigaltstack",
+    "pause",
+    "alarm",
+    "getitimer",
+    "setitimer",
+    "nanosleep",
+    "clock_nanosleep",
+    "clock_gettime",
+    "clock_getres",
+    "gettimeofday",
+    "time",
+    "restart_syscall",
+    /* sockets (socket and socketpair themselves are filtered by argument) */
+    "connect",
+    "accept",
+    "accept4",
+    "bind",
+    "listen",
+    "getsockname",
+    "getpeername",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
+    "shutdown",
+    "setsockopt",
+    "getsockopt",
+};
+
 struct preset {
     const char *name;
     const char *const *syscalls;
     size_t n;
+    bool threads_only; /* clone only with CLONE_THREAD: no new processes */
 };
 
 static const struct preset presets[] = {
-    {"c", preset_c, ARRAY_LEN(preset_c)},
+    {"c", preset_c, ARRAY_LEN(preset_c), false},
+    {"python", preset_python, ARRAY_LEN(preset_python), true},
 };
-const char *const seccomp_preset_names[] = {"c", NULL};
+const char *const seccomp_preset_names[] = {"c", "python", NULL};
 
 /* Never allowed, whatever a profile says: each is an escape or an attack surface the
  * issue names, or cannot be filtered safely. */
@@ -382,7 +573,7 @@ bool seccomp_preset_known(const char *name)
 
 const char *seccomp_preset_list(void)
 {
-    return "c";
+    return "c, python";
 }
 
 bool seccomp_check_extra(char *const *names, char *why, size_t whylen)
@@ -434,9 +625,13 @@ static int add_rules(scmp_filter_ctx ctx, const struct preset *preset, char *con
         }
     }
 
+    /* threads_only: CLONE_THREAD must be set (the kernel then insists on CLONE_VM and
+     * CLONE_SIGHAND), which is every pthread_create and no fork, vfork or spawn. */
+    const scmp_datum_t clone_mask = NS_CLONE_FLAGS | (preset->threads_only ? CLONE_THREAD : 0);
+    const scmp_datum_t clone_want = preset->threads_only ? CLONE_THREAD : 0;
     int rc = 0;
     rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(clone), 1,
-                           arg(0, SCMP_CMP_MASKED_EQ, NS_CLONE_FLAGS, 0));
+                           arg(0, SCMP_CMP_MASKED_EQ, clone_mask, clone_want));
     rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socket), 1, arg(0, SCMP_CMP_EQ, AF_UNIX, 0));
     rc |= seccomp_rule_add(ctx, allow, SCMP_SYS(socketpair), 1, arg(0, SCMP_CMP_EQ, AF_UNIX, 0));

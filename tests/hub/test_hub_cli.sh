@@ -22,7 +22,7 @@ is "a public veth pool is refused" "$?" 2
 
 out=$("$BIN/hub" spokes --config "$CONF" --format json)
 is "hub spokes lists every manifest" "$(echo "$out" | jget '",".join(m["name"] for m in d)')" \
-    "alpha,beta,drifted,fetch,gamma,hostile,notes"
+    "alpha,beta,code,drifted,fetch,gamma,hostile,notes"
 is "hub spokes shows the network policy" \
     "$(echo "$out" | jget '[m for m in d if m["name"]=="fetch"][0]["network"]["allow"]')" '["example.com", "wikipedia.org"]'
 is "hub spokes shows the limits" \

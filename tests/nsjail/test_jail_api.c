@@ -216,23 +216,31 @@ static void test_filter(void)
     free(extra.filter);
 
     /* The programs compiled at build time are what the code compiles now. */
-    CHECK(seccomp_builtins_len == 6, "6 built-in programs (preset c x 2 actions x 3 networks)");
+    size_t n_presets = 0;
+    while (seccomp_preset_names[n_presets])
+        n_presets++;
+    CHECK(n_presets == 2 && seccomp_builtins_len == 6 * n_presets,
+          "%zu built-in programs (presets c and python x 2 actions x 3 networks)",
+          seccomp_builtins_len);
     for (size_t i = 0; i < seccomp_builtins_len; i++) {
         static const enum inet_policy inets[] = {INET_NONE, INET_STREAM, INET_ANY};
         const struct seccomp_builtin *b = &seccomp_builtins[i];
         bool same = false;
-        for (int k = 0; k <= 1 && !same; k++) {
-            for (size_t n = 0; n < 3 && !same; n++) {
-                char *key = seccomp_key("c", NULL, k, inets[n]);
-                if (strcmp(key, b->key) == 0) {
-                    struct sock_fprog fresh = {0, NULL};
-                    struct jail_error err;
-                    same = seccomp_compile("c", NULL, k, inets[n], &fresh, &err) == 0 &&
-                           fresh.len == b->len &&
-                           memcmp(fresh.filter, b->filter, b->len * sizeof(*b->filter)) == 0;
-                    free(fresh.filter);
+        for (size_t p = 0; p < n_presets && !same; p++) {
+            const char *preset = seccomp_preset_names[p];
+            for (int k = 0; k <= 1 && !same; k++) {
+                for (size_t n = 0; n < 3 && !same; n++) {
+                    char *key = seccomp_key(preset, NULL, k, inets[n]);
+                    if (strcmp(key, b->key) == 0) {
+                        struct sock_fprog fresh = {0, NULL};
+                        struct jail_error err;
+                        same = seccomp_compile(preset, NULL, k, inets[n], &fresh, &err) == 0 &&
+                               fresh.len == b->len &&
+                               memcmp(fresh.filter, b->filter, b->len * sizeof(*b->filter)) == 0;
+                        free(fresh.filter);
+                    }
+                    free(key);
                 }
-                free(key);
             }
         }
         CHECK(same, "built-in program %s equals a fresh compile", b->key);
@@ -262,6 +270,46 @@ static bool same_binds(const struct jail_config *a, const struct jail_config *b)
             return false;
     }
     return true;
+}
+
+/* The python preset: threads but no new processes, and the `c` preset's argument
+ * rules (namespaces, sockets) unchanged. */
+static void test_python_filter(void)
+{
+    struct jail_config cfg;
+    jail_config_init(&cfg);
+    free(cfg.seccomp_preset);
+    cfg.seccomp_preset = xstrdup("python");
+    struct sock_fprog py = {0, NULL};
+    struct jail_error err;
+    CHECK(seccomp_prepare(&cfg, &py, &err) == 0, "python preset builds (%s)", err.message);
+    jail_config_free(&cfg);
+    const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                            CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+                            CLONE_CHILD_CLEARTID;
+    CHECK(verdict(&py, X86_64, __NR_clone, thread, 0, 0) == ALLOW,
+          "python: clone for a thread (glibc's pthread_create flags) allowed");
+    CHECK(verdict(&py, X86_64, __NR_clone, SIGCHLD, 0, 0) == EPERM_RET, "python: fork: EPERM");
+    CHECK(verdict(&py, X86_64, __NR_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0) == EPERM_RET,
+          "python: posix_spawn's vfork clone: EPERM");
+    CHECK(verdict(&py, X86_64, __NR_clone, thread | CLONE_NEWUSER, 0, 0) == EPERM_RET,
+          "python: a thread with a namespace flag: EPERM");
+    CHECK(verdict(&py, X86_64, __NR_clone3, 0, 0, 0) == ENOSYS_RET, "python: clone3: ENOSYS");
+    const int denied[] = {__NR_fork,   __NR_vfork,  __NR_execveat, __NR_setuid, __NR_setsid,
+                          __NR_shmget, __NR_msgget, __NR_ptrace,   __NR_unshare};
+    for (size_t i = 0; i < ARRAY_LEN(denied); i++)
+        CHECK(verdict(&py, X86_64, denied[i], 0, 0, 0) == EPERM_RET, "python: syscall %d: EPERM",
+              denied[i]);
+    const int allowed[] = {__NR_read,      __NR_mmap,         __NR_futex,
+                           __NR_setitimer, __NR_memfd_create, __NR_epoll_wait};
+    for (size_t i = 0; i < ARRAY_LEN(allowed); i++)
+        CHECK(verdict(&py, X86_64, allowed[i], 0, 0, 0) == ALLOW, "python: syscall %d allowed",
+              allowed[i]);
+    CHECK(verdict(&py, X86_64, __NR_socket, AF_INET, SOCK_STREAM, 0) == EPERM_RET,
+          "python, net none: AF_INET refused");
+    CHECK(verdict(&py, X86_64, __NR_socket, AF_UNIX, SOCK_STREAM, 0) == ALLOW,
+          "python: AF_UNIX sockets allowed");
+    free(py.filter);
 }
 
 static void test_profile(void)
@@ -591,6 +639,7 @@ int main(void)
         return 0;
     }
     test_filter();
+    test_python_filter();
     test_profile();
     test_statuses();
     test_descriptors_and_modes();
