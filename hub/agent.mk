@@ -1,6 +1,7 @@
-# hub/agent.mk: the hub agent's foundations (LLM client, replay, memory, grants) as a
-# static library that the hub binary and the tests link. hub/module.mk (the hub
-# runtime) is separate; this file only defines AGENT_* names and $(LIBHUBAGENT).
+# hub/agent.mk: the hub agent as two static libraries that the hub binary and the
+# tests link: its foundations (LLM client, replay, memory, grants: $(LIBHUBAGENT)) and
+# the assistant on top of the runtime ($(LIBHUBASSIST), below). hub/module.mk (the hub
+# runtime) is separate and leaves both sets of files out of the runtime's library.
 AGENT_SRCS := $(sort $(wildcard hub/llm*.c hub/replay*.c hub/memory*.c hub/grants*.c))
 AGENT_OBJS := $(call objs,$(AGENT_SRCS))
 AGENT_PKGS := libcurl hiredis jansson
