@@ -295,6 +295,7 @@ int cmd_casestudies(int argc, char **argv)
         } else {
             cs_print_table(stdout, desc, results, n_results);
         }
+        fflush(stdout);
     }
     if (rc == EXIT_OK && stop_requested)
         rc = EXIT_INTERRUPTED;

@@ -63,9 +63,14 @@ void cs_print_table(FILE *f, const char *llm, const struct cs_case_result *rs, s
         }
     fprintf(f, "Case studies (LLM: %s)\n\n", llm);
     fprintf(f, "%-*s  %-4s", (int)name_w, "attack step", "kind");
+    int last_mode = 0;
     for (int m = 0; m < 3; m++)
         if (ran[m])
-            fprintf(f, "  %-*s", (int)col_w, isolation_name((enum isolation)m));
+            last_mode = m;
+    for (int m = 0; m < 3; m++)
+        if (ran[m])
+            fprintf(f, "  %-*s", m == last_mode ? 0 : (int)col_w,
+                    isolation_name((enum isolation)m));
     fprintf(f, "\n");
     /* Cases in the order they first appear; within a case, steps in their order. */
     for (size_t i = 0; i < n; i++) {
@@ -88,10 +93,7 @@ void cs_print_table(FILE *f, const char *llm, const struct cs_case_result *rs, s
                         s = find_step(&rs[j], attack);
                 char c[96];
                 cell(s, c, sizeof(c));
-                bool last = true;
-                for (int later = m + 1; later < 3; later++)
-                    last = last && !ran[later];
-                fprintf(f, "  %-*s", last ? 0 : (int)col_w, c);
+                fprintf(f, "  %-*s", m == last_mode ? 0 : (int)col_w, c);
             }
             fprintf(f, "\n");
         }
