@@ -18,7 +18,13 @@ spoke_pids() {
     done
 }
 
-for mode in none process namespace; do
+modes="none process namespace"
+if [ -n "${ISOLATE_VALGRIND:-}" ]; then
+    # Under valgrind (tests/valgrind/run) the hub cannot load a spoke's seccomp filter.
+    skip "a spoke killed mid-call in process and namespace modes" "the hub runs under valgrind"
+    modes=none
+fi
+for mode in $modes; do
     hub_config "{\"isolation\": \"$mode\", \"call_timeout_ms\": 60000}"
     : >"$AUDIT"
     # Call 1 sleeps 30 s (the deadline is 60 s); it is killed after it started. Call 2
