@@ -14,7 +14,16 @@ DATADIR ?= $(PREFIX)/share/isolategpt
 DESTDIR ?=
 
 SAN ?= 0
-ifeq ($(SAN),1)
+# FUZZ=1: the libFuzzer build in build/fuzz/ (clang, ASan+UBSan, coverage for libFuzzer);
+# tests/fuzz/module.mk adds the fuzz targets to it. `make fuzz` and `make check` use it.
+FUZZ ?= 0
+ifeq ($(FUZZ),1)
+BUILD := build/fuzz
+CC := clang
+OPT := -O1
+SAN_FLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+else ifeq ($(SAN),1)
 BUILD := build/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 else
@@ -77,10 +86,13 @@ endif
 deps:
 	@scripts/deps
 
-# The suite installs what it needs first: CI runs on a clean clone.
+# The suite installs what it needs first: CI runs on a clean clone. The fuzz harnesses
+# get their own build (clang) for the bounded smoke runs of tests/fuzz/test_fuzz.sh.
 check:
 	@scripts/deps
+	@scripts/deps --fuzz || echo "check: cannot install clang/libFuzzer; the fuzz runs are skipped" >&2
 	@$(MAKE) --no-print-directory all tests
+	@if tests/fuzz/have-libfuzzer 2>/dev/null; then $(MAKE) --no-print-directory FUZZ=1 fuzzers; fi
 	@BUILD=$(BUILD) tests/run $(T)
 
 tests: $(TEST_BINARIES)
@@ -94,6 +106,21 @@ demo:
 	@scripts/deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/demo
+
+# The suite's hub, netproxy and nsjail-lite paths under memcheck (tests/valgrind/run says
+# what valgrind 3.19 cannot run and what covers it instead). T=FILTER picks tests.
+valgrind:
+	@scripts/deps --valgrind
+	@$(MAKE) --no-print-directory all tests
+	@tests/valgrind/run $(T)
+
+# libFuzzer: every harness in tests/fuzz/ for FUZZ_SECONDS each (F=NAME picks some),
+# one after another, over its committed seeds; findings land in build/fuzz/findings/.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/deps --fuzz
+	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
+	@tests/fuzz/run --seconds $(FUZZ_SECONDS) $(F)
 
 clean:
 	rm -rf build

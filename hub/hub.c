@@ -239,7 +239,8 @@ void hub_call(struct hub *h, const struct call_opts *o, const char *app, const c
         fail_now(done, ud, HUB_ERR_SHUTDOWN, "hub", "the hub is shutting down");
         return;
     }
-    uint64_t deadline = now_mono_ns() + hub_call_timeout_ns(h, m, o);
+    uint64_t now = now_mono_ns();
+    uint64_t deadline = now + hub_call_timeout_ns(h, m, o);
     struct call *c = call_new(h, o, m, t, args, NULL, NULL, deadline, done, ud);
     if (!c) {
         snprintf(msg, sizeof(msg), "no room for another spoke (max_spokes %zu)",
@@ -247,6 +248,9 @@ void hub_call(struct hub *h, const struct call_opts *o, const char *app, const c
         fail_now(done, ud, HUB_ERR_BUSY, "hub", msg);
         return;
     }
+    /* The deadline's own start, so that "missed its deadline of N ms" is the timeout
+     * the caller asked for even when setting the call up took a while. */
+    c->t_start = now;
     call_start(c);
 }
 

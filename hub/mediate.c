@@ -198,6 +198,7 @@ static void on_call_answer(void *ud, enum perm_decision d, const char *reason)
         refuse(r, HUB_ERR_BUSY, "hub", "no room for another spoke");
         return;
     }
+    c->t_start = now; /* the deadline's start (see hub_call) */
     str_copy(c->id, r->call_id, sizeof(c->id));
     r->inner = c;
     call_start(c);

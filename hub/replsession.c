@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "log.h"
 #include "replserver_impl.h"
+#include "spoke_env.h"
 #include "util.h"
 
 #include <errno.h>
@@ -189,9 +190,9 @@ static void session_close(struct session *s)
     audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - s->t_start));
     haudit_write(srv->h, rec);
     /* The session's /data and spoke log: named as the hub names them (spoke_env.c's
-     * datadir_prepare, spoke.c's log path). */
+     * datadir_path, spoke.c's log path). */
     const struct hub_config *cfg = srv->cfg;
-    trash_add(srv, xasprintf("%s/%s/%s/%s", cfg->data_root, cfg->user, srv->app, s->tag));
+    trash_add(srv, datadir_path(cfg->data_root, cfg->user, srv->app, s->tag));
     if (!srv->o.debug)
         trash_add(srv,
                   xasprintf("%s/spokes/%s/%s.%s.log", cfg->run_dir, cfg->user, srv->app, s->tag));

@@ -99,20 +99,20 @@ static int check_traversable(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+char *datadir_path(const char *root, const char *user, const char *app, const char *instance)
+{
+    return instance ? xasprintf("%s/%s/%s.%s", root, user, app, instance)
+                    : xasprintf("%s/%s/%s", root, user, app);
+}
+
 int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
                     bool for_jail, char **path, char *err, size_t errlen)
 {
     char *user_dir = xasprintf("%s/%s", root, user);
-    char *dir = instance ? xasprintf("%s/%s/%s", user_dir, app, instance)
-                         : xasprintf("%s/%s", user_dir, app);
+    char *dir = datadir_path(root, user, app, instance);
     /* Parents traversable but not listable: a jail's uid must pass through them to
      * reach its own directory, and must learn nothing about its neighbours. */
     int rc = mkdir_parents(user_dir, 0711);
-    if (rc == 0 && instance) {
-        char *app_dir = xasprintf("%s/%s", user_dir, app);
-        rc = mkdir_p(app_dir, 0711);
-        free(app_dir);
-    }
     if (rc == 0)
         rc = mkdir_p(dir, 0700);
     if (rc < 0) {

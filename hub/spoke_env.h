@@ -35,10 +35,17 @@ char *secret_env_take(const char *name);
  * not listable) so that a jail's uid can still pass through them to its /data. */
 int mkdir_parents(const char *path, mode_t mode);
 
-/* <data_root>/<user>/<app>[/<instance>]: created 0700 (parents 0711), as an absolute
- * path. for_jail: namespace mode, where nsjail-lite hands the tree to the jail's host
- * uid (the /data bind's chown) and the uid must be able to traverse every parent,
- * which is checked here. 0 and *path, or -1 and err. */
+/* A spoke's data directory: <data_root>/<user>/<app> for the user's one instance of
+ * the app, <data_root>/<user>/<app>.<instance> for a separate instance (a session).
+ * Siblings, never nested: the /data bind (and in namespace mode its chown to the
+ * jail's uid) covers the whole tree below it, so an instance's directory inside the
+ * app's would be another spoke's data. ('.' is in no app name.) */
+char *datadir_path(const char *root, const char *user, const char *app, const char *instance);
+
+/* datadir_path(), created 0700 (parents 0711), as an absolute path. for_jail:
+ * namespace mode, where nsjail-lite hands the tree to the jail's host uid (the /data
+ * bind's chown) and the uid must be able to traverse every parent, which is checked
+ * here. 0 and *path, or -1 and err. */
 int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
                     bool for_jail, char **path, char *err, size_t errlen);
 

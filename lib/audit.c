@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct audit {
@@ -16,6 +17,7 @@ struct audit {
     bool is_stdout;
     uint64_t written;
     uint64_t failed;
+    bool torn; /* a record was cut short and is still in the file: end its line first */
 };
 
 static int audit_open_fd(const char *path)
@@ -48,6 +50,7 @@ int audit_reopen(struct audit *a)
         return -1;
     close(a->fd);
     a->fd = fd;
+    a->torn = false;
     return 0;
 }
 
@@ -59,6 +62,7 @@ void audit_reopen_fd(struct audit *a, int fd)
     }
     close(a->fd);
     a->fd = fd;
+    a->torn = false;
 }
 
 void audit_close(struct audit *a)
@@ -87,6 +91,19 @@ uint64_t audit_failed(const struct audit *a)
     return a->failed;
 }
 
+/* A full disk (ENOSPC) or RLIMIT_FSIZE lets write(2) store part of a line before it
+ * fails. That part would make the log malformed and glue the next record onto it, so
+ * cut it off again: the file's last `partial` bytes are ours (the descriptor appends).
+ * Where that is impossible (a pipe, stdout), the next record starts on a new line. */
+static void audit_untear(struct audit *a, size_t partial)
+{
+    struct stat st;
+    if (fstat(a->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= partial &&
+        ftruncate(a->fd, st.st_size - (off_t)partial) == 0)
+        return;
+    a->torn = true;
+}
+
 int audit_write(struct audit *a, json_t *rec)
 {
     char ts[40];
@@ -104,10 +121,35 @@ int audit_write(struct audit *a, json_t *rec)
     }
     size_t len = strlen(line);
     line[len] = '\n'; /* json_dumps' terminator becomes the line end */
-    int rc = write_all(a->fd, line, len + 1);
-    int saved = errno;
+    /* After a cut record that could not be removed, a newline first, so that the
+     * broken line cannot swallow this record too. */
+    if (a->torn) {
+        if (write_all(a->fd, "\n", 1) < 0) {
+            int saved = errno;
+            free(line);
+            a->failed++;
+            errno = saved;
+            return -1;
+        }
+        a->torn = false;
+    }
+    size_t done = 0;
+    int saved = EIO;
+    while (done < len + 1) {
+        ssize_t n = write(a->fd, line + done, len + 1 - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n < 0)
+                saved = errno;
+            break;
+        }
+        done += (size_t)n;
+    }
     free(line);
-    if (rc < 0) {
+    if (done < len + 1) {
+        if (done > 0)
+            audit_untear(a, done);
         a->failed++;
         errno = saved;
         return -1;

@@ -7,7 +7,8 @@
  * with one write(2) per line on an O_APPEND descriptor, so concurrent writers never
  * interleave. A record that cannot be written whole is reported to the caller
  * (-1 and errno): the caller decides to refuse the action rather than run unlogged.
- * Nothing is dropped silently. */
+ * Nothing is dropped silently. A record cut short by a full disk is cut off the file
+ * again (or, on a pipe, ended by a newline), so the log stays one record per line. */
 #ifndef ISOLATE_AUDIT_H
 #define ISOLATE_AUDIT_H
 

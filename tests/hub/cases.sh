@@ -163,7 +163,13 @@ check "$MODE: ... well before the hung call's deadline (${ms} ms)" test "$ms" -l
 marker="sk-itest-$$-$RANDOM"
 out=$(OPENAI_API_KEY=$marker hubc alpha.env "{\"marker\":\"sk-itest-$$\"}")
 is "$MODE: the LLM key is not in the spoke's environment" "$(echo "$out" | jget 'd["structuredContent"]["in_environ"]')" false
-is "$MODE: ... nor in any /proc/*/environ the spoke can read" "$(echo "$out" | jget 'd["structuredContent"]["proc_hits"]')" "[]"
+if [ -n "${ISOLATE_VALGRIND:-}" ]; then
+    # Under valgrind /proc/PID/environ shows valgrind's copy of the start-up environment,
+    # which the hub's scrub of its own (the client's) copy cannot reach.
+    skip "$MODE: ... nor in any /proc/*/environ the spoke can read" "the hub runs under valgrind"
+else
+    is "$MODE: ... nor in any /proc/*/environ the spoke can read" "$(echo "$out" | jget 'd["structuredContent"]["proc_hits"]')" "[]"
+fi
 check "$MODE: ... (it could read some)" test "$(echo "$out" | jget 'd["structuredContent"]["proc_readable"]')" -gt 0
 env_names=$(echo "$out" | jget '",".join(sorted(e.split("=")[0] for e in d["structuredContent"]["environ"]))')
 unlike "$MODE: the hub's own environment is not passed on" "$env_names" "(^|,)(HOME=/root|USER|SHELL|OPENAI_API_KEY|TMP)(,|$)"

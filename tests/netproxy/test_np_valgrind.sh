@@ -7,6 +7,10 @@ if ! command -v valgrind >/dev/null; then
     skip "netproxy under valgrind" "valgrind not installed (scripts/deps --all)"
     exit 0
 fi
+if [ -n "${ISOLATE_VALGRIND:-}" ]; then
+    skip "netproxy under valgrind" "tests/valgrind/run already runs every netproxy under valgrind"
+    exit 0
+fi
 if grep -aq __asan_init "$BIN/netproxy"; then
     skip "netproxy under valgrind" "valgrind cannot run the ASan build (SAN=1)"
     exit 0

@@ -4,11 +4,73 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* A disk that fills in the middle of a record (here RLIMIT_FSIZE, which cuts write(2)
+ * short the same way ENOSPC does): the record fails, leaves nothing in the file, and
+ * the next record after space returns is a whole line of its own. */
+static void test_cut_record(void)
+{
+    char path[] = "/tmp/audit-test-cut-XXXXXX";
+    int tmp = mkstemp(path);
+    close(tmp);
+    char err[256];
+    struct audit *a = audit_open(path, "test", err, sizeof(err));
+    json_t *rec = json_object();
+    audit_set_str(rec, "event.action", "first");
+    CHECK(audit_write(a, rec) == 0, "cut: first record written");
+    off_t before = file_size(path);
+
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim.rlim_cur = (rlim_t)before + 40; /* room for part of the next record only */
+    lim.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "cut: file size limit set");
+    rec = json_object();
+    audit_set_str(rec, "event.action", "second, cut short by the full disk");
+    errno = 0;
+    CHECK(audit_write(a, rec) == -1 && errno == EFBIG, "cut: the write fails with EFBIG (%s)",
+          strerror(errno));
+    CHECK(file_size(path) == before, "cut: the partial record was removed (%lld, was %lld)",
+          (long long)file_size(path), (long long)before);
+    CHECK(audit_failed(a) == 1, "cut: the failure is counted");
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+
+    rec = json_object();
+    audit_set_str(rec, "event.action", "third");
+    CHECK(audit_write(a, rec) == 0, "cut: writing works again with room");
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int lines = 0, json_lines = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        lines++;
+        json_t *j = json_loads(line, 0, NULL);
+        json_lines += j != NULL;
+        json_decref(j);
+    }
+    if (f)
+        fclose(f);
+    CHECK(lines == 2 && json_lines == 2, "cut: the log is two whole JSON lines (%d, %d JSON)",
+          lines, json_lines);
+    audit_close(a);
+    unlink(path);
+}
 
 int main(void)
 {
+    test_cut_record();
     char path[] = "/tmp/audit-test-XXXXXX";
     int tmp = mkstemp(path);
     close(tmp);

@@ -1,0 +1,37 @@
+# tests/fuzz: libFuzzer harnesses, one per parser of hostile input (see the comment at
+# the top of each fuzz_*.c). Built only in the FUZZ=1 build (clang, build/fuzz/), by
+# `make fuzzers`; `make fuzz` runs each for FUZZ_SECONDS, and `make check` runs each
+# for a bounded number of executions (tests/fuzz/test_fuzz.sh).
+FUZZ_NAMES := connect host jsonrpc manifest profile schema replay replframe
+FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
+# The sources each harness needs besides lib/ (only these are compiled in the fuzz build,
+# which keeps `make check` short; a new dependency shows up as a link error here).
+FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
+FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c
+FUZZ_SRCS_jsonrpc :=
+FUZZ_SRCS_manifest := hub/manifest.c hub/schema.c
+FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
+FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
+FUZZ_SRCS_schema := hub/schema.c
+FUZZ_SRCS_replay := $(wildcard hub/llm*.c hub/replay*.c)
+FUZZ_SRCS_replframe := hub/replframe.c
+
+.PHONY: fuzzers
+ifeq ($(FUZZ),1)
+fuzzers: $(FUZZERS)
+
+define FUZZ_RULE
+$(BUILD)/fuzz/fuzz_$(1): $(call objs,tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1))) $(FUZZ_COMMON) \
+		$(FUZZ_OBJS_$(1)) $(LIBISOLATE)
+	@mkdir -p $$(dir $$@)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $$(ALL_LDFLAGS) -fsanitize=fuzzer -o $$@ $$^ \
+		$$(call pkg_libs,$$(PKGS) libidn2) -lpthread
+endef
+$(foreach f,$(FUZZ_NAMES),$(eval $(call FUZZ_RULE,$(f))))
+else
+# The fuzzers have their own build (clang, coverage instrumentation).
+fuzzers:
+	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
+endif
