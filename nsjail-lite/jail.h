@@ -34,8 +34,9 @@
  *   except the program's stdio and keep_fds, which are closed there once the jail
  *   holds them: the monitor never keeps another spoke's socket open;
  * - signal handlers and the signal mask of the caller are reset in the jail;
- * - the monitor dies with the THREAD that called jail_start() (PR_SET_PDEATHSIG):
- *   call it from a thread that lives as long as its jails (the hub's main thread);
+ * - the monitor ends the jail and exits when the THREAD that called jail_start() dies
+ *   (PR_SET_PDEATHSIG, SIGTERM): call it from a thread that lives as long as its jails
+ *   (the hub's main thread);
  * - a SIGCHLD handler that reaps every child may reap the monitor: then pass the
  *   wait status to jail_reaped() instead of calling jail_poll()/jail_wait().
  * jail_start() is thread-safe; a jail handle is used by one thread at a time.

@@ -394,9 +394,13 @@ void monitor_main(struct jail_plan *p, int report_fd, int status_fd)
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
     reset_signals();
-    /* A forked monitor dies with the caller's thread. Checked right after arming: the
-     * caller may already be gone. */
-    if (forked && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != p->caller_pid))
+    /* A forked monitor ends the jail when the caller's thread dies. The death signal is
+     * SIGTERM, not SIGKILL: blocked like every signal, it reaches wait_loop(), which
+     * ends the jail as for jail_kill(). A monitor killed outright would leave what a
+     * program without namespaces forked in its process group running (only the
+     * program itself has a death signal), e.g. after a kill -9 of the hub. Checked
+     * right after arming: the caller may already be gone. */
+    if (forked && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != p->caller_pid))
         _exit(125);
     close_caller_fds(p, report_fd, status_fd);
     ensure_std_fds();
