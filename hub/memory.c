@@ -8,6 +8,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,28 @@ static bool role_valid(const char *r)
     return true;
 }
 
+static void note_failed_write(struct memory *m, const char *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_failed_write(struct memory *m, const char *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->last_failed_write, sizeof(m->last_failed_write), fmt, ap);
+    va_end(ap);
+    size_t n = strlen(m->last_failed_write);
+    snprintf(m->last_failed_write + n, sizeof(m->last_failed_write) - n, ": %s", err);
+    m->failed_writes++;
+}
+
+unsigned memory_take_failed_writes(struct memory *m, char *msg, size_t len)
+{
+    unsigned n = m->failed_writes;
+    if (msg && len)
+        str_copy(msg, n ? m->last_failed_write : "", len);
+    m->failed_writes = 0;
+    return n;
+}
+
 int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
                           char *err, size_t errlen)
 {
@@ -216,6 +239,8 @@ int memory_history_append(struct memory *m, const char *user, const char *role, 
     json_decref(e);
     int rc = m->ops->list_append(m, key, entry, m->cfg.history_max, err, errlen);
     free(entry);
+    if (rc < 0)
+        note_failed_write(m, err, "the %s's entry was not stored in the history", role);
     return rc;
 }
 
@@ -325,14 +350,20 @@ int memory_grant_set(struct memory *m, const char *user, const struct grant *g, 
         char *value = grant_value(&check);
         int rc = m->ops->hash_set(m, key, field, value, err, errlen);
         free(value);
-        if (rc < 0)
+        if (rc < 0) {
+            note_failed_write(m, err, "the %s grant for %s.%s was not stored",
+                              grant_scope_name(check.scope), check.app, check.tool);
             return -1;
+        }
         if (old)
             session_remove(m, old);
         return 0;
     }
-    if (m->ops->hash_del(m, key, field, err, errlen) < 0)
+    if (m->ops->hash_del(m, key, field, err, errlen) < 0) {
+        note_failed_write(m, err, "the %s grant for %s.%s was not recorded",
+                          grant_scope_name(check.scope), check.app, check.tool);
         return -1;
+    }
     if (!old) {
         if (m->n_session == m->cap_session) {
             m->cap_session = m->cap_session ? 2 * m->cap_session : 16;

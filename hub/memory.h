@@ -73,6 +73,12 @@ bool memory_persistent(const struct memory *m);
  * use it in file names (per-user data directories). */
 bool memory_user_valid(const char *user);
 
+/* Writes that failed since the last call (history entries, grants; each also returned
+ * its error to its caller): how many, and the last one's message in msg (may be NULL).
+ * Reading resets the count. So that what was not stored is said to the user once a
+ * request is over, not only in a log. */
+unsigned memory_take_failed_writes(struct memory *m, char *msg, size_t len);
+
 /* --- history ------------------------------------------------------------------- */
 
 struct memory_msg {

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Fault: the hub's private redis-server (scripts/redis-private: AOF, fsync before every
+# acknowledgement) killed with SIGKILL under a running assistant, three times:
+#   - while the hub is idle: the next request cannot be stored, so it is not run at
+#     all; the user gets an error that names the memory (not a silent loss, and no
+#     step that the history would not show);
+#   - just before a request, restarted within the reconnect window: the hub notices the
+#     lost connection, reconnects and the request runs as if nothing happened;
+#   - while the LLM works on a request: the answer is shown, with a warning that it
+#     was not stored (in the JSON result and the audit).
+# Afterwards (Redis back, the same hub) everything that was acknowledged before each
+# kill is in Redis, an "always" grant given before the first kill still decides
+# without a question, and nothing else is there: no entry of the refused request.
+. "$(dirname "$0")/../lib.sh"
+require_root
+MODE=process
+. "$ROOT/tests/faults/faults_lib.sh"
+fault_setup '{"memory": {"reconnect_ms": 4000}}'
+redis_start
+SOCK=${MEM#unix:}
+HIST="isolategpt:$AUSER:history"
+texts() { redis-cli -s "$SOCK" lrange "$HIST" 0 -1 | jlines 'd["role"] + "=" + d["text"]'; }
+redis_pid() { cat "$REDIS_DIR/redis.pid"; }
+redis_kill9() {
+    local pid
+    pid=$(redis_pid)
+    kill -9 "$pid"
+    wait_for "redis-server $pid to be gone" 5 bash -c "! kill -0 $pid 2>/dev/null"
+}
+redis_up() { "$ROOT/scripts/redis-private" start "$REDIS_DIR" >/dev/null 3>&-; }
+lines_in() { [ "$(grep -c '"status"' "$TMP/out" 2>/dev/null)" -ge "$1" ]; }
+last() { tail -n 1 "$TMP/out" | jget "$1"; }
+echo '{"default": "always"}' >"$TMP/always.json"
+
+FARE='plan(("fare__estimate", {"from": "A", "to": "B"})), text("23 USD")'
+standin_start "[$FARE, text(\"Answer E.\"), text(\"Answer C.\", delay_ms=2500), $FARE]"
+rm -f "$TMP/in"
+mkfifo "$TMP/in"
+"$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory "$MEM" --answers "$TMP/always.json" \
+    --json <"$TMP/in" >"$TMP/out" 2>"$TMP/err" &
+HUB_PID=$!
+at_exit "kill -9 $HUB_PID"
+exec 3>"$TMP/in"
+
+echo "request A" >&3
+wait_for "answer A" 20 lines_in 1
+is "A: the request ran (always granted)" "$(last 'd["calls"][0]["outcome"]')" ok
+is "A: the grant is in Redis" \
+    "$(redis-cli -s "$SOCK" hget "isolategpt:$AUSER:grants" 'exec|fare|estimate|*' | jget 'd["scope"]')" always
+is "A: request and answer are in Redis" "$(texts)" "user=request A assistant=23 USD"
+
+# 1. Redis killed while the hub is idle; the next request comes while it is down.
+redis_kill9
+llm_before=$(standin_requests)
+t0=$(date +%s%N)
+echo "request B" >&3
+wait_for "answer B" 20 lines_in 2
+took_ms=$((($(date +%s%N) - t0) / 1000000))
+is "B (Redis down): the request fails" "$(last 'd["status"]')" failed
+like "B: ... with an error that names the memory" "$(last 'd["error"]')" "^memory: .*Redis"
+like "B: ... and that it gave up after the reconnect window" "$(last 'd["error"]')" "gave up after 4000 ms"
+check "B: ... after trying for the window, not forever (${took_ms} ms)" test "$took_ms" -lt 15000
+is "B: nothing ran: no LLM request was made" "$(standin_requests)" "$llm_before"
+is "B: the failure is audited with its reason" \
+    "$(audit_count "g(r,'event.action')=='agent-answer' and g(r,'event.outcome')=='failure' and 'memory:' in (g(r,'event.reason') or '')")" 1
+like "B: the hub said it lost the connection" "$(cat "$TMP/err")" "lost the connection to Redis"
+
+# 2. Redis back within the window while a request waits for it.
+echo "request E" >&3
+sleep 0.5
+redis_up
+wait_for "answer E" 20 lines_in 3
+is "E (Redis restarted during the request): the request is answered" "$(last 'd["status"]')" ok
+is "E: ... with no warning" "$(last 'd["warnings"]')" "[]"
+like "E: the hub said it reconnected" "$(cat "$TMP/err")" "reconnected to Redis"
+
+# 3. Redis killed while the LLM composes the answer (the stand-in waits 2.5 s).
+echo "request C" >&3
+llm_got_c() { [ "$(standin_requests)" -ge "$((llm_before + 2))" ]; }
+wait_for "the LLM call of C" 20 llm_got_c
+redis_kill9
+wait_for "answer C" 30 lines_in 4
+is "C (Redis killed mid-request): the answer is shown" "$(last 'd["answer"]')" "Answer C."
+like "C: ... with a warning that it was not stored" "$(last 'd["warnings"][0]')" \
+    "^the assistant's entry was not stored in the history: .*Redis"
+is "C: the warning is in the audit" \
+    "$(audit_count "g(r,'event.action')=='agent-answer' and len(g(r,'isolate.agent.warnings') or [])==1")" 1
+
+# Redis back: the always grant from before the first kill decides (no question).
+redis_up
+echo "request D" >&3
+wait_for "answer D" 20 lines_in 5
+is "D: the request runs on the grant stored before the kills" "$(last 'd["calls"][0]["outcome"]')" ok
+is "D: ... asked once in all (for A)" \
+    "$(audit_count "g(r,'event.action')=='permission-question' and g(r,'isolate.app')=='fare'")" 1
+exec 3>&-
+wait "$HUB_PID"
+is "the hub ends at the end of its input, with status 1 (a request was not answered)" "$?" 1
+is "Redis holds every acknowledged write, and nothing of the refused request" "$(texts)" \
+    "user=request A assistant=23 USD user=request E assistant=Answer E. user=request C user=request D assistant=23 USD"
+is "the grant survived two kill -9 of redis-server" \
+    "$(redis-cli -s "$SOCK" hget "isolategpt:$AUSER:grants" 'exec|fare|estimate|*' | jget 'd["scope"]')" always
+done_testing
