@@ -6,8 +6,9 @@
 #     step that the history would not show);
 #   - just before a request, restarted within the reconnect window: the hub notices the
 #     lost connection, reconnects and the request runs as if nothing happened;
-#   - while the LLM works on a request: the answer is shown, with a warning that it
-#     was not stored (in the JSON result and the audit).
+#   - while the LLM works on a request: its step, whose grant cannot be read, is
+#     refused (fail closed); the answer is shown with a warning that it was not stored
+#     (in the JSON result, on the terminal, in the audit).
 # Afterwards (Redis back, the same hub) everything that was acknowledged before each
 # kill is in Redis, an "always" grant given before the first kill still decides
 # without a question, and nothing else is there: no entry of the refused request.
@@ -33,7 +34,8 @@ last() { tail -n 1 "$TMP/out" | jget "$1"; }
 echo '{"default": "always"}' >"$TMP/always.json"
 
 FARE='plan(("fare__estimate", {"from": "A", "to": "B"})), text("23 USD")'
-standin_start "[$FARE, text(\"Answer E.\"), text(\"Answer C.\", delay_ms=2500), $FARE]"
+standin_start "[$FARE, text(\"Answer E.\"),
+    plan((\"fare__estimate\", {\"from\": \"C\", \"to\": \"D\"}), delay_ms=2500), text(\"Answer C.\"), $FARE]"
 rm -f "$TMP/in"
 mkfifo "$TMP/in"
 "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory "$MEM" --answers "$TMP/always.json" \
@@ -74,13 +76,18 @@ is "E (Redis restarted during the request): the request is answered" "$(last 'd[
 is "E: ... with no warning" "$(last 'd["warnings"]')" "[]"
 like "E: the hub said it reconnected" "$(cat "$TMP/err")" "reconnected to Redis"
 
-# 3. Redis killed while the LLM composes the answer (the stand-in waits 2.5 s).
+# 3. Redis killed while the planner's LLM call runs (the stand-in waits 2.5 s): the
+# plan's step needs a grant that cannot be read now, and the answer cannot be stored.
 echo "request C" >&3
 llm_got_c() { [ "$(standin_requests)" -ge "$((llm_before + 2))" ]; }
 wait_for "the LLM call of C" 20 llm_got_c
 redis_kill9
 wait_for "answer C" 30 lines_in 4
-is "C (Redis killed mid-request): the answer is shown" "$(last 'd["answer"]')" "Answer C."
+is "C (Redis killed mid-request): the step is refused, not run (fail closed)" \
+    "$(last 'd["calls"][0]["outcome"] + "/" + d["calls"][0]["layer"]')" denied/permission
+like "C: ... because the grant store is unavailable" "$(last 'd["calls"][0]["error"]')" \
+    "grant store unavailable"
+is "C: the answer is shown" "$(last 'd["answer"]')" "Answer C."
 like "C: ... with a warning that it was not stored" "$(last 'd["warnings"][0]')" \
     "^the assistant's entry was not stored in the history: .*Redis"
 is "C: the warning is in the audit" \
