@@ -22,7 +22,10 @@
  * the way the program did (same exit code, or killed by the same signal), after
  * writing the status with its reason on a pipe that jail_poll()/jail_wait() read.
  * Killing the monitor kills the jail (parent-death signal on the jail's pid 1, whose
- * exit ends the pid namespace).
+ * exit ends the pid namespace). Without namespaces the program leads its own process
+ * group and the monitor is its subreaper: when the program ends, the monitor ends the
+ * group and every process the program started that left it (setsid, a double fork)
+ * before it reports the exit.
  *
  * Calling it from a long-running, multi-threaded process (the hub):
  * - the profile, paths, addresses and strings are checked and the seccomp program is
