@@ -3,8 +3,9 @@
 # jget, audit_count), with this component's own names: the itest-fault- prefix for
 # the gateway namespace and the Redis directory, veth names vft*, the veth pool
 # 169.254.116.0/22 and a host-id range of its own, which no other component's tests use.
-# The test apps are tests/agent's (fare, mail, ...) plus tests/hub's alpha and hostile
-# (testspoke: a call to be caught in, children it forks), which in namespace mode gets a veth to netproxy.
+# The test apps are tests/agent's (fare, mail, ...), tests/hub's alpha and hostile
+# (testspoke: a call to be caught in, children it forks), which in namespace mode get a
+# veth to netproxy, and escape (escapespoke: a process outside its group).
 . "$ROOT/tests/agent/agent_lib.sh"
 REDIS_DIR=/tmp/itest-fault-$$-redis
 GW_NS=itest-fault-$$
@@ -19,7 +20,8 @@ m = json.load(open(sys.argv[1]))
 m["network"] = {"allow": ["allowed.example"], "ports": [443]}
 json.dump(m, open(sys.argv[2], "w"))' "$ROOT/tests/hub/manifests/$app.json" "$SPOKES/$app.json"
     done
-    cp "$BIN"/tests/hub/testspoke "$BINDIR"/
+    cp "$ROOT"/tests/faults/manifests/*.json "$SPOKES"/
+    cp "$BIN"/tests/hub/testspoke "$BIN"/tests/faults/escapespoke "$BINDIR"/
     agent_setup '{}'
     fault_config "${1:-{\}}"
 }

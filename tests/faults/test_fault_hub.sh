@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fault: the hub itself killed with SIGKILL mid-session, in process and namespace modes,
 # while a spoke is in the middle of a call and has forked children of its own (a fork
-# bomb's, which carry no death signal). Then, checked from outside, one by one: no
+# bomb's, which carry no death signal), and another spoke has started a process that
+# left its process group and session (a daemon's double fork). Then, checked from outside, one by one: no
 # process the hub had started is left (spokes, their children, monitors, netproxy and
 # its log writer), no process holds any of the spoke's namespaces, no veth is left, the
 # spokes' host-id locks under /run/nsjail-lite are free again, no socket or pid file is
@@ -20,7 +21,7 @@ redis_start
 SOCK=${MEM#unix:}
 at_exit "ip netns del $GW_NS" # only if a check below failed: the hub removes it
 # Only if a check failed: whatever of this test's spoke binary still runs.
-at_exit 'for p in $(pids_of_exe "$BINDIR/testspoke"); do kill -9 $p; done'
+at_exit 'for p in $(spoke_pids); do kill -9 $p; done'
 echo '{"default": "always"}' >"$TMP/always.json"
 echo '{"default": "deny", "rules": [{"app": "alpha", "decision": "once"}]}' >"$TMP/deny.json"
 
@@ -35,7 +36,8 @@ still_running() {
     for p in "$@"; do running "$p" && echo "$p"; done
 }
 none_running() { [ -z "$(still_running "$@")" ]; }
-spoke_count() { pids_of_exe "$BINDIR/testspoke" | wc -l; }
+spoke_pids() { pids_of_exe "$BINDIR/testspoke" && pids_of_exe "$BINDIR/escapespoke"; }
+spoke_count() { spoke_pids | wc -l; }
 # Processes that have one of the namespaces given (inode numbers), from one stat over
 # every /proc/PID/ns/* link.
 ns_holders() {
@@ -45,13 +47,10 @@ ns_holders() {
 }
 # The nsjail host-id locks of this test's range that someone still holds.
 held_locks() {
-    local f
-    for f in /run/nsjail-lite/id-*.lock; do
-        [ -e "$f" ] || continue
-        local n=${f##*/id-}
-        n=${n%.lock}
-        [ "$n" -ge "$HOST_ID_BASE" ] && [ "$n" -lt $((HOST_ID_BASE + 64)) ] || continue
-        flock -n "$f" true || echo "$f"
+    local n
+    for ((n = HOST_ID_BASE; n < HOST_ID_BASE + 64; n++)); do
+        [ -e "/run/nsjail-lite/id-$n.lock" ] || continue
+        flock -n "/run/nsjail-lite/id-$n.lock" true || echo "/run/nsjail-lite/id-$n.lock"
     done
 }
 start_hub() { # ANSWERS OUT
@@ -66,7 +65,7 @@ start_hub() { # ANSWERS OUT
 lines_in() { [ "$(grep -c '"status"' "$1" 2>/dev/null)" -ge "$2" ]; }
 
 FARE='plan(("fare__estimate", {"from": "A", "to": "B"})), text("23 USD")'
-HANG='plan(("hostile__forkbomb", {"max": 3}), ("hostile__silent", {}))'
+HANG='plan(("escape__detach", {}), ("hostile__forkbomb", {"max": 3}), ("hostile__silent", {}))'
 for mode in ${FAULT_MODES:-process namespace}; do
     AUSER=user-$mode
     MODE=$mode
@@ -83,8 +82,9 @@ for mode in ${FAULT_MODES:-process namespace}; do
     is "$mode: the first request ran" "$(sed -n 1p "$TMP/out1" | jget 'd["calls"][0]["outcome"]')" ok
     diag "$(date +%T) $mode: the hanging request"
     echo "hang please" >&3
-    # The spoke and its three children run, and the silent call was sent.
-    in_call() { [ "$(spoke_count)" -ge 4 ] && [ "$(standin_requests)" -ge 3 ]; }
+    # escape and its detached process, hostile and its three children run, and the
+    # silent call was sent.
+    in_call() { [ "$(spoke_count)" -ge 6 ] && [ "$(standin_requests)" -ge 3 ]; }
     if ! wait_for "$mode: the spoke mid-call with children" 30 in_call; then
         not_ok "$mode: the hanging call is under way (spokes: $(spoke_count))"
         kill -9 $HUB_PID
@@ -94,20 +94,16 @@ for mode in ${FAULT_MODES:-process namespace}; do
     sleep 0.5
     diag "$(date +%T) $mode: in the call"
     seen=$(descendants "$HUB_PID" | tr '\n' ' ')
-    spokes=$(pids_of_exe "$BINDIR/testspoke" | tr '\n' ' ')
+    spokes=$(spoke_pids | tr '\n' ' ')
     proxy=$(for p in $seen; do
         [ "$(readlink "/proc/$p/exe")" = "$BIN/netproxy" ] &&
             [ "$(awk '{print $4}' "/proc/$p/stat")" = "$HUB_PID" ] && echo "$p"
     done)
     # The spokes' namespaces that are not the host's (none in process mode).
-    nsids=""
-    for p in $spokes; do
-        for f in /proc/"$p"/ns/*; do
-            id=$(stat -L -c %i "$f" 2>/dev/null) || continue
-            [ "$id" = "$(stat -L -c %i "/proc/$$/ns/${f##*/}")" ] || nsids="$nsids $id"
-        done
-    done
-    nsids=$(echo $nsids | tr ' ' '\n' | sort -u | xargs)
+    host_ns=$(stat -L -c %i /proc/$$/ns/* | sort -u)
+    # shellcheck disable=SC2086
+    nsids=$(for p in $spokes; do echo /proc/$p/ns/*; done | xargs stat -L -c %i 2>/dev/null |
+        sort -u | grep -vxF "$host_ns" | xargs)
     locks_before=$(held_locks | wc -l)
     diag "$mode: hub $HUB_PID; below it: $seen; spokes: $spokes; netproxy: ${proxy:-none}"
     if [ "$mode" = namespace ]; then
@@ -133,7 +129,7 @@ for mode in ${FAULT_MODES:-process namespace}; do
         # shellcheck disable=SC2086
         not_ok "$mode: every process below the killed hub ended: left $(still_running $seen)"
     fi
-    is "$mode: no process of the spoke's binary is left (forked children too)" "$(spoke_count)" 0
+    is "$mode: no process of the spokes' binaries is left (forked and detached too)" "$(spoke_count)" 0
     # shellcheck disable=SC2086
     is "$mode: no netproxy is left" "$(still_running $proxy)" ""
     # shellcheck disable=SC2086
