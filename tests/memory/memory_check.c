@@ -411,6 +411,17 @@ static void test_redis(void)
     ms = (long)((now_mono_ns() - t0) / 1000000u);
     CHECK(rc < 0 && strstr(err, "gave up after 300 ms") && ms < 2000,
           "Redis down past reconnect_ms: error in %ld ms: %s", ms, err);
+    struct grant pay;
+    CHECK(grant_init(&pay, GRANT_EXEC, "bank", "pay", NULL, GRANT_ALWAYS, err, sizeof(err)) &&
+              memory_grant_set(m, "alice", &pay, false, err, sizeof(err)) < 0,
+          "a grant while Redis is down fails");
+    char failed[400];
+    CHECK(memory_take_failed_writes(m, failed, sizeof(failed)) == 2 &&
+              strstr(failed, "the always grant for bank.pay was not stored") &&
+              strstr(failed, "gave up after 300 ms"),
+          "both failed writes are counted for the user, the last one named: %s", failed);
+    CHECK(memory_take_failed_writes(m, failed, sizeof(failed)) == 0 && !failed[0],
+          "reading them resets the count");
     memory_close(m);
     CHECK(open_mem(spec, &cfg) == NULL, "Redis down at start: memory_open fails");
     char msg[512];
