@@ -225,7 +225,7 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
 
     char err[300];
     int rc;
-    memory_take_failed_writes(a->mem, NULL, 0); /* only this request's are reported */
+    json_decref(memory_take_failed_writes(a->mem)); /* only this request's are reported */
     /* Stored first, so that a hub killed while it works still remembers the request.
      * When the memory cannot be read or written, nothing runs: the user is told, and
      * nothing happens that the history would not show. */
@@ -236,7 +236,7 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     } else if (memory_history_append(a->mem, a->user, "user", request, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;
         snprintf(out->error, sizeof(out->error), "memory: %s", err);
-        memory_take_failed_writes(a->mem, NULL, 0); /* said in the error */
+        json_decref(memory_take_failed_writes(a->mem)); /* said in the error */
         rc = -1;
     } else if (a->cfg->isolation == ISO_NONE) {
         rc = agent_run_none(&r);
@@ -246,14 +246,9 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     if (rc == 0 && out->answer)
         memory_history_append(a->mem, a->user, "assistant", out->answer, err, sizeof(err));
     /* The answer above, and grants the user gave during the request (perms.c). */
-    char failed[400];
-    unsigned n_failed = memory_take_failed_writes(a->mem, failed, sizeof(failed));
-    if (n_failed == 1)
-        json_array_append_new(out->warnings, json_string(failed));
-    else if (n_failed > 1)
-        json_array_append_new(
-            out->warnings,
-            json_sprintf("%u writes to the memory failed; the last: %s", n_failed, failed));
+    json_t *failed = memory_take_failed_writes(a->mem);
+    json_array_extend(out->warnings, failed);
+    json_decref(failed);
     if (rc < 0 && out->status == AGENT_OK)
         out->status = AGENT_FAILED;
     f = json_pack("{s:s,s:I,s:I,s:I,s:i}", "isolate.agent.status", agent_status_name(out->status),

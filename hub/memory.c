@@ -149,6 +149,7 @@ void memory_close(struct memory *m)
     if (!m)
         return;
     m->ops->destroy(m);
+    json_decref(m->failed_writes);
     free(m->session);
     free(m->prefix);
     free(m->describe);
@@ -198,22 +199,29 @@ static void note_failed_write(struct memory *m, const char *err, const char *fmt
     __attribute__((format(printf, 3, 4)));
 static void note_failed_write(struct memory *m, const char *err, const char *fmt, ...)
 {
+    if (!m->failed_writes)
+        m->failed_writes = json_array();
+    if (json_array_size(m->failed_writes) >= MEMORY_FAILED_WRITES_MAX) {
+        m->failed_unlisted++;
+        return;
+    }
+    char what[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m->last_failed_write, sizeof(m->last_failed_write), fmt, ap);
+    vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    size_t n = strlen(m->last_failed_write);
-    snprintf(m->last_failed_write + n, sizeof(m->last_failed_write) - n, ": %s", err);
-    m->failed_writes++;
+    json_array_append_new(m->failed_writes, json_sprintf("%s: %s", what, err));
 }
 
-unsigned memory_take_failed_writes(struct memory *m, char *msg, size_t len)
+json_t *memory_take_failed_writes(struct memory *m)
 {
-    unsigned n = m->failed_writes;
-    if (msg && len)
-        str_copy(msg, n ? m->last_failed_write : "", len);
-    m->failed_writes = 0;
-    return n;
+    json_t *out = m->failed_writes ? m->failed_writes : json_array();
+    if (m->failed_unlisted)
+        json_array_append_new(
+            out, json_sprintf("and %u more writes to the memory failed", m->failed_unlisted));
+    m->failed_writes = NULL;
+    m->failed_unlisted = 0;
+    return out;
 }
 
 int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,

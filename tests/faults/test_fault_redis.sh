@@ -12,6 +12,9 @@
 # Afterwards (Redis back, the same hub) everything that was acknowledged before each
 # kill is in Redis, an "always" grant given before the first kill still decides
 # without a question, and nothing else is there: no entry of the refused request.
+# Last, at the terminal (tmux): Redis killed while the user is asked; the user answers
+# "always"; the step runs (the user decided), and the user is told on the terminal
+# that neither the grant nor the answer was stored.
 . "$(dirname "$0")/../lib.sh"
 require_root
 MODE=process
@@ -107,4 +110,46 @@ is "Redis holds every acknowledged write, and nothing of the refused request" "$
     "user=request A assistant=23 USD user=request E assistant=Answer E. user=request C user=request D assistant=23 USD"
 is "the grant survived two kill -9 of redis-server" \
     "$(redis-cli -s "$SOCK" hget "isolategpt:$AUSER:grants" 'exec|fare|estimate|*' | jget 'd["scope"]')" always
+
+# At the terminal: Redis dies while the permission question waits for the user.
+if ! command -v tmux >/dev/null; then
+    skip "a grant given while Redis is down, at the terminal" "tmux is not installed"
+    done_testing
+    exit
+fi
+standin_start '[plan(("fare__estimate", {"from": "A", "to": "B"})), sse("The fare is 23 USD.")]'
+exec 3>&1 # where wait_pane shows the screen when it fails
+T="tmux -L itest-fault-$$"
+at_exit "$T kill-server"
+$T -f /dev/null new-session -d -s s -x 200 -y 50 \
+    "$BIN/hub --config $CONF --llm $LLM_URL --memory $MEM --user prompter; echo hub-exited-\$?; sleep 30"
+pane() { $T capture-pane -p -J -t s -S -200; }
+pane_has() { pane | grep -qF -- "$1"; }
+wait_pane() {
+    if ! wait_for "\"$1\" on the terminal" "${2:-10}" pane_has "$1"; then
+        pane | sed 's/^/#   | /' >&3
+        return 1
+    fi
+}
+check "terminal: the session starts" wait_pane "you›" 20
+$T send-keys -t s "fare please" Enter
+check "terminal: the permission question appears" wait_pane "hub: permission needed" 20
+redis_kill9
+$T send-keys -t s "a" Enter
+check "terminal: the step runs on the user's answer" wait_pane "The fare is 23 USD." 30
+check "terminal: the user is told the always grant was not stored" \
+    wait_pane "the always grant for fare.estimate was not stored" 20
+check "terminal: ... and that the answer was not stored" \
+    wait_pane "the assistant's entry was not stored in the history" 20
+pane | grep -E "not stored|23 USD" | sed 's/^/# terminal | /'
+$T send-keys -t s "/quit" Enter
+wait_pane "hub-exited-" 10 >/dev/null
+redis_up
+is "terminal: no grant of that user in Redis (it was never acknowledged)" \
+    "$(redis-cli -s "$SOCK" hlen "isolategpt:prompter:grants")" 0
+is "terminal: the request itself is in the history (stored before the kill)" \
+    "$(redis-cli -s "$SOCK" lrange "isolategpt:prompter:history" 0 -1 | jlines 'd["role"] + "=" + d["text"]')" \
+    "user=fare please"
+is "terminal: the lost grant is audited" \
+    "$(audit_count "g(r,'event.action')=='permission-grant' and g(r,'event.outcome')=='failure' and g(r,'isolate.user')=='prompter'")" 1
 done_testing
