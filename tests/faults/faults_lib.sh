@@ -18,6 +18,7 @@ fault_setup() {
         $PY -c 'import json,sys
 m = json.load(open(sys.argv[1]))
 m["network"] = {"allow": ["allowed.example"], "ports": [443]}
+m["limits"]["call_s"] = 120  # a call to be caught in must outlast a slow machine
 json.dump(m, open(sys.argv[2], "w"))' "$ROOT/tests/hub/manifests/$app.json" "$SPOKES/$app.json"
     done
     cp "$ROOT"/tests/faults/manifests/*.json "$SPOKES"/
