@@ -113,6 +113,14 @@ for mode in ${FAULT_MODES:-process namespace}; do
         check "namespace: a spoke's veth is in the gateway namespace" \
             test "$(ip -n "$GW_NS" -o link show type veth | wc -l)" -ge 1
         check "namespace: the running spoke holds a host-id lock" test "$locks_before" -ge 1
+        # A second hub with the same gateway name must not take a live hub's namespace
+        # for a leftover.
+        gw_before=$(stat -L -c %i "/run/netns/$GW_NS")
+        second=$(timeout 60 "$BIN/hub" call --config "$CONF" alpha.whoami '{}' 2>&1)
+        like "namespace: a second hub with the same gateway name is refused" "$second" \
+            "in use by a running hub"
+        is "namespace: ... and the running hub's gateway is untouched" \
+            "$(stat -L -c %i "/run/netns/$GW_NS")" "$gw_before"
     else
         is "process: the spokes share the host's namespaces" "$nsids" ""
     fi
