@@ -23,9 +23,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,6 +483,18 @@ static void a_bpf(const struct escape_ctx *c)
     probe_bpf();
 }
 
+static void a_perf_event_open(const struct escape_ctx *c)
+{
+    (void)c;
+    probe_perf_event_open();
+}
+
+static void a_keyctl(const struct escape_ctx *c)
+{
+    (void)c;
+    probe_keyctl();
+}
+
 static void a_proc_sys_write(const struct escape_ctx *c)
 {
     (void)c;
@@ -599,6 +611,8 @@ const struct escape_attempt escape_attempts[] = {
     {"setns", a_setns},
     {"kernel_module", a_kernel_module},
     {"bpf", a_bpf},
+    {"perf_event_open", a_perf_event_open},
+    {"keyctl", a_keyctl},
     {"proc_sys_write", a_proc_sys_write},
     {"dev_disk", a_dev_disk},
     {"capabilities", a_capabilities},

@@ -56,7 +56,7 @@ like "namespace: the fork bomb stopped by RLIMIT_NPROC" "$(cell namespace fork_b
 for a in read_host_file read_shadow read_checkout write_host_file spoke_data_read \
     spoke_data_write spoke_ptrace spoke_procmem kill_process llm_key_memory hub_memory_data \
     redis_read tcp_loopback tcp_remote udp_loopback abstract_unix proxy_unlisted mount \
-    unshare_user setns bpf proc_sys_write dev_disk capabilities fork_bomb memory_bomb disk_bomb; do
+    unshare_user setns bpf perf_event_open keyctl proc_sys_write dev_disk capabilities fork_bomb memory_bomb disk_bomb; do
     is "none: control $a succeeds" "$(verdict none "$a")" succeeded
 done
 like "none: the outside check saw the file change" "$(cell none write_host_file)" 'seen outside'
@@ -70,7 +70,7 @@ fi
 is "none: the LLM key in no environment" "$(verdict none llm_key_environ)" blocked
 
 # --- process: seccomp and rlimits, as claimed ---
-for a in spoke_ptrace mount unshare_user setns bpf kernel_module; do
+for a in spoke_ptrace mount unshare_user setns bpf perf_event_open keyctl kernel_module; do
     like "process: $a blocked by seccomp" "$(cell process "$a")" 'seccomp'
 done
 like "process: memory bomb stopped by RLIMIT_AS" "$(cell process memory_bomb)" 'rlimit as'

@@ -23,10 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
 #include <linux/io_uring.h>
-#include <linux/keyctl.h>
-#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <net/ethernet.h>
 #include <netinet/in.h>
@@ -388,23 +385,6 @@ static void a_chroot(void)
     probe_outcome(chroot("/tmp"));
 }
 
-static void a_perf_event_open(void)
-{
-    struct perf_event_attr pe;
-    memset(&pe, 0, sizeof(pe));
-    pe.size = sizeof(pe);
-    pe.type = PERF_TYPE_SOFTWARE;
-    pe.config = PERF_COUNT_SW_CPU_CLOCK;
-    pe.disabled = 1;
-    pe.exclude_kernel = 1;
-    probe_outcome(syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0));
-}
-
-static void a_keyctl(void)
-{
-    probe_outcome(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
-}
-
 static void a_userfaultfd(void)
 {
     probe_outcome(syscall(SYS_userfaultfd, O_CLOEXEC));
@@ -734,8 +714,8 @@ static const struct attempt attempts[] = {
     {"mount", a_mount},
     {"chroot", a_chroot},
     {"bpf", probe_bpf},
-    {"perf_event_open", a_perf_event_open},
-    {"keyctl", a_keyctl},
+    {"perf_event_open", probe_perf_event_open},
+    {"keyctl", probe_keyctl},
     {"userfaultfd", a_userfaultfd},
     {"io_uring", a_io_uring},
     {"i386_int80", a_i386_int80},

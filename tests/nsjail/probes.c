@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/keyctl.h>
+#include <linux/perf_event.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -249,4 +251,21 @@ _Noreturn void probe_finit_module(void)
     if (rc < 0 && errno == EBADF)
         probe_report("ok:permitted (the kernel went on to check the descriptor: EBADF)");
     probe_outcome(rc);
+}
+
+_Noreturn void probe_perf_event_open(void)
+{
+    struct perf_event_attr pe;
+    memset(&pe, 0, sizeof(pe));
+    pe.size = sizeof(pe);
+    pe.type = PERF_TYPE_SOFTWARE;
+    pe.config = PERF_COUNT_SW_CPU_CLOCK;
+    pe.disabled = 1;
+    pe.exclude_kernel = 1;
+    probe_outcome(syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0));
+}
+
+_Noreturn void probe_keyctl(void)
+{
+    probe_outcome(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
 }

@@ -47,6 +47,9 @@ _Noreturn void probe_open_wr(const char *path);
 _Noreturn void probe_unshare_user(void);
 _Noreturn void probe_setns(void);
 _Noreturn void probe_bpf(void);
+_Noreturn void probe_perf_event_open(void);
+/* The session keyring's id (keyrings are not namespaced: they hold other users' keys). */
+_Noreturn void probe_keyctl(void);
 _Noreturn void probe_dev_disk(void);
 _Noreturn void probe_caps(void);
 /* finit_module on a descriptor that is not open: the kernel checks CAP_SYS_MODULE
