@@ -108,9 +108,6 @@ allowed=$(AUDIT=$PROXY_AUDIT audit_count 'g(r,"event.action")=="connect" and g(r
 is "netproxy's audit has the three tunnels' decisions (one before the kill, two after)" "$allowed" 3
 is "no netproxy left" "$(netproxy_pid)" ""
 is "no spoke process left" "$(leftover_procs)" 0
-# This hub's veths only (<prefix><hub pid in hex>-<slot>): other tests on the machine
-# add and remove their own while this one runs.
-is "no veth of this hub left in the host namespace" \
-    "$(ip -o link show type veth | grep -c ": vhb$(printf %x "$hub_pid")-")" 0
+is "no veth of this hub left in the host namespace" "$(host_veths $hub_pid)" 0
 refute "the gateway namespace is gone" test -e "/run/netns/$GW_NS"
 done_testing
