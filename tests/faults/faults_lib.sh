@@ -2,7 +2,7 @@
 # after tests/lib.sh. Built on tests/agent/agent_lib.sh (stand-in LLM, private Redis,
 # jget, audit_count), with this component's own names: the itest-fault- prefix for
 # the gateway namespace and the Redis directory, veth names vft*, the veth pool
-# 169.254.116.0/22 and a host-id range of its own, which no other component's tests use.
+# 169.254.120.0/22 and a host-id range of its own, which no other component's tests use.
 # The test apps are tests/agent's (fare, mail, ...), tests/hub's alpha and hostile
 # (testspoke: a call to be caught in, children it forks), which in namespace mode get a
 # veth to netproxy, and escape (escapespoke: a process outside its group).
@@ -31,7 +31,7 @@ json.dump(m, open(sys.argv[2], "w"))' "$ROOT/tests/hub/manifests/$app.json" "$SP
 fault_config() {
     agent_config "$($PY -c 'import json,sys
 e = json.loads(sys.argv[1])
-e.setdefault("network", {"veth_pool": "169.254.116.0/22", "veth_prefix": "vft",
+e.setdefault("network", {"veth_pool": "169.254.120.0/22", "veth_prefix": "vft",
     "gateway_netns": sys.argv[2], "proxy_port": 3128, "host_id_base": int(sys.argv[3]),
     "host_id_count": 64})
 print(json.dumps(e))' "$1" "$GW_NS" "$HOST_ID_BASE")"
