@@ -47,8 +47,8 @@ static int t_detach(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 int main(void)
 {
     struct mcp_server *s = mcp_server_new("escape", "1");
-    mcp_server_add_tool(s, "detach", "Starts a process outside the spoke's group.", DETACH_IN,
-                        NULL, t_detach, NULL);
+    mcp_server_add_tool(s, "detach", "Starts a process outside the spoke's group.", DETACH_IN, NULL,
+                        t_detach, NULL);
     int rc = mcp_server_run(s);
     mcp_server_free(s);
     return rc;
