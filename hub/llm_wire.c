@@ -251,6 +251,11 @@ int llm_wire_message(const json_t *msg, struct llm_response *rs, const char *wha
                 return -1;
         }
     }
+    /* Neither text nor a call: nothing to act on, and nothing a caller should have to
+     * guess about (fuzz_replay: "content": null alone was served as an empty answer). */
+    if (!rs->content && rs->n_tool_calls == 0)
+        return llm_fail(e, LLM_ERR_MALFORMED, "%s: the message has neither content nor tool calls",
+                        what);
     /* An empty text next to tool calls is no text (servers differ: null or ""). */
     if (rs->content && rs->content[0] == '\0' && rs->n_tool_calls > 0) {
         free(rs->content);

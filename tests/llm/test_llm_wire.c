@@ -37,6 +37,8 @@ static void test_hostile_bodies(void)
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":[]}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"a\\nb\"}}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"\"}}]}}]}",
+        "{\"choices\":[{\"message\":{\"content\":null}}]}",
+        "{\"choices\":[{\"message\":{\"content\":null,\"tool_calls\":[]}}]}",
         /* names and ids are identifiers (found by fuzz_replay: a name with a space) */
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"a b\"}}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"id\":\"c 1\",\"function\":"
