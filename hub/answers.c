@@ -15,7 +15,7 @@ struct rule {
     char *category, *stage, *app, *tool, *caller, *user;
     int irreversible; /* -1 any, 0, 1 */
     int in_plan;
-    enum perm_decision decision;
+    enum perm_answer decision;
 };
 
 struct elicit_answer {
@@ -25,8 +25,9 @@ struct elicit_answer {
 };
 
 struct answers {
-    int refs; /* shared by the two hooks */
-    enum perm_decision dflt;
+    int refs; /* the loader's and each hook's */
+    enum perm_answer dflt;
+    bool replan;
     struct rule *rules;
     size_t n_rules;
     struct elicit_answer *elicits;
@@ -64,10 +65,9 @@ static bool field_matches(const char *pattern, const char *value)
     return strcmp(pattern, value) == 0;
 }
 
-static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_done_fn done,
-                     void *done_ud)
+enum perm_answer answers_decide(struct answers *a, const struct perm_request *q, char *why,
+                                size_t whylen)
 {
-    struct answers *a = h->ud;
     for (size_t i = 0; i < a->n_rules; i++) {
         const struct rule *r = &a->rules[i];
         if (!field_matches(r->category, perm_category_name(q->category)) ||
@@ -78,12 +78,24 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
             (r->irreversible >= 0 && r->irreversible != (int)q->irreversible) ||
             (r->in_plan >= 0 && r->in_plan != (int)q->in_plan))
             continue;
-        char why[48];
-        snprintf(why, sizeof(why), "scripted rule %zu", i);
-        done(done_ud, r->decision, why);
-        return;
+        snprintf(why, whylen, "scripted rule %zu", i);
+        return r->decision;
     }
-    done(done_ud, a->dflt, "scripted default");
+    snprintf(why, whylen, "scripted default");
+    return a->dflt;
+}
+
+bool answers_replan(const struct answers *a)
+{
+    return a->replan;
+}
+
+static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_done_fn done,
+                     void *done_ud)
+{
+    char why[48];
+    enum perm_answer ans = answers_decide(h->ud, q, why, sizeof(why));
+    done(done_ud, perm_answer_decision(ans), why);
 }
 
 static void perm_free(struct perm_hook *h)
@@ -139,30 +151,44 @@ static bool opt_tristate(struct jf_ctx *c, const json_t *o, const char *where, c
     return true;
 }
 
+static bool parse_answer(const char *s, enum perm_answer *d)
+{
+    static const struct {
+        const char *name;
+        enum perm_answer answer;
+    } names[] = {{"allow", PERM_ANSWER_ONCE},      {"once", PERM_ANSWER_ONCE},
+                 {"session", PERM_ANSWER_SESSION}, {"always", PERM_ANSWER_ALWAYS},
+                 {"deny", PERM_ANSWER_NO},         {"no", PERM_ANSWER_NO},
+                 {"never", PERM_ANSWER_NEVER}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *d = names[i].answer;
+            return true;
+        }
+    return false;
+}
+
 static bool parse_decision(struct jf_ctx *c, const json_t *o, const char *where, const char *key,
-                           bool required, enum perm_decision *d)
+                           bool required, enum perm_answer *d)
 {
     const char *s = NULL;
     if (!jf_string(c, o, where, key, required, 16, &s))
         return false;
     if (!s)
         return true;
-    if (strcmp(s, "allow") == 0)
-        *d = PERM_ALLOW;
-    else if (strcmp(s, "deny") == 0)
-        *d = PERM_DENY;
-    else
-        return jf_fail(c, where, key, "must be \"allow\" or \"deny\"");
+    if (!parse_answer(s, d))
+        return jf_fail(c, where, key, "must be allow, once, session, always, deny, no or never");
     return true;
 }
 
 static bool load_rules(struct jf_ctx *c, const json_t *root, struct answers *a)
 {
-    static const char *const top[] = {"default", "rules", "elicitation", NULL};
+    static const char *const top[] = {"default", "rules", "elicitation", "replan", NULL};
     static const char *const rkeys[] = {"category", "stage",        "app",     "tool",     "caller",
                                         "user",     "irreversible", "in_plan", "decision", NULL};
     static const char *const ekeys[] = {"app", "action", "content", NULL};
-    if (!jf_object(c, root, "", top) || !parse_decision(c, root, "", "default", false, &a->dflt))
+    if (!jf_object(c, root, "", top) || !parse_decision(c, root, "", "default", false, &a->dflt) ||
+        !jf_bool(c, root, "", "replan", false, &a->replan))
         return false;
     json_t *rules = json_object_get(root, "rules");
     if (rules && (!json_is_array(rules) || json_array_size(rules) > MAX_RULES))
@@ -218,34 +244,61 @@ static bool load_rules(struct jf_ctx *c, const json_t *root, struct answers *a)
     return true;
 }
 
-int answers_hooks(const char *spec, struct perm_hook **perm, struct elicit_hook **elicit, char *err,
-                  size_t errlen)
+struct answers *answers_load(const char *spec, char *err, size_t errlen)
 {
     struct answers *a = xcalloc(1, sizeof(*a));
-    a->dflt = PERM_DENY;
+    a->refs = 1;
+    a->dflt = PERM_ANSWER_NO;
     if (strcmp(spec, "allow") == 0) {
-        a->dflt = PERM_ALLOW;
+        a->dflt = PERM_ANSWER_ONCE;
     } else if (strcmp(spec, "deny") != 0) {
         struct jf_ctx c = {.file = spec, .err = err, .errlen = errlen};
         json_t *root = jf_load(&c, ANSWERS_MAX_BYTES);
         bool ok = root && load_rules(&c, root, a);
         json_decref(root);
         if (!ok) {
-            a->refs = 1;
             answers_unref(a);
-            return -1;
+            return NULL;
         }
     }
-    a->refs = 2;
-    struct perm_hook *p = xcalloc(1, sizeof(*p));
-    p->ask = perm_ask;
-    p->free = perm_free;
-    p->ud = a;
+    return a;
+}
+
+struct answers *answers_ref(struct answers *a)
+{
+    a->refs++;
+    return a;
+}
+
+void answers_free(struct answers *a)
+{
+    if (a)
+        answers_unref(a);
+}
+
+struct elicit_hook *answers_elicit_hook(struct answers *a)
+{
+    a->refs++;
     struct elicit_hook *e = xcalloc(1, sizeof(*e));
     e->create = elicit_create;
     e->free = elicit_free;
     e->ud = a;
+    return e;
+}
+
+int answers_hooks(const char *spec, struct perm_hook **perm, struct elicit_hook **elicit, char *err,
+                  size_t errlen)
+{
+    struct answers *a = answers_load(spec, err, errlen);
+    if (!a)
+        return -1;
+    a->refs++;
+    struct perm_hook *p = xcalloc(1, sizeof(*p));
+    p->ask = perm_ask;
+    p->free = perm_free;
+    p->ud = a;
     *perm = p;
-    *elicit = e;
+    *elicit = answers_elicit_hook(a);
+    answers_unref(a); /* the loader's reference: the hooks hold theirs */
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "jsonfile.h"
+#include "secret.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -98,10 +99,7 @@ void config_free(struct hub_config *c)
     jf_strv_free(c->netproxy_resolve);
     jf_strv_free(c->netproxy_allow_cidr);
     free(c->llm_key_env);
-    if (c->llm_api_key) {
-        explicit_bzero(c->llm_api_key, strlen(c->llm_api_key));
-        free(c->llm_api_key);
-    }
+    secret_free(c->llm_api_key); /* wipes it */
     json_decref(c->llm);
     json_decref(c->memory);
     memset(c, 0, sizeof(*c));

@@ -50,7 +50,8 @@ struct hub_config {
     uint64_t netproxy_ping_ms;  /* health check interval */
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
-    char *llm_api_key; /* its value, taken out of the environment at start (or NULL) */
+    char *llm_api_key; /* its value, taken out of the environment at start (or NULL),
+                          in secret memory (lib/secret.h) */
     json_t *llm;       /* raw "llm" object or NULL */
     json_t *memory;    /* raw "memory" object or NULL */
 };

@@ -24,6 +24,23 @@ const char *perm_stage_name(enum perm_stage s)
     return s == PERM_STAGE_RELAY ? "relay" : "call";
 }
 
+const char *perm_answer_name(enum perm_answer a)
+{
+    switch (a) {
+    case PERM_ANSWER_ONCE:
+        return "once";
+    case PERM_ANSWER_SESSION:
+        return "session";
+    case PERM_ANSWER_ALWAYS:
+        return "always";
+    case PERM_ANSWER_NO:
+        return "no";
+    case PERM_ANSWER_NEVER:
+        return "never";
+    }
+    return "?";
+}
+
 static void no_llm(struct sampling_hook *h, const struct hook_request *req, hook_done_fn done,
                    void *done_ud)
 {

@@ -361,6 +361,11 @@ bool hub_quit_requested(const struct hub *h)
     return h->quit;
 }
 
+struct audit *hub_audit(struct hub *h)
+{
+    return h->audit;
+}
+
 void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots)
 {
     *procs = h->n_procs;

@@ -101,6 +101,10 @@ void hub_spoke_timing(struct hub *h, const char *user, const char *app, const ch
 /* True once SIGINT/SIGTERM arrived; hub_call_sync() then fails its call. */
 bool hub_quit_requested(const struct hub *h);
 
+/* The hub's audit log, for the agent's own records (requests, plans, questions) so
+ * that one file tells the whole story. */
+struct audit *hub_audit(struct hub *h);
+
 /* Counts for leak checks: live spoke processes (not yet reaped) and veth slots held. */
 void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots);
 

@@ -19,8 +19,9 @@
  * (LLM_ERR_MALFORMED), never a crash. Tool names in a response are bounded and
  * printable but NOT checked against the offered tools: that is the caller's job.
  *
- * The API key is read from the environment variable the config names, once, at
- * llm_open(). It is sent only in the Authorization header and never appears in a log
+ * The API key is read from the environment variable the config names (or given as
+ * cfg->api_key), once, at llm_open(), and kept in memory that forked children do not
+ * inherit (lib/secret.h). It is sent only in the Authorization header and never appears in a log
  * line, an error message (server messages that echo it are redacted) or an audit
  * record. A missing variable means no Authorization header (local servers).
  *
@@ -77,6 +78,9 @@ struct llm_config {
     const char *base_url;       /* e.g. "https://api.openai.com/v1" (no credentials in it) */
     const char *model;          /* required for HTTP */
     const char *api_key_env;    /* name of the environment variable; NULL: no key */
+    const char *api_key;        /* the key itself, when the caller already took it out of
+                                   the environment (the hub does, at start); it is copied
+                                   into secret memory. NULL: read $api_key_env */
     long connect_timeout_ms;    /* default 10000 */
     long timeout_ms;            /* whole attempt, default 120000 */
     unsigned max_attempts;      /* default 4 (1 = no retries), at most 10 */

@@ -11,14 +11,17 @@
  * answers, and a stream that already delivered text (a retry would repeat it).
  *
  * Redirects are not followed, so the Authorization header never reaches another
- * host. The key lives only in this file's struct and the curl header list. */
+ * host. The key lives only in secret memory (lib/secret.h: wiped in forked children)
+ * and, while a request is being sent, in curl's buffers, which are wiped when freed. */
 #include "llm_impl.h"
+#include "secret.h"
 
 #include "log.h"
 #include "util.h"
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +31,59 @@
 struct http {
     CURL *curl;
     char *url;     /* the chat completions endpoint */
-    char *key;     /* NULL: no Authorization header */
+    char *key;     /* NULL: no Authorization header; secret memory */
     char *key_env; /* named in messages, never the key */
-    char *auth_header;
+    /* "Authorization: Bearer KEY" as the last node of each request's header list,
+     * node and text in secret memory, so that curl never copies them to its heap. */
+    struct curl_slist *auth_node;
 };
+
+/* libcurl's allocator: every block is wiped when freed. curl copies the request's
+ * header lines (the Authorization header among them) into its own buffers; without
+ * this, freed copies of the key would linger in the heap that forked children
+ * inherit. Installed by the first curl_global_init_mem() of the process. */
+static void wipe_free(void *p)
+{
+    if (p) {
+        explicit_bzero(p, malloc_usable_size(p));
+        free(p);
+    }
+}
+
+static void *wipe_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void *wipe_calloc(size_t count, size_t size)
+{
+    return calloc(count, size);
+}
+
+static void *wipe_realloc(void *p, size_t n)
+{
+    if (!p)
+        return malloc(n);
+    if (n == 0) {
+        wipe_free(p);
+        return NULL;
+    }
+    /* A moving realloc would free the old block unwiped: move it ourselves. */
+    size_t old = malloc_usable_size(p);
+    if (n <= old)
+        return p;
+    void *q = malloc(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old);
+    wipe_free(p);
+    return q;
+}
+
+static char *wipe_strdup(const char *s)
+{
+    return strdup(s);
+}
 
 /* One attempt's state, shared by the curl callbacks. */
 struct xfer {
@@ -420,8 +472,11 @@ static int http_complete(struct llm *llm, const struct llm_request *rq, struct l
     headers = curl_slist_append(headers, rq->on_delta ? "Accept: text/event-stream"
                                                       : "Accept: application/json");
     headers = curl_slist_append(headers, "Expect:"); /* no 100-continue round trip */
-    if (h->auth_header)
-        headers = curl_slist_append(headers, h->auth_header);
+    struct curl_slist *last = headers;
+    while (last && last->next)
+        last = last->next;
+    if (h->auth_node && last)
+        last->next = h->auth_node;
 
     log_debug("llm: POST %s (context %s, %zu messages, %zu tools%s)", h->url, rq->context,
               json_array_size(rq->messages), json_array_size(rq->tools),
@@ -477,6 +532,8 @@ static int http_complete(struct llm *llm, const struct llm_request *rq, struct l
             snprintf(e->msg, sizeof(e->msg), "%s", a.msg);
         redact(e->msg, sizeof(e->msg), h->key);
     }
+    if (last)
+        last->next = NULL; /* the secret node is ours, not curl's to free */
     curl_slist_free_all(headers);
     free(body);
     return rc;
@@ -489,13 +546,10 @@ static void http_destroy(struct llm *llm)
         return;
     curl_easy_cleanup(h->curl);
     free(h->url);
-    if (h->key) {
-        explicit_bzero(h->key, strlen(h->key));
-        free(h->key);
-    }
-    if (h->auth_header) {
-        explicit_bzero(h->auth_header, strlen(h->auth_header));
-        free(h->auth_header);
+    secret_free(h->key);
+    if (h->auth_node) {
+        secret_free(h->auth_node->data);
+        secret_free(h->auth_node);
     }
     free(h->key_env);
     free(h);
@@ -560,7 +614,8 @@ out:
 
 struct llm *llm_http_open(const struct llm_config *cfg, char *err, size_t errlen)
 {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (curl_global_init_mem(CURL_GLOBAL_DEFAULT, wipe_malloc, wipe_free, wipe_realloc, wipe_strdup,
+                             wipe_calloc) != CURLE_OK) {
         snprintf(err, errlen, "libcurl could not be initialised");
         return NULL;
     }
@@ -581,7 +636,7 @@ struct llm *llm_http_open(const struct llm_config *cfg, char *err, size_t errlen
     h->url = xasprintf("%.*s/chat/completions", (int)n, cfg->base_url);
     if (cfg->api_key_env && *cfg->api_key_env) {
         h->key_env = xstrdup(cfg->api_key_env);
-        const char *key = getenv(cfg->api_key_env);
+        const char *key = cfg->api_key ? cfg->api_key : getenv(cfg->api_key_env);
         if (key && *key) {
             for (const char *p = key; *p; p++)
                 if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
@@ -591,8 +646,9 @@ struct llm *llm_http_open(const struct llm_config *cfg, char *err, size_t errlen
                              cfg->api_key_env);
                     goto fail;
                 }
-            h->key = xstrdup(key);
-            h->auth_header = xasprintf("Authorization: Bearer %s", key);
+            h->key = secret_strdup(key);
+            h->auth_node = secret_alloc(sizeof(*h->auth_node));
+            h->auth_node->data = secret_concat("Authorization: Bearer ", key);
         } else {
             log_debug("llm: $%s is not set; sending no Authorization header", cfg->api_key_env);
         }
@@ -611,6 +667,7 @@ struct llm *llm_http_open(const struct llm_config *cfg, char *err, size_t errlen
     llm->cfg.base_url = llm->base_url;
     llm->cfg.model = llm->model;
     llm->cfg.api_key_env = h->key_env;
+    llm->cfg.api_key = NULL; /* the caller's copy; ours is h->key */
     llm->describe = xasprintf("%.*s (model %s)", (int)n, cfg->base_url, cfg->model);
     return llm;
 fail:

@@ -8,7 +8,10 @@
 
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
+int cmd_casestudies(int argc, char **argv);
 int cmd_repl_server(int argc, char **argv);
+int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
+void cmd_assistant_usage(FILE *f);
 
 struct command {
     const char *name;
@@ -16,11 +19,12 @@ struct command {
     const char *summary;
 };
 
-/* The interactive assistant (no sub-command), `casestudies` and `repl-server` join this
- * table when they are built (issues 5, 6, 7). */
+/* `casestudies` joins this table when it is built (issue 6); with no sub-command (or
+ * only options) the hub is the assistant. */
 static const struct command commands[] = {
     {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
     {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
+    {"casestudies", cmd_casestudies, "the paper's four case studies in each isolation mode"},
     {"repl-server", cmd_repl_server, "serve sandboxed Python sessions over TCP (length + JSON)"},
 };
 
@@ -32,23 +36,21 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n"
-               "This build has no interactive assistant yet: use `hub call`.\n");
+    fprintf(f, "\n`hub COMMAND --help` describes each command and its options.\n\n");
+    cmd_assistant_usage(f);
 }
 
 int main(int argc, char **argv)
 {
     log_init("hub", false);
     log_set_fatal_status(EXIT_USAGE);
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (argc >= 2 && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+                      strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
         return EXIT_OK;
     }
+    if (argc < 2 || argv[1][0] == '-')
+        return cmd_assistant(argc, argv);
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);

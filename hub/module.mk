@@ -1,7 +1,9 @@
-# hub/: the trusted core (runtime) and its command line. Files named llm*, replay*,
-# memory*, grants* belong to the agent (hub/agent.mk, its own library); every other
-# hub/*.c but main.c goes into the runtime's library, which the tests link too.
-HUB_SRCS := $(filter-out hub/main.c hub/llm% hub/replay% hub/memory% hub/grants%,$(wildcard hub/*.c))
+# hub/: the trusted core (runtime) and its command line. The agent's files (llm*,
+# replay*, memory*, grants*, and the assistant's agent*, planner*, perms*, term*,
+# lineedit*) are built by hub/agent.mk into their own libraries, hub casestudies*
+# by hub/casestudies.mk; every other hub/*.c but main.c goes into the runtime's
+# library, which the tests link too.
+HUB_SRCS := $(filter-out hub/main.c $(AGENT_SRCS) $(ASSIST_SRCS) $(CASES_SRCS),$(wildcard hub/*.c))
 HUB_OBJS := $(call objs,$(HUB_SRCS))
 HUB_LIB := $(BUILD)/lib/libhub.a
 BINARIES += $(BUILD)/hub
@@ -23,7 +25,8 @@ $(HUB_LIB): $(HUB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/hub: $(call objs,hub/main.c) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
+$(BUILD)/hub: $(call objs,hub/main.c) $(LIBHUBCASES) $(LIBHUBASSIST) $(HUB_LIB) $(LIBHUBAGENT) \
+		$(HUB_JAIL_LIB) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

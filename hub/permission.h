@@ -39,6 +39,19 @@ struct perm_request {
     const char *call_id; /* audit id shared with the call's records */
 };
 
+/* What the user (or a script, answers.h) answers to a permission question, with its
+ * scope. The agent turns scoped answers into grants (grants.h): session until the hub
+ * exits, always persistent (never for an irreversible tool), never a persistent
+ * refusal. Without a grant store they reduce to allow (once, session, always) or deny
+ * (no, never). */
+enum perm_answer {
+    PERM_ANSWER_ONCE,
+    PERM_ANSWER_SESSION,
+    PERM_ANSWER_ALWAYS,
+    PERM_ANSWER_NO,
+    PERM_ANSWER_NEVER,
+};
+
 /* reason: a short phrase for the audit line ("scripted rule 3", "user said no"). */
 typedef void (*perm_done_fn)(void *done_ud, enum perm_decision d, const char *reason);
 
@@ -51,5 +64,11 @@ struct perm_hook {
 
 const char *perm_category_name(enum perm_category c);
 const char *perm_stage_name(enum perm_stage s);
+/* "once", "session", "always", "no", "never". */
+const char *perm_answer_name(enum perm_answer a);
+static inline enum perm_decision perm_answer_decision(enum perm_answer a)
+{
+    return a == PERM_ANSWER_NO || a == PERM_ANSWER_NEVER ? PERM_DENY : PERM_ALLOW;
+}
 
 #endif

@@ -382,6 +382,7 @@ struct llm *llm_replay_open(const char *path, const struct llm_config *cfg, char
     llm->cfg.model = llm->model;
     llm->cfg.base_url = NULL;
     llm->cfg.api_key_env = NULL;
+    llm->cfg.api_key = NULL;
     llm->describe = xasprintf("replay:%s", path);
     return llm;
 }

@@ -1,4 +1,5 @@
 #include "spoke_env.h"
+#include "secret.h"
 #include "util.h"
 
 #include <errno.h>
@@ -58,7 +59,7 @@ char *secret_env_take(const char *name)
             continue;
         char *v = *e + len + 1;
         if (!value)
-            value = xstrdup(v);
+            value = secret_strdup(v);
         /* The strings of the initial environment live in the block that
          * /proc/<pid>/environ shows: overwrite them in place. */
         memset(v, 'x', strlen(v));

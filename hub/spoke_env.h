@@ -26,7 +26,8 @@ struct spoke_env_spec {
 char **spoke_env_build(const struct spoke_env_spec *s);
 void spoke_env_free(char **env);
 
-/* Copies the variable's value (NULL when unset), then overwrites the value's bytes in
+/* Copies the variable's value (NULL when unset) into secret memory (lib/secret.h: not
+ * inherited by forked children; free with secret_free()), then overwrites the value's bytes in
  * the process's initial environment block and removes the variable. */
 char *secret_env_take(const char *name);
 

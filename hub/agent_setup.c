@@ -1,0 +1,207 @@
+/* Wiring the agent from hub.json and the command line: the LLM (llm.* plus the
+ * agent's limits, which live in the same object), and the memory (a configured Redis,
+ * --memory, or a private redis-server the hub starts itself). */
+#include "agent.h"
+#include "jsonfile.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* hub.json "llm" keys that are the agent's, not the LLM client's. */
+static const char *const agent_keys[] = {
+    "max_plan_steps",  "max_tool_rounds",     "max_replans",
+    "history_entries", "result_max_bytes",    "sampling_per_minute",
+    "sampling_burst",  "sampling_max_tokens", NULL};
+
+int agent_config_limits(const struct hub_config *cfg, struct agent_limits *lim, char *err,
+                        size_t errlen)
+{
+    agent_limits_defaults(lim);
+    if (!cfg->llm)
+        return 0;
+    struct jf_ctx c = {.file = cfg->file ? cfg->file : "hub.json", .err = err, .errlen = errlen};
+    int64_t v;
+    const json_t *o = cfg->llm;
+#define LIMIT(key, min, max, field)                                                                \
+    do {                                                                                           \
+        v = -1;                                                                                    \
+        if (!jf_int(&c, o, "llm", key, false, min, max, &v))                                       \
+            return -1;                                                                             \
+        if (v >= 0)                                                                                \
+            lim->field = (__typeof__(lim->field))v;                                                \
+    } while (0)
+    LIMIT("max_plan_steps", 1, 32, max_plan_steps);
+    LIMIT("max_tool_rounds", 1, 64, max_tool_rounds);
+    LIMIT("max_replans", 0, 10, max_replans);
+    LIMIT("history_entries", 0, 1000, history_entries);
+    LIMIT("result_max_bytes", 256, 1 << 20, result_max_bytes);
+    LIMIT("sampling_per_minute", 1, 6000, sampling_per_minute);
+    LIMIT("sampling_burst", 1, 1000, sampling_burst);
+    LIMIT("sampling_max_tokens", 1, 1 << 20, sampling_max_tokens);
+#undef LIMIT
+    return 0;
+}
+
+struct llm *agent_llm_open(const struct hub_config *cfg, const char *spec, struct audit *audit,
+                           bool debug, char *err, size_t errlen)
+{
+    struct llm_config lc;
+    llm_config_defaults(&lc);
+    json_t *rest = cfg->llm ? json_deep_copy(cfg->llm) : json_object();
+    for (size_t i = 0; agent_keys[i]; i++)
+        json_object_del(rest, agent_keys[i]);
+    struct jf_ctx c = {.file = cfg->file ? cfg->file : "hub.json", .err = err, .errlen = errlen};
+    struct llm *llm = NULL;
+    /* The client refuses keys it does not know; the agent's were taken out above. */
+    if (llm_config_parse(&c, rest, "llm", &lc)) {
+        lc.api_key_env = cfg->llm_key_env;
+        lc.api_key = cfg->llm_api_key;
+        lc.audit = audit;
+        lc.audit_content = debug;
+        llm = llm_open(spec, &lc, err, errlen); /* copies what it keeps */
+    }
+    json_decref(rest);
+    return llm;
+}
+
+/* --- memory ------------------------------------------------------------------------ */
+
+/* scripts/redis-private next to the build: <exe>/../scripts or <exe>/../../scripts
+ * (build/san/hub). NULL when neither exists. */
+static char *find_redis_script(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *dir = dirname(exe);
+    const char *up[] = {"/..", "/../.."};
+    for (size_t i = 0; i < 2; i++) {
+        char *p = xasprintf("%s%s/scripts/redis-private", dir, up[i]);
+        if (access(p, X_OK) == 0)
+            return p;
+        free(p);
+    }
+    return NULL;
+}
+
+/* Runs the script with cmd and dir; its first output line into out. Exit status. */
+static int run_script(const char *script, const char *cmd, const char *dir, char *out,
+                      size_t outlen)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* The server it starts lives on: it must hold none of the hub's descriptors
+         * (a pipe the hub's caller waits on would never see its end). */
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDIN_FILENO);
+        dup2(pfd[1], STDOUT_FILENO);
+        close_range(3, ~0U, 0);
+        execl(script, script, cmd, dir, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < outlen && (r = read(pfd[0], out + got, outlen - 1 - got)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        got += (size_t)r;
+    }
+    out[got] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static const char memory_help[] =
+    "set memory.redis in hub.json (\"unix:/path/redis.sock\" or \"host:port\"), start a "
+    "private one with `scripts/redis-private start DIR` and use --memory unix:DIR/redis.sock, "
+    "or run without persistence with --memory none";
+
+struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec, char **started_dir,
+                                 char *err, size_t errlen)
+{
+    *started_dir = NULL;
+    struct memory_config mc;
+    memory_config_defaults(&mc);
+    if (cfg->memory) {
+        struct jf_ctx c = {
+            .file = cfg->file ? cfg->file : "hub.json", .err = err, .errlen = errlen};
+        if (!memory_config_parse(&c, cfg->memory, "memory", &mc))
+            return NULL;
+    }
+    if (spec || mc.redis)
+        return memory_open(spec, &mc, err, errlen);
+    /* Nothing configured: a private redis-server in the run directory. */
+    char *script = find_redis_script();
+    if (!script) {
+        snprintf(err, errlen, "no Redis is configured and scripts/redis-private was not found: %s",
+                 memory_help);
+        return NULL;
+    }
+    char *dir = xasprintf("%s/redis", cfg->run_dir);
+    char *abs = NULL;
+    if (mkdir_p(dir, 0700) == 0)
+        abs = realpath(dir, NULL);
+    char sock[512];
+    struct memory *m = NULL;
+    if (!abs) {
+        snprintf(err, errlen, "no Redis is configured and %s cannot be created (%s): %s", dir,
+                 strerror(errno), memory_help);
+    } else {
+        bool running = run_script(script, "status", abs, sock, sizeof(sock)) == 0;
+        int rc = running ? 0 : run_script(script, "start", abs, sock, sizeof(sock));
+        if (rc != 0 || !sock[0]) {
+            snprintf(err, errlen,
+                     "no Redis is configured and a private redis-server could not be started "
+                     "in %s (is redis-server installed? `make deps` installs it): %s",
+                     abs, memory_help);
+        } else {
+            char *where = xasprintf("unix:%s", sock);
+            m = memory_open(where, &mc, err, errlen);
+            free(where);
+            if (m && !running)
+                *started_dir = xstrdup(abs);
+            log_debug("memory: private redis-server in %s%s", abs,
+                      running ? " (already running)" : "");
+        }
+    }
+    free(abs);
+    free(dir);
+    free(script);
+    return m;
+}
+
+void agent_memory_stop_private(const char *dir)
+{
+    char *script = find_redis_script();
+    char out[256];
+    if (script && dir)
+        (void)run_script(script, "stop", dir, out, sizeof(out));
+    free(script);
+}

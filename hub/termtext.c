@@ -1,0 +1,212 @@
+/* Untrusted text as quoted, inert data on the terminal (see termtext.h). */
+#include "termtext.h"
+#include "util.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where decoded text goes: a prefixed stream, or one inline line. */
+struct sink {
+    struct tt_stream *s; /* NULL: inline */
+    FILE *out;
+    size_t cols, max_cols; /* inline only */
+    bool full;
+};
+
+static void line_start(struct sink *k)
+{
+    if (k->s && k->s->at_line_start) {
+        fputs(k->s->prefix, k->out);
+        k->s->at_line_start = false;
+    }
+}
+
+/* Counts a column in inline mode; false once the line is full. */
+static bool room(struct sink *k, size_t n)
+{
+    if (k->s)
+        return true;
+    if (k->full)
+        return false;
+    if (k->cols + n > k->max_cols) {
+        fputs("...", k->out);
+        k->full = true;
+        return false;
+    }
+    k->cols += n;
+    return true;
+}
+
+static void put_text(struct sink *k, const char *text, size_t cols)
+{
+    if (!room(k, cols))
+        return;
+    line_start(k);
+    fputs(text, k->out);
+}
+
+static bool invisible_control(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0xfeff;
+}
+
+static void put_cp(struct sink *k, uint32_t cp, const unsigned char *raw, size_t rawlen)
+{
+    char buf[16];
+    if (cp == '\n') {
+        if (!k->s) {
+            put_text(k, "\u23ce", 1); /* ⏎ */
+            return;
+        }
+        line_start(k);
+        fputc('\n', k->out);
+        k->s->at_line_start = true;
+        return;
+    }
+    if (cp == '\t') {
+        put_text(k, "    ", 4);
+        return;
+    }
+    if (cp < 0x20 || cp == 0x7f) {
+        snprintf(buf, sizeof(buf), "^%c", (char)(cp ^ 0x40));
+        put_text(k, buf, 2);
+        return;
+    }
+    if (invisible_control(cp)) {
+        snprintf(buf, sizeof(buf), "\\u%04x", (unsigned)cp);
+        put_text(k, buf, 6);
+        return;
+    }
+    if (cp == 0xfffd && !raw) {
+        put_text(k, "\xef\xbf\xbd", 1);
+        return;
+    }
+    memcpy(buf, raw, rawlen);
+    buf[rawlen] = '\0';
+    put_text(k, buf, 1);
+}
+
+static size_t seq_len(unsigned char c)
+{
+    if (c >= 0xc2 && c <= 0xdf)
+        return 2;
+    if (c >= 0xe0 && c <= 0xef)
+        return 3;
+    if (c >= 0xf0 && c <= 0xf4)
+        return 4;
+    return 0;
+}
+
+/* Decodes a complete sequence of seq_len(p[0]) bytes; 0xfffd when it is invalid
+ * (overlong, surrogate, beyond U+10FFFF). */
+static uint32_t decode(const unsigned char *p, size_t n)
+{
+    uint32_t cp = n == 2 ? p[0] & 0x1f : n == 3 ? p[0] & 0x0f : p[0] & 0x07;
+    for (size_t i = 1; i < n; i++)
+        cp = (cp << 6) | (p[i] & 0x3f);
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0xfffd;
+    return cp;
+}
+
+/* Feeds bytes; pend/npend carry an incomplete sequence between calls. */
+static void feed(struct sink *k, unsigned char *pend, size_t *npend, const unsigned char *p,
+                 size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = p[i];
+        if (*npend > 0) {
+            if ((c & 0xc0) == 0x80) {
+                pend[(*npend)++] = c;
+                size_t need = seq_len(pend[0]);
+                if (*npend == need) {
+                    uint32_t cp = decode(pend, need);
+                    put_cp(k, cp, cp == 0xfffd ? NULL : pend, need);
+                    *npend = 0;
+                }
+                continue;
+            }
+            put_cp(k, 0xfffd, NULL, 0); /* cut short: the byte starts something new */
+            *npend = 0;
+        }
+        if (c < 0x80) {
+            put_cp(k, c, &c, 1);
+        } else if (seq_len(c)) {
+            pend[0] = c;
+            *npend = 1;
+        } else {
+            put_cp(k, 0xfffd, NULL, 0);
+        }
+    }
+}
+
+void tt_stream_init(struct tt_stream *s, FILE *out, const char *prefix, size_t max_bytes)
+{
+    memset(s, 0, sizeof(*s));
+    s->out = out;
+    s->prefix = prefix;
+    s->at_line_start = true;
+    s->max_bytes = max_bytes;
+}
+
+void tt_stream_write(struct tt_stream *s, const char *text, size_t len)
+{
+    if (s->cut)
+        return;
+    if (s->max_bytes && s->written + len > s->max_bytes) {
+        len = s->max_bytes - s->written;
+        s->cut = true;
+    }
+    struct sink k = {.s = s, .out = s->out};
+    feed(&k, s->pend, &s->npend, (const unsigned char *)text, len);
+    s->written += len;
+    if (s->cut) {
+        if (s->npend) {
+            put_cp(&k, 0xfffd, NULL, 0);
+            s->npend = 0;
+        }
+        line_start(&k);
+        fputs(" ...[cut: too long to show]", s->out);
+    }
+    fflush(s->out);
+}
+
+void tt_stream_end(struct tt_stream *s)
+{
+    struct sink k = {.s = s, .out = s->out};
+    if (s->npend) {
+        put_cp(&k, 0xfffd, NULL, 0);
+        s->npend = 0;
+    }
+    if (!s->at_line_start) {
+        fputc('\n', s->out);
+        s->at_line_start = true;
+    }
+    fflush(s->out);
+}
+
+void tt_inline(FILE *out, const char *text, size_t max_cols)
+{
+    struct sink k = {.out = out, .max_cols = max_cols};
+    unsigned char pend[4];
+    size_t npend = 0;
+    feed(&k, pend, &npend, (const unsigned char *)text, strlen(text));
+    if (npend)
+        put_cp(&k, 0xfffd, NULL, 0);
+}
+
+char *tt_inline_str(const char *text, size_t max_cols)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return xstrdup("?");
+    tt_inline(f, text, max_cols);
+    fclose(f);
+    return buf;
+}
