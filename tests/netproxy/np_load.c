@@ -12,8 +12,9 @@
  *   np_load throughput [--via PROXY] --target HOST:PORT --addr ADDR:PORT -b BYTES
  *       one stream of BYTES from the source, timed from request to last byte.
  *   np_load idle     [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N
- *       opens N tunnels (each proven with one echoed byte), prints "ready N", and holds
- *       them until stdin closes.
+ *       opens N tunnels (each proven with one echoed byte), prints "ready OPEN FAILED"
+ *       and, for each status a refusal was answered with, " STATUS:COUNT"; holds the
+ *       open ones until stdin closes.
  *   np_load burst    [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N -c CONC
  *       exactly N tunnels, CONC at a time, each: connect, CONNECT, one echoed byte,
  *       close. Counts the answers by status (and connections that failed without
@@ -458,7 +459,7 @@ static int run_idle(const struct target *t, unsigned n)
     /* Open in parallel batches through the same state machine, then hold. */
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct client *cs = xcalloc(n, sizeof(*cs));
-    unsigned started = 0, open = 0, failed = 0;
+    unsigned started = 0, open = 0, failed = 0, by_status[600] = {0};
     const unsigned batch = 200;
     struct epoll_event evs[256];
     while (open + failed < n) {
@@ -477,12 +478,18 @@ static int run_idle(const struct target *t, unsigned n)
                 epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
             } else if (r < 0) {
                 failed++;
+                if (c->status > 0 && c->status < 600)
+                    by_status[c->status]++;
                 epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
                 close(c->fd);
             }
         }
     }
-    printf("ready %u %u\n", open, failed);
+    printf("ready %u %u", open, failed);
+    for (int st = 0; st < 600; st++)
+        if (by_status[st])
+            printf(" %d:%u", st, by_status[st]);
+    printf("\n");
     fflush(stdout);
     char b[64];
     while (read(0, b, sizeof(b)) > 0)
