@@ -7,14 +7,21 @@
  * 2. N instances of the same app started at once (one whoami each): time until every
  *    one answered, and the memory of the hub and of every spoke process;
  * 3. N warm instances under load: each keeps one echo call outstanding for S seconds;
- *    calls per second and the latency of each call (median, p99, max).
- * Prints one JSON object. Uses tests/hub/manifests (app alpha, testspoke) and a
- * private data/run directory; the caller must be root for process/namespace. */
+ *    calls per second and the latency of each call (median, p99, max);
+ * 4. every instance closed, then the hub freed: what is left of its processes (any
+ *    descendant of this one), its gateway namespace and its veths.
+ * Prints one JSON object. The app is tests/hub/manifests/alpha (testspoke) with a
+ * network allowance added, so that in namespace mode every spoke has its veth and its
+ * listener in the hub's netproxy, as a networked app does. Everything it names is this
+ * run's own: the temp directory and the gateway namespace itest-load-PID, veths
+ * vld<pid>-<slot> in the pool 169.254.116.0/22. The caller must be root for process
+ * and namespace modes. */
 #include "hub/answers.h"
 #include "hub/hub.h"
 #include "util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +184,64 @@ static long descendants_mem(unsigned *count, bool pss)
     return total;
 }
 
+/* Host links whose name starts with prefix. */
+static int links_named(const char *prefix)
+{
+    int n = 0;
+    DIR *d = opendir("/sys/class/net");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Links named prefix* in network namespace ns (the hub's gateway: the host sides of
+ * the spokes' veths), counted with ip(8); 0 when there is no such namespace. */
+static int veths_in(const char *ns, const char *prefix)
+{
+    char *cmd = xasprintf("ip -n %s -o link show 2>/dev/null", ns);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    if (!p)
+        return -1;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof(line), p)) {
+        char *name = strchr(line, ' '); /* "N: NAME@...: <...>" */
+        if (name && strncmp(name + 1, prefix, strlen(prefix)) == 0)
+            n++;
+    }
+    pclose(p);
+    return n;
+}
+
+/* The manifest of tests/hub/manifests/alpha.json with a network allowance, written
+ * to dir/spokes/alpha.json; false (and why on stderr) when it cannot be. */
+static bool write_manifest(const char *root, const char *dir)
+{
+    char *src = xasprintf("%s/tests/hub/manifests/alpha.json", root);
+    char *sdir = xasprintf("%s/spokes", dir);
+    char *dst = xasprintf("%s/alpha.json", sdir);
+    json_error_t jerr;
+    json_t *m = json_load_file(src, 0, &jerr);
+    bool ok =
+        m && mkdir(sdir, 0755) == 0 &&
+        json_object_set_new(
+            m, "network", json_pack("{s:[s],s:[i]}", "allow", "load.example", "ports", 443)) == 0 &&
+        json_dump_file(m, dst, JSON_INDENT(1)) == 0;
+    if (!ok)
+        fprintf(stderr, "hub_load: cannot write %s from %s: %s\n", dst, src,
+                m ? strerror(errno) : jerr.text);
+    json_decref(m);
+    free(src);
+    free(sdir);
+    free(dst);
+    return ok;
+}
+
 /* Serves every spoke until the time is up. */
 static void run_for(struct event_base *base, double secs)
 {
@@ -200,11 +265,18 @@ int main(int argc, char **argv)
             seconds = atof(argv[i + 1]);
     }
     signal(SIGPIPE, SIG_IGN);
+    char err[512];
     const char *bin = getenv("BIN") ? getenv("BIN") : "build";
     const char *root = getenv("ROOT") ? getenv("ROOT") : ".";
-    char dir[] = "/tmp/isolate-load-hub.XXXXXX";
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/tmp/itest-load-%d.XXXXXX", (int)getpid());
     if (!mkdtemp(dir) || chmod(dir, 0711) < 0) /* jailed uids pass through to /data */
         return 1;
+    if (!write_manifest(root, dir))
+        return 1;
+    char gw_name[32], veth_prefix[32];
+    snprintf(gw_name, sizeof(gw_name), "itest-load-%d", (int)getpid());
+    snprintf(veth_prefix, sizeof(veth_prefix), "vld%x-", (unsigned)getpid());
     struct hub_config cfg;
     config_defaults(&cfg, bin);
     if (!isolation_parse(mode, &cfg.isolation)) {
@@ -212,7 +284,7 @@ int main(int argc, char **argv)
         return 2;
     }
     free(cfg.spokes_dir);
-    cfg.spokes_dir = xasprintf("%s/tests/hub/manifests", root);
+    cfg.spokes_dir = xasprintf("%s/spokes", dir);
     free(cfg.spoke_bin_dir);
     cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
     free(cfg.profile);
@@ -223,10 +295,17 @@ int main(int argc, char **argv)
     cfg.run_dir = xasprintf("%s/run", dir);
     free(cfg.audit_path);
     cfg.audit_path = xasprintf("%s/audit.jsonl", dir);
+    free(cfg.netproxy_audit);
+    cfg.netproxy_audit = xasprintf("%s/netproxy.jsonl", dir);
+    config_set(&cfg.gateway_netns, gw_name);
+    str_copy(cfg.veth_prefix, "vld", sizeof(cfg.veth_prefix));
+    if (!config_set_veth_pool(&cfg, "169.254.116.0/22", err, sizeof(err))) {
+        fprintf(stderr, "hub_load: %s\n", err);
+        return 1;
+    }
     cfg.max_spokes = (size_t)n + 8;
     cfg.host_id_base = 700000 + (uint32_t)(getpid() % 1000) * 256;
     cfg.host_id_count = 256;
-    char err[512];
     struct manifest_set ms;
     if (manifest_set_load(cfg.spokes_dir, &ms, err, sizeof(err)) < 0) {
         fprintf(stderr, "hub_load: %s\n", err);
@@ -286,6 +365,7 @@ int main(int argc, char **argv)
     hub_rss = rss_kib(getpid(), &pp);
     json_object_set_new(out, "hub_rss_kib", json_integer(hub_rss));
     json_object_set_new(out, "spoke_processes", json_integer(procs - procs0));
+    json_object_set_new(out, "veths_in_gateway", json_integer(veths_in(gw_name, veth_prefix)));
     json_object_set_new(out, "spokes_pss_kib", json_integer(spokes_pss));
     json_object_set_new(out, "hub_pss_kib", json_integer(pss_kib(getpid())));
 
@@ -322,6 +402,21 @@ int main(int argc, char **argv)
     json_object_set_new(out, "left_after_close", json_integer((json_int_t)left));
     hub_free(hub);
     event_base_free(base);
+    /* What hub_free() left: processes (reaped or not), the gateway namespace, veths. */
+    unsigned procs_left = 0;
+    until = now_mono_ns() + 5000000000ULL;
+    do {
+        descendants_mem(&procs_left, false);
+        if (procs_left == 0)
+            break;
+        usleep(50000);
+    } while (now_mono_ns() < until);
+    char *ns_path = xasprintf("/run/netns/%s", gw_name);
+    json_object_set_new(out, "left_processes", json_integer(procs_left));
+    json_object_set_new(out, "left_netns", json_integer(access(ns_path, F_OK) == 0));
+    json_object_set_new(out, "left_veths",
+                        json_integer(links_named(veth_prefix) + veths_in(gw_name, veth_prefix)));
+    free(ns_path);
     char *s = json_dumps(out, JSON_COMPACT);
     printf("%s\n", s);
     free(s);
