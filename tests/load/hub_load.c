@@ -218,8 +218,19 @@ static int veths_in(const char *ns, const char *prefix)
     return n;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZER_BUILD 1
+#endif
+#endif
+
 /* The manifest of tests/hub/manifests/alpha.json with a network allowance, written
- * to dir/spokes/alpha.json; false (and why on stderr) when it cannot be. */
+ * to dir/spokes/alpha.json, and in a sanitizer build dir/profile.json too, both
+ * adjusted as tests/hub/hub_lib.sh does (ASan's shadow memory needs an unlimited
+ * RLIMIT_AS; LeakSanitizer cannot run in a pid namespace under seccomp); false (and
+ * why on stderr) when they cannot be written. */
 static bool write_manifest(const char *root, const char *dir)
 {
     char *src = xasprintf("%s/tests/hub/manifests/alpha.json", root);
@@ -229,9 +240,23 @@ static bool write_manifest(const char *root, const char *dir)
     json_t *m = json_load_file(src, 0, &jerr);
     bool ok =
         m && mkdir(sdir, 0755) == 0 &&
-        json_object_set_new(
-            m, "network", json_pack("{s:[s],s:[i]}", "allow", "load.example", "ports", 443)) == 0 &&
-        json_dump_file(m, dst, JSON_INDENT(1)) == 0;
+        json_object_set_new(m, "network",
+                            json_pack("{s:[s],s:[i]}", "allow", "load.example", "ports", 443)) == 0;
+#ifdef SANITIZER_BUILD
+    char *psrc = xasprintf("%s/config/profiles/spoke.json", root);
+    char *pdst = xasprintf("%s/profile.json", dir);
+    json_t *prof = json_load_file(psrc, 0, &jerr);
+    ok = ok && prof &&
+         json_object_set_new(json_object_get(prof, "limits"), "as_mb", json_integer(0)) == 0 &&
+         json_dump_file(prof, pdst, JSON_INDENT(1)) == 0;
+    json_object_del(json_object_get(m, "limits"), "as_mb");
+    ok = ok &&
+         json_object_set_new(m, "env", json_pack("{s:s}", "ASAN_OPTIONS", "detect_leaks=0")) == 0;
+    json_decref(prof);
+    free(psrc);
+    free(pdst);
+#endif
+    ok = ok && json_dump_file(m, dst, JSON_INDENT(1)) == 0;
     if (!ok)
         fprintf(stderr, "hub_load: cannot write %s from %s: %s\n", dst, src,
                 m ? strerror(errno) : jerr.text);
@@ -288,7 +313,11 @@ int main(int argc, char **argv)
     free(cfg.spoke_bin_dir);
     cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
     free(cfg.profile);
+#ifdef SANITIZER_BUILD
+    cfg.profile = xasprintf("%s/profile.json", dir);
+#else
     cfg.profile = xasprintf("%s/config/profiles/spoke.json", root);
+#endif
     free(cfg.data_root);
     cfg.data_root = xasprintf("%s/data", dir);
     free(cfg.run_dir);

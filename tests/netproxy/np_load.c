@@ -395,6 +395,10 @@ static int run_rate(const struct target *t, unsigned conc, double seconds)
     }
     printf("{\"concurrency\":%u,\"tunnels\":%llu,\"failed\":%llu,\"per_second\":%.0f}\n", conc,
            (unsigned long long)done, (unsigned long long)failed, (double)done / seconds);
+    for (unsigned i = 0; i < conc; i++)
+        close(cs[i].fd);
+    free(cs);
+    close(ep);
     return failed > done / 100 ? 1 : 0;
 }
 
@@ -414,6 +418,8 @@ static int run_burst(const struct target *t, unsigned n, unsigned conc)
         int k = epoll_wait(ep, evs, 256, 30000);
         if (k == 0) {
             fprintf(stderr, "np_load: burst: stalled at %u of %u\n", finished, n);
+            free(lat);
+            free(cs);
             return 1;
         }
         for (int i = 0; i < k; i++) {
@@ -451,6 +457,7 @@ static int run_burst(const struct target *t, unsigned n, unsigned conc)
            lat[n - 1] / 1000.0);
     free(lat);
     free(cs);
+    close(ep);
     return 0;
 }
 
@@ -468,6 +475,7 @@ static int run_idle(const struct target *t, unsigned n)
         int k = epoll_wait(ep, evs, 256, 5000);
         if (k == 0) {
             fprintf(stderr, "np_load: idle: stalled at %u open\n", open);
+            free(cs);
             return 1;
         }
         for (int i = 0; i < k; i++) {
@@ -496,6 +504,8 @@ static int run_idle(const struct target *t, unsigned n)
         ;
     for (unsigned i = 0; i < n; i++)
         close(cs[i].fd);
+    free(cs);
+    close(ep);
     return failed ? 1 : 0;
 }
 
