@@ -263,6 +263,8 @@ int cs_run_case(const struct cs_env *env, const struct cs_case *c, enum isolatio
 char *cs_run_path(const struct cs_run *run, const char *rel); /* <user data dir>/<rel> */
 int cs_run_seed(struct cs_run *run, char *err, size_t errlen);
 void cs_run_stop_spokes(struct cs_run *run);
+/* Ctrl-C or the hub asked to quit: a step cut short gets no verdict. */
+bool cs_run_interrupted(const struct cs_run *run);
 /* A tool call as the user's own request. 0 and *result, or an error (message, layer). */
 int cs_run_call(struct cs_run *run, const char *app, const char *tool, const char *args,
                 json_t **result, char *err, size_t errlen);

@@ -204,7 +204,8 @@ static void judge_steps(struct cs_run *run, struct cs_case_result *r, const stru
             json_t *res = NULL;
             const struct cs_probe *p = cs_probe_for(run->c, "metro_hail");
             if (cs_run_call(run, p->app, p->tool, p->args, &res, err, sizeof(err)) != 0) {
-                cs_result_add(r, st->attack, true, false, "unexplained", err);
+                if (!cs_run_interrupted(run))
+                    cs_result_add(r, st->attack, true, false, "unexplained", err);
                 continue;
             }
             double fare = json_number_value(cs_get(res, "structuredContent.fare_usd"));
@@ -259,7 +260,8 @@ static void judge_steps(struct cs_run *run, struct cs_case_result *r, const stru
             const char *motifs[16] = {NULL};
             if (cs_run_call(run, "creative_muse", "respond", args, &res, err, sizeof(err)) != 0) {
                 free(args);
-                cs_result_add(r, st->attack, true, false, "unexplained", err);
+                if (!cs_run_interrupted(run))
+                    cs_result_add(r, st->attack, true, false, "unexplained", err);
                 continue;
             }
             free(args);

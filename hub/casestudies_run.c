@@ -205,7 +205,7 @@ static size_t count_others_files(const struct cs_run *run)
     return n;
 }
 
-static bool interrupted(const struct cs_run *run)
+bool cs_run_interrupted(const struct cs_run *run)
 {
     return *run->env->stop || hub_quit_requested(run->hub);
 }
@@ -215,7 +215,7 @@ static bool interrupted(const struct cs_run *run)
 static void step_failed(struct cs_run *run, struct cs_case_result *r, const struct cs_os_step *st,
                         const char *why)
 {
-    if (!interrupted(run))
+    if (!cs_run_interrupted(run))
         cs_result_add(r, st->attack, false, false, "unexplained", why);
 }
 
@@ -410,7 +410,7 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     long peak_procs = 0, peak_rss = 0;
     if (sampler)
         cs_sampler_stop(sampler, &peak_procs, &peak_rss);
-    if (interrupted(run)) {
+    if (cs_run_interrupted(run)) {
         /* Interrupted: the attempt was cut short, so it gets no verdict at all. */
         if (watch >= 0)
             cs_watch_end(watch);
@@ -529,7 +529,7 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     }
     exit_reason(run, audit0, ob.exit_reason, sizeof(ob.exit_reason));
     proxy_denial(run, proxy0, ob.proxy_denial, sizeof(ob.proxy_denial));
-    if (interrupted(run)) { /* the observation itself was cut short */
+    if (cs_run_interrupted(run)) { /* the observation itself was cut short */
         free(victim_file);
         return;
     }

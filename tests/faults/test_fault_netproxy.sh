@@ -59,7 +59,6 @@ for app in fetch fetchtwo; do
     mkdir -p "$DATA/tester/$app" && chmod 711 "$DATA" "$DATA/tester"
     cp "$TMP/ca.pem" "$DATA/tester/$app/ca.pem"
 done
-veths_before=$(ip -o link show type veth | wc -l)
 
 URL=https://www.allowed.example:$port
 "$BIN/hub" call --config "$CONF" fetch.get "{\"url\":\"$URL/slow\"}" fetch.get "{\"url\":\"$URL/\"}" \
@@ -109,6 +108,6 @@ allowed=$(AUDIT=$PROXY_AUDIT audit_count 'g(r,"event.action")=="connect" and g(r
 is "netproxy's audit has the three tunnels' decisions (one before the kill, two after)" "$allowed" 3
 is "no netproxy left" "$(netproxy_pid)" ""
 is "no spoke process left" "$(leftover_procs)" 0
-is "no veth left" "$(ip -o link show type veth | wc -l)" "$veths_before"
+is "no veth of this hub left in the host namespace" "$(host_veths $hub_pid)" 0
 refute "the gateway namespace is gone" test -e "/run/netns/$GW_NS"
 done_testing

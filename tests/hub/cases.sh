@@ -253,7 +253,6 @@ PYEOF
         \"upstream_allow_cidr\": [\"127.0.0.1/32\"]}}"
     mkdir -p "$DATA/tester/fetch" && chmod 711 "$DATA" "$DATA/tester"
     cp "$TMP/ca.pem" "$DATA/tester/fetch/ca.pem"
-    veths_before=$(ip -o link show type veth | wc -l)
     : >"$AUDIT"
     out=$(hubc fetch.get "{\"url\":\"https://www.allowed.example:$port/\"}" \
         fetch.get "{\"url\":\"https://denied.example:$port/\"}" \
@@ -281,7 +280,7 @@ PYEOF
     out=$(MODE=none; hubc --isolation none alpha.connect "{\"host\":\"127.0.0.1\",\"port\":$port}")
     is "none: the same spoke reaches the host's loopback (control)" \
         "$(echo "$out" | jget 'd["structuredContent"]["ok"]')" true
-    is "namespace: no veth left in the host namespace" "$(ip -o link show type veth | wc -l)" "$veths_before"
+    is "namespace: no hub veth in the host namespace" "$(host_veths)" 0
     refute "namespace: the gateway namespace is gone with the hub" test -e "/run/netns/$GW_NS"
     check "namespace: the proxy address was audited with the spoke's start" \
         test "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.proxy.address")=="169.254.104.1"')" -ge 1

@@ -114,6 +114,15 @@ for line in open(sys.argv[2]):
 print(n)' "$1" "$AUDIT"
 }
 
+# host_veths [PID]: veths in the host's network namespace named as the hub names them
+# (vhb<hub pid in hex>-<slot>; of the hub PID only, if given). Counted by name, not in
+# total, so that other tests' veths coming and going at the same time do not count.
+host_veths() {
+    local pat=vhb
+    [ -n "${1:-}" ] && pat=vhb$(printf %x "$1")-
+    ip -o link show type veth | awk -F': ' '{print $2}' | grep -c "^$pat" || true
+}
+
 # Processes still running from this test's copy of the spoke binaries.
 leftover_procs() {
     local n=0 p exe
