@@ -71,6 +71,15 @@ static bool printable(const char *s, size_t n, size_t max)
     return true;
 }
 
+/* A tool call's name or id: printable and without spaces (an identifier that is
+ * looked up and echoed, never free text). */
+static bool identifier(const char *s, size_t n, size_t max)
+{
+    if (!printable(s, n, max))
+        return false;
+    return memchr(s, ' ', n) == NULL;
+}
+
 char *llm_wire_arguments(const json_t *args, const char **why)
 {
     json_t *owned = NULL;
@@ -178,10 +187,10 @@ static int read_tool_call(const json_t *call, size_t i, struct llm_response *rs,
                         what, i);
     json_t *name = json_object_get(fn, "name");
     if (!json_is_string(name) ||
-        !printable(json_string_value(name), json_string_length(name), LLM_MAX_NAME))
+        !identifier(json_string_value(name), json_string_length(name), LLM_MAX_NAME))
         return llm_fail(e, LLM_ERR_MALFORMED,
                         "%s: tool_calls[%zu]: the function name must be 1 to %d printable "
-                        "characters",
+                        "characters without spaces",
                         what, i, LLM_MAX_NAME);
     const char *why = NULL;
     char *args = llm_wire_arguments(json_object_get(fn, "arguments"), &why);
@@ -192,11 +201,12 @@ static int read_tool_call(const json_t *call, size_t i, struct llm_response *rs,
     json_t *id = json_object_get(call, "id");
     char *idstr;
     if (json_is_string(id) && json_string_length(id) > 0) {
-        if (!printable(json_string_value(id), json_string_length(id), LLM_MAX_NAME)) {
+        if (!identifier(json_string_value(id), json_string_length(id), LLM_MAX_NAME)) {
             free(args);
             return llm_fail(e, LLM_ERR_MALFORMED,
-                            "%s: tool_calls[%zu].id must be 1 to %d printable characters", what, i,
-                            LLM_MAX_NAME);
+                            "%s: tool_calls[%zu].id must be 1 to %d printable characters "
+                            "without spaces",
+                            what, i, LLM_MAX_NAME);
         }
         idstr = xstrdup(json_string_value(id));
     } else if (!id || json_is_null(id) || json_is_string(id)) {

@@ -1,4 +1,5 @@
 #include "schema.h"
+#include "schema_pattern.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -215,9 +216,11 @@ static bool compile_keyword(struct compile_ctx *c, struct schema *s, const char 
     if (strcmp(key, "pattern") == 0) {
         if (!json_is_string(v) || json_string_length(v) > 1024)
             return cfail(c, path, key, "must be a string of at most 1024 bytes");
+        char why[128];
+        if (!schema_pattern_check(json_string_value(v), why, sizeof(why)))
+            return cfail(c, path, key, why);
         int rc = regcomp(&s->pattern, json_string_value(v), REG_EXTENDED | REG_NOSUB);
         if (rc != 0) {
-            char why[128];
             regerror(rc, &s->pattern, why, sizeof(why));
             return cfail(c, path, key, why);
         }

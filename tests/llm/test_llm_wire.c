@@ -37,6 +37,10 @@ static void test_hostile_bodies(void)
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":[]}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"a\\nb\"}}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"\"}}]}}]}",
+        /* names and ids are identifiers (found by fuzz_replay: a name with a space) */
+        "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"a b\"}}]}}]}",
+        "{\"choices\":[{\"message\":{\"tool_calls\":[{\"id\":\"c 1\",\"function\":"
+        "{\"name\":\"f\"}}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"id\":5,\"function\":{\"name\":\"f\"}}]}}]}",
         "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"f\","
         "\"arguments\":7}}]}}]}",

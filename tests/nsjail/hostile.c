@@ -4,14 +4,10 @@
  *
  *   NAME OUTCOME
  *
- *   ok[:detail]        the attempt worked (an escape inside the jail; expected for a
- *                      control run outside)
- *   errno:ENAME[:...]  the operation failed with that errno
- *   signal:SIGNAME     the attempt's process was killed (SIGSYS: seccomp)
- *   blocked:detail     a check found nothing to exploit (no capability, no route...)
- *   unsafe:detail      a mutating attempt was NOT tried because the process is not in
- *                      a namespace of its own (so containment cannot be relied on)
- *   skip:detail        not applicable here (e.g. mutating attempts in a control run)
+ * with OUTCOME as tests/nsjail/probes.h describes ("ok" is an escape inside the jail,
+ * expected for a control run outside; "unsafe:" marks a mutating attempt NOT tried
+ * because the process is not in a namespace of its own; "skip:" one not applicable,
+ * e.g. mutating attempts in a control run).
  *
  * The test (tests/nsjail/test_escape.sh) checks each outcome against the reason it
  * must be blocked for. Attempts that change something (write, mknod, mount, a fork
@@ -21,14 +17,13 @@
  *
  * Helper modes for the network tests: serve-tcp ADDR PORT, serve-unix PATH|@NAME,
  * connect ADDR PORT. */
+#include "probes.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
 #include <linux/io_uring.h>
-#include <linux/keyctl.h>
-#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <net/ethernet.h>
 #include <netinet/in.h>
@@ -56,8 +51,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define OUT_MAX 256
-
 static struct {
     bool control;
     const char *host_ns; /* "mnt:4026531832,uts:...,..." */
@@ -70,37 +63,6 @@ static struct {
     int host_pid;
     const char *tmpdir; /* for the control run; the jail uses its own /tmp */
 } args = {.port = -1, .fd = -1, .host_pid = -1, .tmpdir = "/tmp"};
-
-static int out_fd = -1; /* the attempt's pipe to the parent */
-
-/* ---- outcome reporting (in the attempt's child) ---- */
-
-static _Noreturn void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void report(const char *fmt, ...)
-{
-    char buf[OUT_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        (void)!write(out_fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-    _exit(0);
-}
-
-static _Noreturn void report_errno(void)
-{
-    const char *name = strerrorname_np(errno);
-    report("errno:%s", name ? name : "unknown");
-}
-
-/* The common shape: a syscall result; >= 0 is success (an escape inside the jail). */
-static _Noreturn void outcome(long rc)
-{
-    if (rc < 0)
-        report_errno();
-    report("ok");
-}
 
 /* ---- namespace guard for mutating attempts ---- */
 
@@ -131,12 +93,12 @@ static unsigned long host_inode(const char *type)
 static void require_own_ns(const char *const types[])
 {
     if (args.control)
-        report("skip:mutating attempt not run outside the jail");
+        probe_report("skip:mutating attempt not run outside the jail");
     for (size_t i = 0; types[i]; i++) {
         unsigned long mine = ns_inode(types[i]), host = host_inode(types[i]);
         if (!mine || !host || mine == host)
-            report("unsafe:%s namespace not separate from the host (mine %lu, host %lu)", types[i],
-                   mine, host);
+            probe_report("unsafe:%s namespace not separate from the host (mine %lu, host %lu)",
+                         types[i], mine, host);
     }
 }
 
@@ -146,86 +108,27 @@ static const char *const NS_PID[] = {"pid", "user", "mnt", NULL};
 
 /* ---- network ---- */
 
-static int connect_tcp(const char *addr, int port, int timeout_ms)
-{
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-        errno = EINVAL;
-        return -1;
-    }
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -1;
-    if (connect(s, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-        if (errno != EINPROGRESS) {
-            int e = errno;
-            close(s);
-            errno = e;
-            return -1;
-        }
-        struct pollfd p = {.fd = s, .events = POLLOUT};
-        if (poll(&p, 1, timeout_ms) != 1) {
-            close(s);
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        int err = 0;
-        socklen_t len = sizeof(err);
-        getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err) {
-            close(s);
-            errno = err;
-            return -1;
-        }
-    }
-    return s;
-}
-
-static int connect_unix(const char *name)
-{
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    socklen_t len;
-    if (name[0] == '@') {
-        size_t n = strlen(name + 1);
-        memcpy(sun.sun_path + 1, name + 1, n);
-        len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-    } else {
-        snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", name);
-        len = sizeof(sun);
-    }
-    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -1;
-    if (connect(s, (struct sockaddr *)&sun, len) < 0) {
-        int e = errno;
-        close(s);
-        errno = e;
-        return -1;
-    }
-    return s;
-}
-
 static void a_tcp_host_loopback(void)
 {
     if (args.port < 0)
-        report("skip:no --port");
-    outcome(connect_tcp("127.0.0.1", args.port, 2000));
+        probe_report("skip:no --port");
+    probe_outcome(probe_connect_tcp("127.0.0.1", args.port, 2000));
 }
 
 static void a_abstract_unix(void)
 {
     if (!args.abstract)
-        report("skip:no --abstract");
+        probe_report("skip:no --abstract");
     char name[128];
     snprintf(name, sizeof(name), "@%s", args.abstract);
-    outcome(connect_unix(name));
+    probe_outcome(probe_connect_unix(name));
 }
 
 static void a_path_unix(void)
 {
     if (!args.unix_path)
-        report("skip:no --unix");
-    outcome(connect_unix(args.unix_path));
+        probe_report("skip:no --unix");
+    probe_outcome(probe_connect_unix(args.unix_path));
 }
 
 /* A default route in /proc/net/route (destination 00000000) or ipv6_route (::/0). */
@@ -237,7 +140,7 @@ static void a_default_route(void)
         while (fgets(line, sizeof(line), f)) {
             char ifname[64], dest[16];
             if (sscanf(line, "%63s %15s", ifname, dest) == 2 && strcmp(dest, "00000000") == 0)
-                report("ok:ipv4 default route via %s", ifname);
+                probe_report("ok:ipv4 default route via %s", ifname);
         }
         fclose(f);
     }
@@ -249,19 +152,19 @@ static void a_default_route(void)
                     3 &&
                 strcmp(dest, "00000000000000000000000000000000") == 0 && strcmp(plen, "00") == 0 &&
                 strcmp(ifname, "lo") != 0)
-                report("ok:ipv6 default route via %s", ifname);
+                probe_report("ok:ipv6 default route via %s", ifname);
         }
         fclose(f);
     }
-    report("blocked:no default route");
+    probe_report("blocked:no default route");
 }
 
 /* Only in the jail: outside it could send a packet to a real address. */
 static void a_route_out(void)
 {
     if (args.control)
-        report("skip:would send traffic outside the jail");
-    outcome(connect_tcp("198.18.0.1", 443, 1000));
+        probe_report("skip:would send traffic outside the jail");
+    probe_outcome(probe_connect_tcp("198.18.0.1", 443, 1000));
 }
 
 static void a_ipv6_addrs(void)
@@ -272,63 +175,63 @@ static void a_ipv6_addrs(void)
         char addr[40], ifname[64];
         if (sscanf(line, "%39s %*s %*s %*s %*s %63s", addr, ifname) == 2 &&
             strcmp(ifname, "lo") != 0)
-            report("ok:%s on %s", addr, ifname);
+            probe_report("ok:%s on %s", addr, ifname);
     }
-    report("blocked:no IPv6 address besides loopback");
+    probe_report("blocked:no IPv6 address besides loopback");
 }
 
 static void a_netlink_socket(void)
 {
-    outcome(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */));
+    probe_outcome(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */));
 }
 
 static void a_packet_socket(void)
 {
-    outcome(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)));
+    probe_outcome(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL)));
 }
 
 static void a_raw_socket(void)
 {
-    outcome(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP));
+    probe_outcome(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP));
 }
 
 static void a_udp_socket(void)
 {
-    outcome(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    probe_outcome(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 }
 
 /* ---- file system ---- */
 
 static void a_read_shadow(void)
 {
-    outcome(open("/etc/shadow", O_RDONLY | O_CLOEXEC));
+    probe_outcome(open("/etc/shadow", O_RDONLY | O_CLOEXEC));
 }
 
 static void a_host_marker(void)
 {
     if (!args.marker)
-        report("skip:no --marker");
+        probe_report("skip:no --marker");
     int fd = open(args.marker, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        report_errno();
-    report("ok:read %s", args.marker);
+        probe_report_errno();
+    probe_report("ok:read %s", args.marker);
 }
 
 static void a_checkout(void)
 {
     if (!args.checkout)
-        report("skip:no --checkout");
-    outcome(open(args.checkout, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        probe_report("skip:no --checkout");
+    probe_outcome(open(args.checkout, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 static void a_root_home(void)
 {
-    outcome(open("/root", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    probe_outcome(open("/root", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 static void a_home(void)
 {
-    outcome(open("/home", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    probe_outcome(open("/home", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 static void try_create(const char *path)
@@ -336,10 +239,10 @@ static void try_create(const char *path)
     require_own_ns(NS_MNT);
     int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0)
-        report_errno();
+        probe_report_errno();
     close(fd);
     unlink(path);
-    report("ok:created %s", path);
+    probe_report("ok:created %s", path);
 }
 
 static void a_write_usr(void)
@@ -361,75 +264,40 @@ static void a_mknod(void)
 {
     require_own_ns(NS_MNT);
     if (mknod("/tmp/itest-nsj-null", S_IFCHR | 0666, makedev(1, 3)) < 0)
-        report_errno();
+        probe_report_errno();
     unlink("/tmp/itest-nsj-null");
-    report("ok:created a device node");
-}
-
-static void open_ro(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        report_errno();
-    report("ok:opened %s", path);
+    probe_report("ok:created a device node");
 }
 
 static void a_dev_mem(void)
 {
-    open_ro("/dev/mem");
+    probe_open_ro("/dev/mem");
 }
 
 static void a_dev_kmsg(void)
 {
-    open_ro("/dev/kmsg");
-}
-
-static void a_dev_disk(void)
-{
-    static const char *const disks[] = {"/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/xvda",
-                                        "/dev/loop0"};
-    int first = 0;
-    for (size_t i = 0; i < sizeof(disks) / sizeof(disks[0]); i++) {
-        int fd = open(disks[i], O_RDONLY | O_CLOEXEC);
-        if (fd >= 0)
-            report("ok:opened %s", disks[i]);
-        if (!first)
-            first = errno;
-        if (errno != ENOENT)
-            first = errno; /* the most telling reason */
-    }
-    errno = first;
-    report_errno();
+    probe_open_ro("/dev/kmsg");
 }
 
 static void a_proc_kcore(void)
 {
-    open_ro("/proc/kcore");
-}
-
-/* Opened for writing, never written: a success is reported without any effect. */
-static void open_wr(const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        report_errno();
-    report("ok:opened %s for writing", path);
+    probe_open_ro("/proc/kcore");
 }
 
 static void a_proc_sys_write(void)
 {
-    open_wr("/proc/sys/kernel/hostname");
+    probe_open_wr("/proc/sys/kernel/hostname");
 }
 
 static void a_sys_write(void)
 {
-    open_wr("/sys/class/net/lo/mtu");
+    probe_open_wr("/sys/class/net/lo/mtu");
 }
 
 static void a_sethostname(void)
 {
     require_own_ns(NS_UTS);
-    outcome(sethostname("itest-nsj-escaped", 17));
+    probe_outcome(sethostname("itest-nsj-escaped", 17));
 }
 
 /* ---- processes ---- */
@@ -458,7 +326,7 @@ static void a_ptrace_launcher(void)
         ptrace(PTRACE_DETACH, t, NULL, NULL);
     if (args.control)
         kill(t, SIGKILL);
-    outcome(rc);
+    probe_outcome(rc);
 }
 
 static void a_process_vm_readv(void)
@@ -470,17 +338,12 @@ static void a_process_vm_readv(void)
     long rc = process_vm_readv(t, &local, 1, &remote, 1, 0);
     if (args.control)
         kill(t, SIGKILL);
-    outcome(rc);
-}
-
-static void a_unshare_user(void)
-{
-    outcome(unshare(CLONE_NEWUSER));
+    probe_outcome(rc);
 }
 
 static void a_unshare_net(void)
 {
-    outcome(unshare(CLONE_NEWNET));
+    probe_outcome(unshare(CLONE_NEWNET));
 }
 
 static void a_clone_newns(void)
@@ -491,7 +354,7 @@ static void a_clone_newns(void)
         _exit(0);
     if (rc > 0)
         waitpid((pid_t)rc, NULL, 0);
-    outcome(rc);
+    probe_outcome(rc);
 }
 
 static void a_clone3_newuser(void)
@@ -505,15 +368,7 @@ static void a_clone3_newuser(void)
         _exit(0);
     if (rc > 0)
         waitpid((pid_t)rc, NULL, 0);
-    outcome(rc);
-}
-
-static void a_setns(void)
-{
-    int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        report_errno();
-    outcome(setns(fd, CLONE_NEWNET));
+    probe_outcome(rc);
 }
 
 static void a_mount(void)
@@ -522,52 +377,24 @@ static void a_mount(void)
     long rc = mount("none", "/tmp", "tmpfs", 0, NULL);
     if (rc == 0)
         umount2("/tmp", MNT_DETACH);
-    outcome(rc);
+    probe_outcome(rc);
 }
 
 static void a_chroot(void)
 {
-    outcome(chroot("/tmp"));
-}
-
-static void a_bpf(void)
-{
-    union bpf_attr attr;
-    memset(&attr, 0, sizeof(attr));
-    attr.map_type = BPF_MAP_TYPE_ARRAY;
-    attr.key_size = 4;
-    attr.value_size = 4;
-    attr.max_entries = 1;
-    outcome(syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)));
-}
-
-static void a_perf_event_open(void)
-{
-    struct perf_event_attr pe;
-    memset(&pe, 0, sizeof(pe));
-    pe.size = sizeof(pe);
-    pe.type = PERF_TYPE_SOFTWARE;
-    pe.config = PERF_COUNT_SW_CPU_CLOCK;
-    pe.disabled = 1;
-    pe.exclude_kernel = 1;
-    outcome(syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0));
-}
-
-static void a_keyctl(void)
-{
-    outcome(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
+    probe_outcome(chroot("/tmp"));
 }
 
 static void a_userfaultfd(void)
 {
-    outcome(syscall(SYS_userfaultfd, O_CLOEXEC));
+    probe_outcome(syscall(SYS_userfaultfd, O_CLOEXEC));
 }
 
 static void a_io_uring(void)
 {
     struct io_uring_params p;
     memset(&p, 0, sizeof(p));
-    outcome(syscall(SYS_io_uring_setup, 1, &p));
+    probe_outcome(syscall(SYS_io_uring_setup, 1, &p));
 }
 
 /* getpid through the i386 entry: in a 64-bit process int 0x80 runs the 32-bit
@@ -578,81 +405,48 @@ static void a_i386_int80(void)
     __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
     if (ret < 0) {
         errno = (int)-ret;
-        report_errno();
+        probe_report_errno();
     }
-    report("ok:getpid via int 0x80 returned %ld", ret);
+    probe_report("ok:getpid via int 0x80 returned %ld", ret);
 }
 
 static void a_x32_syscall(void)
 {
-    outcome(syscall(0x40000000L | SYS_getpid));
+    probe_outcome(syscall(0x40000000L | SYS_getpid));
 }
 
 /* ---- identity and leftovers ---- */
 
-static bool status_field(const char *key, char *value, size_t size)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    size_t klen = strlen(key);
-    bool found = false;
-    while (f && fgets(line, sizeof(line), f)) {
-        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-            const char *v = line + klen + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            snprintf(value, size, "%.*s", (int)strcspn(v, "\n"), v);
-            found = true;
-        }
-    }
-    if (f)
-        fclose(f);
-    return found;
-}
-
-static void a_caps(void)
-{
-    static const char *const sets[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
-    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
-        char v[64];
-        if (!status_field(sets[i], v, sizeof(v)))
-            report("errno:ENOENT:no %s in /proc/self/status", sets[i]);
-        if (strtoull(v, NULL, 16) != 0)
-            report("ok:%s=%s", sets[i], v);
-    }
-    report("blocked:every capability set is empty");
-}
-
 static void a_no_new_privs(void)
 {
     char v[16] = "";
-    status_field("NoNewPrivs", v, sizeof(v));
+    probe_status_field("NoNewPrivs", v, sizeof(v));
     if (strcmp(v, "1") != 0)
-        report("ok:NoNewPrivs=%s", v);
-    report("blocked:NoNewPrivs=1");
+        probe_report("ok:NoNewPrivs=%s", v);
+    probe_report("blocked:NoNewPrivs=1");
 }
 
 static void a_seccomp_mode(void)
 {
     char v[16] = "";
-    status_field("Seccomp", v, sizeof(v));
+    probe_status_field("Seccomp", v, sizeof(v));
     if (strcmp(v, "2") != 0)
-        report("ok:Seccomp=%s", v);
-    report("blocked:Seccomp=2");
+        probe_report("ok:Seccomp=%s", v);
+    probe_report("blocked:Seccomp=2");
 }
 
 static void a_uid0(void)
 {
     if (getuid() == 0 || geteuid() == 0 || getgid() == 0)
-        report("ok:uid=%d gid=%d", (int)getuid(), (int)getgid());
-    report("blocked:uid=%d gid=%d", (int)getuid(), (int)getgid());
+        probe_report("ok:uid=%d gid=%d", (int)getuid(), (int)getgid());
+    probe_report("blocked:uid=%d gid=%d", (int)getuid(), (int)getgid());
 }
 
 static void a_host_pids(void)
 {
     DIR *d = opendir("/proc");
     if (!d)
-        report_errno();
+        probe_report_errno();
     int count = 0, max = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -664,15 +458,15 @@ static void a_host_pids(void)
     }
     closedir(d);
     if (count > 8)
-        report("ok:%d processes visible (highest pid %d)", count, max);
-    report("blocked:%d processes visible (highest pid %d)", count, max);
+        probe_report("ok:%d processes visible (highest pid %d)", count, max);
+    probe_report("blocked:%d processes visible (highest pid %d)", count, max);
 }
 
 /* A host process (the test's shell) by its host pid: its /proc entry, and a signal 0. */
 static void a_host_pid(void)
 {
     if (args.host_pid <= 0)
-        report("skip:no --host-pid");
+        probe_report("skip:no --host-pid");
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/cmdline", args.host_pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -680,11 +474,11 @@ static void a_host_pid(void)
         char buf[128] = "";
         ssize_t n = read(fd, buf, sizeof(buf) - 1);
         buf[n > 0 ? n : 0] = '\0';
-        report("ok:/proc/%d is %s", args.host_pid, buf);
+        probe_report("ok:/proc/%d is %s", args.host_pid, buf);
     }
     if (kill(args.host_pid, 0) == 0)
-        report("ok:pid %d can be signalled", args.host_pid);
-    report_errno(); /* kill's errno: ESRCH, no such process here */
+        probe_report("ok:pid %d can be signalled", args.host_pid);
+    probe_report_errno(); /* kill's errno: ESRCH, no such process here */
 }
 
 /* The launcher's command line through its representative, pid 1. */
@@ -692,7 +486,7 @@ static void a_launcher_cmdline(void)
 {
     int fd = open("/proc/1/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        report_errno();
+        probe_report_errno();
     char buf[256];
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
@@ -701,10 +495,10 @@ static void a_launcher_cmdline(void)
             for (ssize_t k = 0; k < n; k++)
                 buf[k] = buf[k] ? buf[k] : ' ';
             buf[n] = '\0';
-            report("ok:%.80s", buf);
+            probe_report("ok:%.80s", buf);
         }
     }
-    report("blocked:empty (%zd bytes)", n);
+    probe_report("blocked:empty (%zd bytes)", n);
 }
 
 static bool environ_has_secret(const char *buf, size_t len)
@@ -719,10 +513,10 @@ static bool environ_has_secret(const char *buf, size_t len)
 static void a_env_secret(void)
 {
     if (getenv("ITEST_SECRET"))
-        report("ok:in my own environment");
+        probe_report("ok:in my own environment");
     DIR *d = opendir("/proc");
     if (!d)
-        report_errno();
+        probe_report_errno();
     struct dirent *e;
     int denied = 0;
     while ((e = readdir(d)) != NULL) {
@@ -740,45 +534,45 @@ static void a_env_secret(void)
             denied++;
         close(fd);
         if (n > 0 && environ_has_secret(buf, (size_t)n))
-            report("ok:in %s", path);
+            probe_report("ok:in %s", path);
     }
     closedir(d);
-    report("blocked:not found (%d environ files unreadable)", denied);
+    probe_report("blocked:not found (%d environ files unreadable)", denied);
 }
 
 static void a_launcher_fd(void)
 {
     if (args.fd >= 0 && fcntl(args.fd, F_GETFD) >= 0)
-        report("ok:descriptor %d is open", args.fd);
+        probe_report("ok:descriptor %d is open", args.fd);
     int e = errno;
     DIR *d = opendir("/proc/self/fd");
     if (!d)
-        report_errno();
+        probe_report_errno();
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
         int fd = atoi(ent->d_name);
         if (ent->d_name[0] < '0' || ent->d_name[0] > '9' || fd <= 2 || fd == dirfd(d) ||
-            fd == out_fd)
+            fd == probe_pipe_fd())
             continue;
-        report("ok:descriptor %d is open", fd);
+        probe_report("ok:descriptor %d is open", fd);
     }
     closedir(d);
     errno = args.fd >= 0 ? e : EBADF;
-    report_errno();
+    probe_report_errno();
 }
 
 /* Never against a real terminal: a success there would type into it. */
 static void no_tty_on_stdin(void)
 {
     if (isatty(0))
-        report("skip:stdin is a terminal, not injecting into it");
+        probe_report("skip:stdin is a terminal, not injecting into it");
 }
 
 static void a_tiocsti(void)
 {
     char c = '#';
     no_tty_on_stdin();
-    outcome(ioctl(0, TIOCSTI, &c));
+    probe_outcome(ioctl(0, TIOCSTI, &c));
 }
 
 /* Garbage in the upper half of the request: the kernel only looks at 32 bits. */
@@ -786,7 +580,7 @@ static void a_tiocsti_hibits(void)
 {
     char c = '#';
     no_tty_on_stdin();
-    outcome(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &c));
+    probe_outcome(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &c));
 }
 
 /* ---- limits ---- */
@@ -815,9 +609,9 @@ static void a_fork_bomb(void)
     for (int i = 0; i < n; i++)
         waitpid(kids[i], NULL, 0);
     if (!err)
-        report("ok:%d processes", n);
+        probe_report("ok:%d processes", n);
     const char *name = strerrorname_np(err);
-    report("errno:%s:after %d processes", name ? name : "unknown", n);
+    probe_report("errno:%s:after %d processes", name ? name : "unknown", n);
 }
 
 static void a_map_4g(void)
@@ -825,9 +619,9 @@ static void a_map_4g(void)
     void *p = mmap(NULL, 4ULL << 30, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
-        report_errno();
+        probe_report_errno();
     munmap(p, 4ULL << 30);
-    report("ok:mapped 4 GiB");
+    probe_report("ok:mapped 4 GiB");
 }
 
 static void a_file_1g(void)
@@ -839,7 +633,7 @@ static void a_file_1g(void)
     snprintf(path, sizeof(path), "%s/itest-nsj-big", args.control ? args.tmpdir : "/tmp");
     int fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        report_errno();
+        probe_report_errno();
     /* Sparse: a success costs no space. */
     long rc = ftruncate(fd, 1LL << 30);
     int e = errno;
@@ -847,8 +641,8 @@ static void a_file_1g(void)
     unlink(path);
     errno = e;
     if (rc < 0)
-        report_errno();
-    report("ok:1 GiB file");
+        probe_report_errno();
+    probe_report("ok:1 GiB file");
 }
 
 static void a_fds_512(void)
@@ -857,23 +651,23 @@ static void a_fds_512(void)
     while (n < 512) {
         if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0) {
             const char *name = strerrorname_np(errno);
-            report("errno:%s:after %d descriptors", name ? name : "unknown", n);
+            probe_report("errno:%s:after %d descriptors", name ? name : "unknown", n);
         }
         n++;
     }
-    report("ok:512 descriptors");
+    probe_report("ok:512 descriptors");
 }
 
 static void a_raise_hard_limit(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        report_errno();
+        probe_report_errno();
     if (rl.rlim_max == RLIM_INFINITY)
-        report("ok:no hard limit to raise");
+        probe_report("ok:no hard limit to raise");
     rl.rlim_max += 1;
     rl.rlim_cur = rl.rlim_max;
-    outcome(setrlimit(RLIMIT_NOFILE, &rl));
+    probe_outcome(setrlimit(RLIMIT_NOFILE, &rl));
 }
 
 /* ---- driver ---- */
@@ -905,28 +699,28 @@ static const struct attempt attempts[] = {
     {"mknod", a_mknod},
     {"dev_mem", a_dev_mem},
     {"dev_kmsg", a_dev_kmsg},
-    {"dev_disk", a_dev_disk},
+    {"dev_disk", probe_dev_disk},
     {"proc_kcore", a_proc_kcore},
     {"proc_sys_write", a_proc_sys_write},
     {"sys_write", a_sys_write},
     {"sethostname", a_sethostname},
     {"ptrace_launcher", a_ptrace_launcher},
     {"process_vm_readv", a_process_vm_readv},
-    {"unshare_user", a_unshare_user},
+    {"unshare_user", probe_unshare_user},
     {"unshare_net", a_unshare_net},
     {"clone_newns", a_clone_newns},
     {"clone3_newuser", a_clone3_newuser},
-    {"setns", a_setns},
+    {"setns", probe_setns},
     {"mount", a_mount},
     {"chroot", a_chroot},
-    {"bpf", a_bpf},
-    {"perf_event_open", a_perf_event_open},
-    {"keyctl", a_keyctl},
+    {"bpf", probe_bpf},
+    {"perf_event_open", probe_perf_event_open},
+    {"keyctl", probe_keyctl},
     {"userfaultfd", a_userfaultfd},
     {"io_uring", a_io_uring},
     {"i386_int80", a_i386_int80},
     {"x32_syscall", a_x32_syscall},
-    {"caps", a_caps},
+    {"caps", probe_caps},
     {"no_new_privs", a_no_new_privs},
     {"seccomp_mode", a_seccomp_mode},
     {"uid0", a_uid0},
@@ -944,38 +738,16 @@ static const struct attempt attempts[] = {
     {"raise_hard_limit", a_raise_hard_limit},
 };
 
+static void call_attempt(void *ud)
+{
+    ((const struct attempt *)ud)->fn();
+}
+
 static void run_attempt(const struct attempt *a)
 {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) {
-        printf("%s error:pipe\n", a->name);
-        return;
-    }
-    fflush(stdout);
-    pid_t c = fork();
-    if (c == 0) {
-        close(p[0]);
-        out_fd = p[1];
-        alarm(10); /* a hung attempt ends as signal:SIGALRM */
-        a->fn();
-        report("error:attempt returned");
-    }
-    close(p[1]);
-    char buf[OUT_MAX] = "";
-    ssize_t n = c < 0 ? -1 : read(p[0], buf, sizeof(buf) - 1);
-    close(p[0]);
-    int st = 0;
-    if (c > 0)
-        waitpid(c, &st, 0);
-    if (n > 0) {
-        buf[n] = '\0';
-        printf("%s %s\n", a->name, buf);
-    } else if (c > 0 && WIFSIGNALED(st)) {
-        const char *sig = sigabbrev_np(WTERMSIG(st));
-        printf("%s signal:SIG%s\n", a->name, sig ? sig : "?");
-    } else {
-        printf("%s error:no outcome (status %d)\n", a->name, st);
-    }
+    char out[PROBE_OUT_MAX];
+    probe_run(call_attempt, (void *)a, 10, out, sizeof(out));
+    printf("%s %s\n", a->name, out);
     fflush(stdout);
 }
 
@@ -1031,7 +803,7 @@ static int serve_unix(const char *name)
 
 static int do_connect(const char *addr, const char *port)
 {
-    int s = connect_tcp(addr, atoi(port), 2000);
+    int s = probe_connect_tcp(addr, atoi(port), 2000);
     if (s < 0) {
         const char *name = strerrorname_np(errno);
         printf("errno:%s\n", name ? name : "unknown");

@@ -6,12 +6,15 @@
 HOSTILE_CFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_CFLAGS))
 HOSTILE_LDFLAGS := $(filter-out $(SAN_FLAGS),$(ALL_LDFLAGS))
 
-$(BUILD)/obj/tests/nsjail/hostile.o: tests/nsjail/hostile.c
+# (probes.c is shared with tests/matrix/escape_spoke, which is built the normal way and
+# links the ordinary probes.o; hostile links this unsanitized copy.)
+$(BUILD)/obj/tests/nsjail/%.nosan.o: tests/nsjail/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(HOSTILE_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/nsjail/hostile: $(BUILD)/obj/tests/nsjail/hostile.o
+$(BUILD)/tests/nsjail/hostile: $(BUILD)/obj/tests/nsjail/hostile.nosan.o \
+		$(BUILD)/obj/tests/nsjail/probes.nosan.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(HOSTILE_LDFLAGS) -o $@ $^

@@ -85,6 +85,14 @@ leftover_sessions() {
     echo "$n"
 }
 
+# Session data directories on the host (<data_root>/<user>/code.<tag>, beside the app's
+# own code/; see datadir_path in hub/spoke_env.c).
+session_dirs() {
+    local n=0 d
+    for d in "$DATA"/tester/code.*; do [ -d "$d" ] && n=$((n + 1)); done
+    echo "$n"
+}
+
 # audit_count FILTER: records for which FILTER (Python over r; g(r, "a.b")) is true.
 audit_count() {
     $PY -c 'import json,sys

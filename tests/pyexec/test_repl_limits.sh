@@ -19,7 +19,7 @@ out=$(cases full "$PORT" 3)
 echo "$out" | grep -E '^(not )?ok'
 sids=$(echo "$out" | tail -1)
 first=${sids%% *}
-[ -d "$DATA/tester/code" ] && [ "$(ls "$DATA/tester/code" | wc -l)" -ge 3 ] &&
+[ "$(session_dirs)" -ge 3 ] &&
     ok "each session has its own data directory" || not_ok "each session has its own data directory"
 sleep 3.5
 cases expired "$PORT" "$first"
@@ -27,7 +27,7 @@ has_idle=$(audit_count 'g(r,"event.action")=="repl-session-end" and g(r,"event.r
 [ "$has_idle" -ge 3 ] && ok "idle sessions end with reason idle ($has_idle)" ||
     not_ok "idle sessions end with reason idle: $has_idle"
 sleep 1.2
-left=$(for d in "$DATA"/tester/code/*; do [ -e "$d" ] && echo "$d"; done | wc -l)
+left=$(session_dirs)
 [ "$left" -le 1 ] && ok "an expired session's data directory is removed (only the pool's is left: $left)" ||
     not_ok "an expired session's data directory is removed: $left left"
 is "--debug: the code is in the audit record" \

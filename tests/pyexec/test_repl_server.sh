@@ -56,7 +56,7 @@ stop_server
 is "SIGTERM: the server exits 0" "$SRV_RC" 0
 is "SIGTERM: no session's interpreter is left" "$(leftover_sessions)" 0
 has "SIGTERM: sessions end with reason shutdown" 'g(r,"event.action")=="repl-session-end" and g(r,"event.reason")=="shutdown"'
-is "SIGTERM: every session's data directory is removed" "$(ls "$DATA/tester/code" 2>/dev/null | wc -l)" 0
+is "SIGTERM: every session's data directory is removed" "$(session_dirs)" 0
 is "SIGTERM: every session's spoke log is removed" "$(ls "$RUN/spokes/tester" 2>/dev/null | wc -l)" 0
 is "the server wrote nothing alarming on stderr" \
     "$(grep -ciE 'sanitizer|runtime error|leak|assert' "$TMP/server.err")" 0
