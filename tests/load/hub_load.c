@@ -14,8 +14,8 @@
  * network allowance added, so that in namespace mode every spoke has its veth and its
  * listener in the hub's netproxy, as a networked app does. Everything it names is this
  * run's own: the temp directory and the gateway namespace itest-load-PID, veths
- * vld<pid>-<slot> in the pool 169.254.116.0/22. The caller must be root for process
- * and namespace modes. */
+ * vld<pid>-<slot> in the pool 169.254.116.0/22, host uids from 2,000,000. The caller
+ * must be root for process and namespace modes. */
 #include "hub/answers.h"
 #include "hub/hub.h"
 #include "util.h"
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.max_spokes = (size_t)n + 8;
-    cfg.host_id_base = 700000 + (uint32_t)(getpid() % 1000) * 256;
+    cfg.host_id_base = 2000000 + (uint32_t)(getpid() % 1000) * 256; /* no other test's */
     cfg.host_id_count = 256;
     struct manifest_set ms;
     if (manifest_set_load(cfg.spokes_dir, &ms, err, sizeof(err)) < 0) {
