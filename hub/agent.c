@@ -183,18 +183,16 @@ enum perm_decision agent_ask(struct agent *a, const struct perm_request *q, char
 
 /* --- one request ------------------------------------------------------------------ */
 
-static void load_history(struct agent_req *r)
+/* -1 and err when the memory cannot be read (Redis unreachable past its window). */
+static int load_history(struct agent_req *r, char *err, size_t errlen)
 {
     struct agent *a = r->a;
     struct memory_msg *msgs = NULL;
     size_t n = 0;
-    char err[300];
     /* Twice as many entries as wanted: about half are answers, which are skipped. */
     if (memory_history_last(a->mem, a->user, 2 * a->o.limits.history_entries, &msgs, &n, err,
-                            sizeof(err)) < 0) {
-        log_warnx("history of %s: %s", a->user, err);
-        return;
-    }
+                            errlen) < 0)
+        return -1;
     r->history = xcalloc(n + 1, sizeof(char *));
     for (size_t i = 0; i < n; i++)
         if (strcmp(msgs[i].role, "user") == 0)
@@ -208,6 +206,7 @@ static void load_history(struct agent_req *r)
     }
     r->msgs = msgs;
     r->n_msgs = n;
+    return 0;
 }
 
 int agent_run(struct agent *a, const char *request, struct agent_result *out)
@@ -216,6 +215,7 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     out->plans = json_array();
     out->calls = json_array();
     out->ignored_tool_calls = json_array();
+    out->warnings = json_array();
     uint64_t t0 = now_mono_ns();
     struct agent_req r = {.a = a, .request = request, .out = out};
     json_t *f = json_pack("{s:I}", "source.bytes", (json_int_t)strlen(request));
@@ -223,22 +223,32 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
         json_object_set_new(f, "isolate.request", audit_string(request, strlen(request), 4096));
     agent_audit(a, "user-request", "unknown", f);
 
-    load_history(&r);
     char err[300];
     int rc;
-    /* Stored first, so that a hub killed while it works still remembers the request. */
-    if (memory_history_append(a->mem, a->user, "user", request, err, sizeof(err)) < 0) {
+    json_decref(memory_take_failed_writes(a->mem)); /* only this request's are reported */
+    /* Stored first, so that a hub killed while it works still remembers the request.
+     * When the memory cannot be read or written, nothing runs: the user is told, and
+     * nothing happens that the history would not show. */
+    if (load_history(&r, err, sizeof(err)) < 0) {
+        out->status = AGENT_FAILED;
+        snprintf(out->error, sizeof(out->error), "memory: the history cannot be read: %s", err);
+        rc = -1;
+    } else if (memory_history_append(a->mem, a->user, "user", request, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;
         snprintf(out->error, sizeof(out->error), "memory: %s", err);
+        json_decref(memory_take_failed_writes(a->mem)); /* said in the error */
         rc = -1;
     } else if (a->cfg->isolation == ISO_NONE) {
         rc = agent_run_none(&r);
     } else {
         rc = agent_run_planned(&r);
     }
-    if (rc == 0 && out->answer &&
-        memory_history_append(a->mem, a->user, "assistant", out->answer, err, sizeof(err)) < 0)
-        log_warnx("the answer was not stored in the history: %s", err);
+    if (rc == 0 && out->answer)
+        memory_history_append(a->mem, a->user, "assistant", out->answer, err, sizeof(err));
+    /* The answer above, and grants the user gave during the request (perms.c). */
+    json_t *failed = memory_take_failed_writes(a->mem);
+    json_array_extend(out->warnings, failed);
+    json_decref(failed);
     if (rc < 0 && out->status == AGENT_OK)
         out->status = AGENT_FAILED;
     f = json_pack("{s:s,s:I,s:I,s:I,s:i}", "isolate.agent.status", agent_status_name(out->status),
@@ -248,6 +258,8 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
                   (int)out->replans);
     if (out->error[0])
         json_object_set_new(f, "event.reason", json_string(out->error));
+    if (json_array_size(out->warnings))
+        json_object_set(f, "isolate.agent.warnings", out->warnings);
     agent_audit(a, "agent-answer", rc == 0 ? "success" : "failure", f);
     for (size_t i = 0; i < r.n_history; i++)
         free(r.history[i]);
@@ -262,13 +274,15 @@ void agent_result_free(struct agent_result *r)
     json_decref(r->plans);
     json_decref(r->calls);
     json_decref(r->ignored_tool_calls);
+    json_decref(r->warnings);
     memset(r, 0, sizeof(*r));
 }
 
 json_t *agent_result_json(const struct agent_result *r)
 {
-    return json_pack("{s:s,s:o,s:O,s:O,s:O,s:i,s:o}", "status", agent_status_name(r->status),
+    return json_pack("{s:s,s:o,s:O,s:O,s:O,s:i,s:o,s:o}", "status", agent_status_name(r->status),
                      "answer", r->answer ? json_string(r->answer) : json_null(), "plans", r->plans,
                      "calls", r->calls, "ignored_tool_calls", r->ignored_tool_calls, "replans",
-                     (int)r->replans, "error", r->error[0] ? json_string(r->error) : json_null());
+                     (int)r->replans, "error", r->error[0] ? json_string(r->error) : json_null(),
+                     "warnings", r->warnings ? json_incref(r->warnings) : json_array());
 }

@@ -108,13 +108,17 @@ struct agent_result {
     json_t *ignored_tool_calls;
     unsigned replans;
     char error[1024]; /* why, when status is not AGENT_OK */
+    /* What the user must know although the request may have succeeded: an answer or a
+     * grant that could not be stored in the memory (Redis unreachable). Strings. */
+    json_t *warnings;
 };
 
 /* Runs one request. 0 when an answer was produced (status OK), -1 otherwise; out is
  * filled either way and freed with agent_result_free(). */
 int agent_run(struct agent *a, const char *request, struct agent_result *out);
 void agent_result_free(struct agent_result *r);
-/* {"status", "answer", "plans", "calls", "ignored_tool_calls", "replans", "error"} */
+/* {"status", "answer", "plans", "calls", "ignored_tool_calls", "replans", "error",
+ *  "warnings"} */
 json_t *agent_result_json(const struct agent_result *r);
 
 /* --- wiring from hub.json and the command line (agent_setup.c) ------------------- */

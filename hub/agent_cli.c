@@ -341,6 +341,17 @@ static bool run_request(struct session *s, const char *line)
                 fprintf(stderr, "hub: %s\n", safe);
             free(safe);
         }
+        size_t i;
+        json_t *w;
+        json_array_foreach(res.warnings, i, w)
+        {
+            char *safe = tt_inline_str(json_string_value(w), 600);
+            if (u->tty_out)
+                term_hub(&u->t, "%s!%s %s", term_warn(&u->t), term_reset(&u->t), safe);
+            else
+                fprintf(stderr, "hub: warning: %s\n", safe);
+            free(safe);
+        }
     }
     agent_result_free(&res);
     return rc == 0;

@@ -211,8 +211,10 @@ static void on_exec_answer(void *ud, enum perm_decision d, const char *reason)
     haudit_write(c->hub, rec);
     call_resume(c);
     if (d != PERM_ALLOW) {
-        call_fail(c, HUB_ERR_DENIED, "permission", "running %s.%s was denied", c->m->name,
-                  c->tool->name);
+        /* With the reason: a refusal because the grant store (Redis) is down must not
+         * read like the user's own "no". */
+        call_fail(c, HUB_ERR_DENIED, "permission", "running %s.%s was denied%s%.300s", c->m->name,
+                  c->tool->name, reason && *reason ? ": " : "", reason ? reason : "");
         return;
     }
     spoke_submit(c->target, c);

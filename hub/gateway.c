@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -12,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define NETNS_RUN_DIR "/run/netns"
@@ -67,6 +70,90 @@ static int gateway_setup_inside(char *err, size_t errlen)
     return rc;
 }
 
+/* The interfaces of the namespace ns_fd other than loopback, or -1. Runs in the calling
+ * thread, which it returns to its own namespace (gateway_new's pattern). */
+static int foreign_interfaces(int ns_fd, char *names, size_t len)
+{
+    int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (orig < 0 || setns(ns_fd, CLONE_NEWNET) < 0) {
+        if (orig >= 0)
+            close(orig);
+        return -1;
+    }
+    struct if_nameindex *ifs = if_nameindex();
+    if (setns(orig, CLONE_NEWNET) < 0)
+        fatal("returning from a stale gateway network namespace");
+    close(orig);
+    if (!ifs)
+        return -1;
+    int n = 0;
+    names[0] = '\0';
+    for (struct if_nameindex *i = ifs; i->if_index; i++) {
+        if (strcmp(i->if_name, "lo") == 0)
+            continue;
+        size_t used = strlen(names);
+        snprintf(names + used, len - used, "%s%s", n ? " " : "", i->if_name);
+        n++;
+    }
+    if_freenameindex(ifs);
+    return n;
+}
+
+/* /run/netns/NAME exists. A running hub holds an exclusive flock on its gateway
+ * namespace (see gateway_new); one that nobody holds and that has nothing but loopback
+ * in it was left by a hub that ended without gateway_free() (kill -9, a crash): it is
+ * removed, so that the hub can start again. An empty file with no namespace mounted
+ * on it is the same kind of leftover. Anything else is refused with the reason. */
+static int remove_stale(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (sf.f_type == NSFS_MAGIC) {
+        char names[256];
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+            snprintf(err, errlen,
+                     "%s: the gateway namespace is in use by a running hub (another hub with "
+                     "the same network.gateway_netns?)",
+                     path);
+            close(fd);
+            return -1;
+        }
+        int n = foreign_interfaces(fd, names, sizeof(names));
+        if (n != 0) {
+            if (n < 0)
+                snprintf(err, errlen, "%s exists and cannot be inspected: %s", path,
+                         strerror(errno));
+            else
+                snprintf(err, errlen,
+                         "%s exists and holds interfaces (%s): not a gateway left by a hub; "
+                         "remove it with `ip netns del` if it is stale",
+                         path, names);
+            close(fd);
+            return -1;
+        }
+    }
+    close(fd);
+    log_warnx("removing the gateway namespace %s that a hub which did not shut down left", path);
+    if (umount2(path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
+        snprintf(err, errlen, "unmounting the stale %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (unlink(path) < 0 && errno != ENOENT) {
+        snprintf(err, errlen, "removing the stale %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int publish(const char *name, char *err, size_t errlen)
 {
     if (mkdir_p(NETNS_RUN_DIR, 0755) < 0) {
@@ -76,6 +163,11 @@ static int publish(const char *name, char *err, size_t errlen)
     char path[256];
     snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
     int fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0 && errno == EEXIST) {
+        if (remove_stale(path, err, errlen) < 0)
+            return -1;
+        fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    }
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
@@ -107,6 +199,11 @@ struct gateway *gateway_new(const char *name, char *err, size_t errlen)
     int rc = gw < 0 ? -1 : gateway_setup_inside(err, errlen);
     if (gw < 0)
         snprintf(err, errlen, "opening the gateway namespace: %s", strerror(errno));
+    /* Held for the hub's life, released by the kernel however it ends: what tells a
+     * later hub that a published name is a leftover (remove_stale). A fresh
+     * namespace, so nobody else can hold it. */
+    if (gw >= 0 && flock(gw, LOCK_EX | LOCK_NB) < 0)
+        log_warn("locking the gateway namespace");
     if (rc == 0 && name)
         rc = publish(name, err, errlen);
     /* Back to where we came from whatever happened: the rest of the hub (and libcurl

@@ -6,7 +6,9 @@
  *
  * Anonymous by default (gone when the hub and netproxy close it, even after a crash);
  * with a name it is also published as /run/netns/NAME for `ip netns exec` and removed
- * again by gateway_free(). In it ARP answers only for the address of the receiving
+ * again by gateway_free(). A name that a hub killed before gateway_free() left behind is
+ * recognised at the next start (no hub holds the namespace's lock, nothing but
+ * loopback in it) and removed; one in use by a running hub is refused. In it ARP answers only for the address of the receiving
  * interface and forwarding stays off, so a spoke cannot use another spoke's proxy
  * listener or reach another spoke's veth. */
 #ifndef HUB_GATEWAY_H

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,7 @@ void memory_close(struct memory *m)
     if (!m)
         return;
     m->ops->destroy(m);
+    json_decref(m->failed_writes);
     free(m->session);
     free(m->prefix);
     free(m->describe);
@@ -193,6 +195,35 @@ static bool role_valid(const char *r)
     return true;
 }
 
+static void note_failed_write(struct memory *m, const char *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_failed_write(struct memory *m, const char *err, const char *fmt, ...)
+{
+    if (!m->failed_writes)
+        m->failed_writes = json_array();
+    if (json_array_size(m->failed_writes) >= MEMORY_FAILED_WRITES_MAX) {
+        m->failed_unlisted++;
+        return;
+    }
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    json_array_append_new(m->failed_writes, json_sprintf("%s: %s", what, err));
+}
+
+json_t *memory_take_failed_writes(struct memory *m)
+{
+    json_t *out = m->failed_writes ? m->failed_writes : json_array();
+    if (m->failed_unlisted)
+        json_array_append_new(
+            out, json_sprintf("and %u more writes to the memory failed", m->failed_unlisted));
+    m->failed_writes = NULL;
+    m->failed_unlisted = 0;
+    return out;
+}
+
 int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
                           char *err, size_t errlen)
 {
@@ -216,6 +247,8 @@ int memory_history_append(struct memory *m, const char *user, const char *role, 
     json_decref(e);
     int rc = m->ops->list_append(m, key, entry, m->cfg.history_max, err, errlen);
     free(entry);
+    if (rc < 0)
+        note_failed_write(m, err, "the %s's entry was not stored in the history", role);
     return rc;
 }
 
@@ -325,14 +358,20 @@ int memory_grant_set(struct memory *m, const char *user, const struct grant *g, 
         char *value = grant_value(&check);
         int rc = m->ops->hash_set(m, key, field, value, err, errlen);
         free(value);
-        if (rc < 0)
+        if (rc < 0) {
+            note_failed_write(m, err, "the %s grant for %s.%s was not stored",
+                              grant_scope_name(check.scope), check.app, check.tool);
             return -1;
+        }
         if (old)
             session_remove(m, old);
         return 0;
     }
-    if (m->ops->hash_del(m, key, field, err, errlen) < 0)
+    if (m->ops->hash_del(m, key, field, err, errlen) < 0) {
+        note_failed_write(m, err, "the %s grant for %s.%s was not recorded",
+                          grant_scope_name(check.scope), check.app, check.tool);
         return -1;
+    }
     if (!old) {
         if (m->n_session == m->cap_session) {
             m->cap_session = m->cap_session ? 2 * m->cap_session : 16;

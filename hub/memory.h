@@ -73,6 +73,14 @@ bool memory_persistent(const struct memory *m);
  * use it in file names (per-user data directories). */
 bool memory_user_valid(const char *user);
 
+/* Writes that failed since the last call (history entries, grants; each also returned
+ * its error to its caller): a new JSON array of messages, one per write (at most
+ * MEMORY_FAILED_WRITES_MAX, then one that counts the rest); reading empties it. So
+ * that what was not stored is said to the user once a request is over, not only in a
+ * log. */
+#define MEMORY_FAILED_WRITES_MAX 8
+json_t *memory_take_failed_writes(struct memory *m);
+
 /* --- history ------------------------------------------------------------------- */
 
 struct memory_msg {

@@ -43,6 +43,8 @@ struct memory {
     char *describe;
     struct session_grant *session; /* once and session grants: this hub process only */
     size_t n_session, cap_session;
+    json_t *failed_writes;    /* messages, since memory_take_failed_writes() */
+    unsigned failed_unlisted; /* past MEMORY_FAILED_WRITES_MAX */
 };
 
 struct memory *memory_redis_open(const char *addr, const struct memory_config *cfg, char *err,

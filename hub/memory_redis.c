@@ -42,6 +42,9 @@ struct rb {
     char *username;
     int db;
     long connect_timeout_ms, command_timeout_ms, reconnect_ms;
+    /* The connection was lost and not yet re-established, also across commands (one
+     * that gave up): the reconnect is then said, as the loss was. */
+    bool lost;
 };
 
 static struct timeval tv_ms(long ms)
@@ -128,8 +131,9 @@ static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char
                 return NULL;
             if (rc < 0)
                 goto wait;
-            if (losses)
-                log_info("memory: reconnected to Redis at %s", r->addr);
+            if (r->lost)
+                log_warnx("memory: reconnected to Redis at %s", r->addr);
+            r->lost = false;
         }
         redisReply *rep = redisCommandArgv(r->c, argc, argv, lens);
         if (rep) {
@@ -143,6 +147,7 @@ static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char
         snprintf(err, errlen, "lost the connection to Redis at %s: %s", r->addr, r->c->errstr);
         if (losses++ == 0)
             log_warnx("memory: %s; reconnecting", err);
+        r->lost = true;
         redisFree(r->c);
         r->c = NULL;
         if (losses == 1 && now_mono_ns() < deadline)

@@ -22,7 +22,10 @@
  * the way the program did (same exit code, or killed by the same signal), after
  * writing the status with its reason on a pipe that jail_poll()/jail_wait() read.
  * Killing the monitor kills the jail (parent-death signal on the jail's pid 1, whose
- * exit ends the pid namespace).
+ * exit ends the pid namespace). Without namespaces the program leads its own process
+ * group and the monitor is its subreaper: when the program ends, the monitor ends the
+ * group and every process the program started that left it (setsid, a double fork)
+ * before it reports the exit.
  *
  * Calling it from a long-running, multi-threaded process (the hub):
  * - the profile, paths, addresses and strings are checked and the seccomp program is
@@ -34,8 +37,9 @@
  *   except the program's stdio and keep_fds, which are closed there once the jail
  *   holds them: the monitor never keeps another spoke's socket open;
  * - signal handlers and the signal mask of the caller are reset in the jail;
- * - the monitor dies with the THREAD that called jail_start() (PR_SET_PDEATHSIG):
- *   call it from a thread that lives as long as its jails (the hub's main thread);
+ * - the monitor ends the jail and exits when the THREAD that called jail_start() dies
+ *   (PR_SET_PDEATHSIG, SIGTERM): call it from a thread that lives as long as its jails
+ *   (the hub's main thread);
  * - a SIGCHLD handler that reaps every child may reap the monitor: then pass the
  *   wait status to jail_reaped() instead of calling jail_poll()/jail_wait().
  * jail_start() is thread-safe; a jail handle is used by one thread at a time.

@@ -11,12 +11,14 @@
 #include "log.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -222,6 +224,66 @@ static const char *wait_loop(struct monitor *m, int *wstatus, uint64_t *cpu_ns)
     }
 }
 
+/* SIGKILL to every child of the monitor: /proc/self/task/TID/children, or, on a kernel
+ * without it, a scan of /proc. Returns how many were signalled. */
+static int kill_children(void)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+    int n = 0;
+    FILE *f = fopen(path, "re");
+    if (f) {
+        long pid;
+        while (fscanf(f, "%ld", &pid) == 1)
+            if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+                n++;
+        fclose(f);
+        return n;
+    }
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char stat_path[300], buf[512];
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0)
+            continue;
+        snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", pid);
+        int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+        const char *rp = strrchr(buf, ')');
+        char state;
+        long ppid;
+        if (rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)getpid() &&
+            kill((pid_t)pid, SIGKILL) == 0)
+            n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Without a pid namespace a program can start processes outside its process group
+ * (setsid and a double fork, as a daemon does), which kill(-group) misses. The monitor
+ * is their subreaper (run_plain): once their parents are gone they are its children,
+ * and here it ends them, level by level (a process killed hands its children to the
+ * monitor before the monitor can reap it), until it has no child left. */
+static void end_adopted(void)
+{
+    for (;;) {
+        kill_children();
+        pid_t w = waitpid(-1, NULL, 0);
+        if (w < 0 && errno != EINTR)
+            return; /* ECHILD: nothing left */
+    }
+}
+
 static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus, uint64_t cpu_ns,
                              int status_fd)
 {
@@ -239,8 +301,10 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
             reason = "killed";
         }
     }
-    if (m->group)
+    if (m->group) {
         kill(-m->child, SIGKILL); /* what the program left behind in its group */
+        end_adopted();            /* and what left the group */
+    }
 
     struct jail_rec r;
     memset(&r, 0, sizeof(r));
@@ -351,6 +415,12 @@ static _Noreturn void run_plain(struct monitor *m)
         report_error(m, 125, why);
     }
     pid_t me = getpid();
+    /* What the program starts and then leaves (its orphans, also outside its group)
+     * becomes the monitor's, to be ended with the program: see end_adopted(). */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+        snprintf(why, sizeof(why), "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+        report_error(m, 125, why);
+    }
     /* vfork, as in init: no copy of the caller's address space for a child that execs. */
     pid_t pid = vfork();
     if (pid < 0) {
@@ -394,9 +464,13 @@ void monitor_main(struct jail_plan *p, int report_fd, int status_fd)
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
     reset_signals();
-    /* A forked monitor dies with the caller's thread. Checked right after arming: the
-     * caller may already be gone. */
-    if (forked && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != p->caller_pid))
+    /* A forked monitor ends the jail when the caller's thread dies. The death signal is
+     * SIGTERM, not SIGKILL: blocked like every signal, it reaches wait_loop(), which
+     * ends the jail as for jail_kill(). A monitor killed outright would leave what a
+     * program without namespaces forked in its process group running (only the
+     * program itself has a death signal), e.g. after a kill -9 of the hub. Checked
+     * right after arming: the caller may already be gone. */
+    if (forked && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != p->caller_pid))
         _exit(125);
     close_caller_fds(p, report_fd, status_fd);
     ensure_std_fds();

@@ -4,12 +4,15 @@ The proxy runs in a mount namespace of its own with its audit log on a 64 KiB tm
 (gone with the proxy). The test fills that tmpfs through /proc/PID/root, which reaches
 the proxy's mounts from outside. While the log cannot be written, a tunnel must be
 refused (503 audit-unavailable, and the proxy says why) rather than run unlogged;
-refusals are still answered; the proxy stays up. Once space is back, tunnels work
+refusals are still answered; the proxy stays up; a record that could not be written
+(also the close record of a tunnel that was open when the disk filled) is said on
+stderr and counted in the metrics, one for one. Once space is back, tunnels work
 again and the log is still one whole JSON record per line (a record cut by the full
 disk must not corrupt what follows), with a decision record for every tunnel that
 ran."""
 import sys
 import os
+import urllib.request
 sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests", "netproxy"))
 from nptest import *
 
@@ -23,7 +26,8 @@ os.makedirs(mnt)
 # proxy (which the shell execs) lives.
 wrapper = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
            'mount -t tmpfs -o size=64k,mode=0755 itest-faults-logdisk "$0" && exec "$@"', mnt]
-px = Proxy(["--allow", "allowed.example", "--ports", str(echo),
+metrics_port = free_port()
+px = Proxy(["--allow", "allowed.example", "--ports", str(echo), "--metrics", "127.0.0.1:%d" % metrics_port,
             "--dns-server", "127.0.0.1:%d" % dns, "--upstream-allow-cidr", "127.0.0.1/32",
             "--resolve", "e.allowed.example:%d:127.0.0.1" % echo],
            tag="full", audit=os.path.join(mnt, "audit.jsonl"), wrapper=wrapper)
@@ -65,8 +69,23 @@ def whole_lines():
     return recs, bad
 
 
+def failures_metric():
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=5).read().decode()
+    for line in text.splitlines():
+        if line.startswith("netproxy_audit_write_failures_total "):
+            return int(float(line.split()[1]))
+    return None
+
+
+def failures_said():
+    return px.stderr().count("audit: cannot write the ")
+
+
 st, hd, rest = roundtrip()
 is_(st, 200, "a tunnel while the disk has room")
+# A tunnel that stays open while the disk fills: its close record will not fit.
+held, st, hd, rest = open_tunnel(px.port, T)
+is_(st, 200, "a second tunnel, held open")
 # Leave a little room: the next few records fit, then the disk is full.
 filler = os.path.join(inside, "filler")
 with open(filler, "wb") as f:
@@ -98,9 +117,17 @@ is_(st, 403, "disk full: a policy refusal is still answered")
 check("cannot write" in px.stderr() and "No space left on device" in px.stderr(),
       "disk full: the proxy says so on stderr")
 check(px.alive(), "disk full: the proxy stays up")
+held.close()
+check(wait_until(lambda: "cannot write the close record" in px.stderr()),
+      "disk full: the lost close record of the tunnel held open is said on stderr")
+check(wait_until(lambda: failures_metric() == failures_said()),
+      "disk full: every record that could not be written is counted in the metrics, one per "
+      "warning (%s counted, %d said)" % (failures_metric(), failures_said()))
+check(failures_said() >= 4 + 1 + 1, "... at least the 4 refusals, the 403 and the held tunnel's "
+      "close (%d)" % failures_said())
 recs, bad = whole_lines()
 allowed = [r for r in recs if r.get("event.action") == "connect" and r.get("event.outcome") == "success"]
-is_(len(allowed), n_ok, "every tunnel that ran has its decision record (none ran unlogged)")
+is_(len(allowed), n_ok + 1, "every tunnel that ran has its decision record (none ran unlogged)")
 
 # Space again (an operator deleted something): tunnels are logged and run again.
 os.unlink(filler)
@@ -111,7 +138,7 @@ check(wait_until(lambda: len([r for r in whole_lines()[0] if r.get("event.action
 recs, bad = whole_lines()
 is_(bad, [], "the log is whole JSON lines: no record cut by the full disk corrupts the next")
 allowed = [r for r in recs if r.get("event.action") == "connect" and r.get("event.outcome") == "success"]
-is_(len(allowed), n_ok + 1, "and holds a decision record for each of the %d tunnels" % (n_ok + 1))
+is_(len(allowed), n_ok + 2, "and holds a decision record for each of the %d tunnels" % (n_ok + 2))
 ids = [r.get("event.id") for r in allowed]
 is_(len(set(ids)), len(ids), "each with its own event.id")
 check(px.alive(), "the proxy is up at the end")

@@ -411,6 +411,22 @@ static void test_redis(void)
     ms = (long)((now_mono_ns() - t0) / 1000000u);
     CHECK(rc < 0 && strstr(err, "gave up after 300 ms") && ms < 2000,
           "Redis down past reconnect_ms: error in %ld ms: %s", ms, err);
+    struct grant pay;
+    CHECK(grant_init(&pay, GRANT_EXEC, "bank", "pay", NULL, GRANT_ALWAYS, err, sizeof(err)) &&
+              memory_grant_set(m, "alice", &pay, false, err, sizeof(err)) < 0,
+          "a grant while Redis is down fails");
+    json_t *failed = memory_take_failed_writes(m);
+    const char *w0 = json_string_value(json_array_get(failed, 0));
+    const char *w1 = json_string_value(json_array_get(failed, 1));
+    CHECK(json_array_size(failed) == 2 && w0 && w1 &&
+              strstr(w0, "the user's entry was not stored in the history") &&
+              strstr(w1, "the always grant for bank.pay was not stored") &&
+              strstr(w1, "gave up after 300 ms"),
+          "both failed writes are listed for the user: %s | %s", w0 ? w0 : "-", w1 ? w1 : "-");
+    json_decref(failed);
+    failed = memory_take_failed_writes(m);
+    CHECK(json_array_size(failed) == 0, "reading them empties the list");
+    json_decref(failed);
     memory_close(m);
     CHECK(open_mem(spec, &cfg) == NULL, "Redis down at start: memory_open fails");
     char msg[512];

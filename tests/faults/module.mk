@@ -1,0 +1,9 @@
+# tests/faults/: a hostile spoke that leaves its process group (escapespoke), for the
+# kill -9 of the hub (test_fault_hub.sh).
+FAULT_ESCAPE_SPOKE := $(BUILD)/tests/faults/escapespoke
+TEST_BINARIES += $(FAULT_ESCAPE_SPOKE)
+
+$(FAULT_ESCAPE_SPOKE): $(call objs,tests/faults/escapespoke.c) $(SPOKE_SDK) $(LIBISOLATE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)
