@@ -72,7 +72,7 @@ include lib/module.mk
 include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
 include tests/module.mk
 
-.PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz
+.PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz load
 
 ifneq ($(strip $(MISSING_PKGS)),)
 all:
@@ -101,6 +101,14 @@ bench:
 	@scripts/deps --bench
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/bench/run $(B)
+
+# Load runs with figures (scripts/load/): netproxy holding its descriptor limit's worth of
+# tunnels and a 50,000-CONNECT burst with the audit log checked, the hub with 100
+# spokes, the repl-server with 64 sessions. L=NAME picks one.
+load:
+	@scripts/deps
+	@$(MAKE) --no-print-directory all tests
+	@BUILD=$(BUILD) scripts/load/run $(L)
 
 demo:
 	@scripts/deps

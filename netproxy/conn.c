@@ -358,6 +358,18 @@ static void dial_next(struct conn *c)
         c->dst_class = cls;
         int fd;
         int rc = dial_start(sa, &fd);
+        if (rc < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+            /* The proxy's own limit, not the upstream's failure: answered like the
+             * tunnel limit (503, Retry-After) and audited as such, so that neither the
+             * client nor the log blames the destination. */
+            char detail[160];
+            snprintf(detail, sizeof(detail),
+                     "the proxy is out of descriptors or memory for a new tunnel (%s); retry "
+                     "later",
+                     strerror(errno));
+            deny(c, R_LIMIT_GLOBAL, detail);
+            return;
+        }
         if (rc < 0) {
             c->connect_errno = errno;
             continue;

@@ -12,8 +12,14 @@
  *   np_load throughput [--via PROXY] --target HOST:PORT --addr ADDR:PORT -b BYTES
  *       one stream of BYTES from the source, timed from request to last byte.
  *   np_load idle     [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N
- *       opens N tunnels (each proven with one echoed byte), prints "ready N", and holds
- *       them until stdin closes.
+ *       opens N tunnels (each proven with one echoed byte), prints "ready OPEN FAILED"
+ *       and, for each status a refusal was answered with, " STATUS:COUNT"; holds the
+ *       open ones until stdin closes.
+ *   np_load burst    [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N -c CONC
+ *       exactly N tunnels, CONC at a time, each: connect, CONNECT, one echoed byte,
+ *       close. Counts the answers by status (and connections that failed without
+ *       one) and times each from connect() to its echo (or its refusal): the
+ *       numbers scripts/load/proxy and tests/load check the audit log against.
  * With --via the client speaks CONNECT to the proxy for HOST:PORT; without it, it
  * connects to ADDR:PORT directly. Results are one JSON line on stdout. */
 #include "netaddr.h"
@@ -285,6 +291,8 @@ struct client {
     enum cstate st;
     char buf[256];
     size_t got;
+    int status;  /* the proxy's answer, 0 before (or without) one */
+    uint64_t t0; /* connect() */
 };
 
 static void client_start(int ep, const struct target *t, struct client *c)
@@ -298,6 +306,8 @@ static void client_start(int ep, const struct target *t, struct client *c)
         die("connect");
     c->st = CS_CONNECTING;
     c->got = 0;
+    c->status = 0;
+    c->t0 = now_mono_ns();
     struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
     epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
 }
@@ -335,6 +345,8 @@ static int client_step(int ep, const struct target *t, struct client *c)
         c->buf[c->got] = '\0';
         if (!strstr(c->buf, "\r\n\r\n"))
             return c->got < sizeof(c->buf) - 1 ? 0 : -1;
+        if (strncmp(c->buf, "HTTP/1.", 7) == 0)
+            c->status = atoi(c->buf + 9);
         if (!is_200(c->buf) || write(c->fd, "x", 1) != 1)
             return -1;
         c->st = CS_ECHO;
@@ -383,7 +395,70 @@ static int run_rate(const struct target *t, unsigned conc, double seconds)
     }
     printf("{\"concurrency\":%u,\"tunnels\":%llu,\"failed\":%llu,\"per_second\":%.0f}\n", conc,
            (unsigned long long)done, (unsigned long long)failed, (double)done / seconds);
+    for (unsigned i = 0; i < conc; i++)
+        close(cs[i].fd);
+    free(cs);
+    close(ep);
     return failed > done / 100 ? 1 : 0;
+}
+
+static int run_burst(const struct target *t, unsigned n, unsigned conc)
+{
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (conc > n)
+        conc = n;
+    struct client *cs = xcalloc(conc, sizeof(*cs));
+    uint64_t *lat = xcalloc(n, sizeof(*lat));
+    unsigned started = 0, finished = 0, ok = 0, no_answer = 0, by_status[600] = {0};
+    uint64_t start = now_mono_ns();
+    for (unsigned i = 0; i < conc; i++, started++)
+        client_start(ep, t, &cs[i]);
+    struct epoll_event evs[256];
+    while (finished < n) {
+        int k = epoll_wait(ep, evs, 256, 30000);
+        if (k == 0) {
+            fprintf(stderr, "np_load: burst: stalled at %u of %u\n", finished, n);
+            free(lat);
+            free(cs);
+            return 1;
+        }
+        for (int i = 0; i < k; i++) {
+            struct client *c = evs[i].data.ptr;
+            int r = client_step(ep, t, c);
+            if (r == 0)
+                continue;
+            lat[finished++] = now_mono_ns() - c->t0;
+            if (r > 0)
+                ok++;
+            else if (c->status > 0 && c->status < 600)
+                by_status[c->status]++;
+            else
+                no_answer++;
+            close(c->fd);
+            if (started < n) {
+                client_start(ep, t, c);
+                started++;
+            }
+        }
+    }
+    double secs = (double)(now_mono_ns() - start) / 1e9;
+    qsort(lat, n, sizeof(*lat), cmp_u64);
+    printf("{\"n\":%u,\"concurrency\":%u,\"ok\":%u,\"no_answer\":%u,\"refused\":{", n, conc, ok,
+           no_answer);
+    bool first = true;
+    for (int st = 0; st < 600; st++)
+        if (by_status[st]) {
+            printf("%s\"%d\":%u", first ? "" : ",", st, by_status[st]);
+            first = false;
+        }
+    printf("},\"seconds\":%.3f,\"per_second\":%.0f,\"median_us\":%.1f,\"p99_us\":%.1f,"
+           "\"max_us\":%.1f}\n",
+           secs, n / secs, lat[n / 2] / 1000.0, lat[(size_t)(n * 0.99)] / 1000.0,
+           lat[n - 1] / 1000.0);
+    free(lat);
+    free(cs);
+    close(ep);
+    return 0;
 }
 
 static int run_idle(const struct target *t, unsigned n)
@@ -391,7 +466,7 @@ static int run_idle(const struct target *t, unsigned n)
     /* Open in parallel batches through the same state machine, then hold. */
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct client *cs = xcalloc(n, sizeof(*cs));
-    unsigned started = 0, open = 0, failed = 0;
+    unsigned started = 0, open = 0, failed = 0, by_status[600] = {0};
     const unsigned batch = 200;
     struct epoll_event evs[256];
     while (open + failed < n) {
@@ -400,6 +475,7 @@ static int run_idle(const struct target *t, unsigned n)
         int k = epoll_wait(ep, evs, 256, 5000);
         if (k == 0) {
             fprintf(stderr, "np_load: idle: stalled at %u open\n", open);
+            free(cs);
             return 1;
         }
         for (int i = 0; i < k; i++) {
@@ -410,18 +486,26 @@ static int run_idle(const struct target *t, unsigned n)
                 epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
             } else if (r < 0) {
                 failed++;
+                if (c->status > 0 && c->status < 600)
+                    by_status[c->status]++;
                 epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
                 close(c->fd);
             }
         }
     }
-    printf("ready %u %u\n", open, failed);
+    printf("ready %u %u", open, failed);
+    for (int st = 0; st < 600; st++)
+        if (by_status[st])
+            printf(" %d:%u", st, by_status[st]);
+    printf("\n");
     fflush(stdout);
     char b[64];
     while (read(0, b, sizeof(b)) > 0)
         ;
     for (unsigned i = 0; i < n; i++)
         close(cs[i].fd);
+    free(cs);
+    close(ep);
     return failed ? 1 : 0;
 }
 
@@ -473,5 +557,7 @@ int main(int argc, char **argv)
         return run_throughput(&t, bytes);
     if (strcmp(argv[1], "idle") == 0)
         return run_idle(&t, (unsigned)n);
+    if (strcmp(argv[1], "burst") == 0)
+        return run_burst(&t, (unsigned)n, (unsigned)conc);
     usage();
 }
