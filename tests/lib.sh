@@ -86,6 +86,29 @@ test_netns() {
     ip -n "$NETNS" link set lo up
 }
 
+# jget EXPR: a Python expression over d (the JSON on stdin); objects, lists, booleans
+# and null are printed as JSON, anything else as is.
+jget() {
+    /usr/bin/python3 -c 'import json,sys
+d = json.loads(sys.stdin.read())
+v = eval(sys.argv[1], {"d": d})
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
+}
+
+# audit_count FILTER [FILE]: the records of a JSON-lines audit log (FILE, default
+# $AUDIT) for which FILTER, a Python expression over r, is true; g(r, "a.b") reads a
+# dotted field (None when absent).
+audit_count() {
+    /usr/bin/python3 -c 'import json,sys
+def g(r, path):
+    for k in path.split("."):
+        if not isinstance(r, dict) or k not in r:
+            return None
+        r = r[k]
+    return r
+print(sum(1 for line in open(sys.argv[2]) if eval(sys.argv[1], {"r": json.loads(line), "g": g})))' "$1" "${2:-$AUDIT}"
+}
+
 require_root() {
     if [ "$(id -u)" -ne 0 ]; then
         skip "$TEST_NAME" "needs root"

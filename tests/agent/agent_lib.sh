@@ -136,32 +136,6 @@ ask() {
     "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --json "$@"
 }
 
-# jget EXPR: a Python expression over d (the JSON on stdin).
-jget() {
-    $PY -c 'import json,sys
-d = json.loads(sys.stdin.read())
-v = eval(sys.argv[1], {"d": d})
-print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
-}
-
-# audit_count FILTER: audit records for which FILTER (Python over r; g(r, "a.b")
-# reads a dotted field) is true.
-audit_count() {
-    $PY -c 'import json,sys
-def g(r, path):
-    for k in path.split("."):
-        if not isinstance(r, dict) or k not in r:
-            return None
-        r = r[k]
-    return r
-n = 0
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    if eval(sys.argv[1], {"r": r, "g": g}):
-        n += 1
-print(n)' "$1" "$AUDIT"
-}
-
 # requests_to_standin [FILTER]: how many requests the stand-in got (FILTER: Python over
 # b, the request body).
 standin_requests() {

@@ -78,14 +78,6 @@ hubc() {
     "$BIN/hub" call --config "$CONF" "$@"
 }
 
-# jq-like: jget EXPR (Python expression over d, the JSON on stdin).
-jget() {
-    $PY -c 'import json,sys
-d = json.loads(sys.stdin.read())
-v = eval(sys.argv[1], {"d": d})
-print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
-}
-
 # jlines EXPR: applies EXPR to each JSON line on stdin (d), prints the results.
 jlines() {
     $PY -c 'import json,sys
@@ -94,24 +86,6 @@ for line in sys.stdin:
         d = json.loads(line)
         v = eval(sys.argv[1], {"d": d})
         print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
-}
-
-# audit_count FILTER: audit records for which FILTER (a Python expression over r, the
-# record) is true. g(r, "a.b") reads a dotted field.
-audit_count() {
-    $PY -c 'import json,sys
-def g(r, path):
-    for k in path.split("."):
-        if not isinstance(r, dict) or k not in r:
-            return None
-        r = r[k]
-    return r
-n = 0
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    if eval(sys.argv[1], {"r": r, "g": g}):
-        n += 1
-print(n)' "$1" "$AUDIT"
 }
 
 # host_veths [PID]: veths in the host's network namespace named as the hub names them

@@ -93,18 +93,6 @@ session_dirs() {
     echo "$n"
 }
 
-# audit_count FILTER: records for which FILTER (Python over r; g(r, "a.b")) is true.
-audit_count() {
-    $PY -c 'import json,sys
-def g(r, path):
-    for k in path.split("."):
-        if not isinstance(r, dict) or k not in r:
-            return None
-        r = r[k]
-    return r
-print(sum(1 for line in open(sys.argv[2]) if eval(sys.argv[1], {"r": json.loads(line), "g": g})))' "$1" "$AUDIT"
-}
-
 # cases GROUP ARGS...: runs a group of protocol cases (tests/pyexec/cases.py).
 cases() {
     $PY "$CASES" "$@"
