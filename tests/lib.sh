@@ -86,6 +86,20 @@ test_netns() {
     ip -n "$NETNS" link set lo up
 }
 
+# test_cert NAME...: a test CA made now ($TMP/ca.pem) and a server certificate it signed
+# for the DNS names given ($TMP/srv.pem, key $TMP/srv.key), for stand-in HTTPS upstreams.
+test_cert() {
+    local san
+    san=$(printf 'DNS:%s,' "$@")
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=itest $TEST_NAME CA" \
+        -keyout "$TMP/ca.key" -out "$TMP/ca.pem" >/dev/null 2>&1
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" \
+        -keyout "$TMP/srv.key" -out "$TMP/srv.csr" >/dev/null 2>&1
+    printf 'subjectAltName=%s\n' "${san%,}" >"$TMP/san.ext"
+    openssl x509 -req -in "$TMP/srv.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" \
+        -CAcreateserial -days 1 -extfile "$TMP/san.ext" -out "$TMP/srv.pem" >/dev/null 2>&1
+}
+
 # jget EXPR: a Python expression over d (the JSON on stdin); objects, lists, booleans
 # and null are printed as JSON, anything else as is.
 jget() {

@@ -12,13 +12,7 @@ hub_setup
 
 # A stand-in HTTPS upstream on loopback (test CA made now): /slow answers after 20 s,
 # anything else at once. It writes a marker when /slow arrives: the tunnel is up.
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=itest fault CA" \
-    -keyout "$TMP/ca.key" -out "$TMP/ca.pem" >/dev/null 2>&1
-openssl req -newkey rsa:2048 -nodes -subj "/CN=www.allowed.example" \
-    -keyout "$TMP/srv.key" -out "$TMP/srv.csr" >/dev/null 2>&1
-printf 'subjectAltName=DNS:www.allowed.example\n' >"$TMP/san.ext"
-openssl x509 -req -in "$TMP/srv.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" \
-    -CAcreateserial -days 1 -extfile "$TMP/san.ext" -out "$TMP/srv.pem" >/dev/null 2>&1
+test_cert www.allowed.example
 port=$(free_port)
 cat >"$TMP/upstream.py" <<PYEOF
 import http.server, socketserver, ssl, time

@@ -209,13 +209,7 @@ is "$MODE: ... and no process left on the machine" "$(leftover_procs)" 0
 # ---- namespace mode: the network goes through netproxy, and only there ----
 if [ "$MODE" = namespace ]; then
     # A stand-in HTTPS upstream on loopback with a certificate from a CA made now.
-    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=itest hub CA" \
-        -keyout "$TMP/ca.key" -out "$TMP/ca.pem" >/dev/null 2>&1
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=www.allowed.example" \
-        -keyout "$TMP/srv.key" -out "$TMP/srv.csr" >/dev/null 2>&1
-    printf 'subjectAltName=DNS:www.allowed.example,DNS:denied.example\n' >"$TMP/san.ext"
-    openssl x509 -req -in "$TMP/srv.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" \
-        -CAcreateserial -days 1 -extfile "$TMP/san.ext" -out "$TMP/srv.pem" >/dev/null 2>&1
+    test_cert www.allowed.example denied.example
     port=$(free_port)
     cat >"$TMP/upstream.py" <<PYEOF
 import http.server, ssl
