@@ -57,6 +57,19 @@ static const struct step_out *find_out(const struct run *run, const char *id)
     return NULL;
 }
 
+/* The step whose result the argument v refers to ({"$ref": ...}), or NULL when v is
+ * not a reference or names no step that ran. */
+static const struct step_out *ref_source(const struct run *run, const json_t *v)
+{
+    const char *id, *path;
+    size_t id_len;
+    if (!plan_ref(v, &id, &id_len, &path))
+        return NULL;
+    char idbuf[PLAN_STEP_ID_MAX + 1];
+    snprintf(idbuf, sizeof(idbuf), "%.*s", (int)id_len, id);
+    return find_out(run, idbuf);
+}
+
 /* A reference resolves only to a result that ran and is not a tool error. */
 static const json_t *lookup(void *ud, const char *id)
 {
@@ -99,13 +112,7 @@ static bool share_data(struct run *run, const struct plan_step *s, struct step_o
     json_t *v;
     json_object_foreach(s->args, key, v)
     {
-        const char *id, *path;
-        size_t id_len;
-        if (!plan_ref(v, &id, &id_len, &path))
-            continue;
-        char idbuf[PLAN_STEP_ID_MAX + 1];
-        snprintf(idbuf, sizeof(idbuf), "%.*s", (int)id_len, id);
-        const struct step_out *src = find_out(run, idbuf);
+        const struct step_out *src = ref_source(run, v);
         if (!src || src->m == s->m)
             continue; /* an app's own result going back to it is not shared */
         bool done = false;
@@ -120,13 +127,7 @@ static bool share_data(struct run *run, const struct plan_step *s, struct step_o
         json_t *v2;
         json_object_foreach(s->args, k2, v2)
         {
-            const char *id2, *p2;
-            size_t l2;
-            if (!plan_ref(v2, &id2, &l2, &p2))
-                continue;
-            char b2[PLAN_STEP_ID_MAX + 1];
-            snprintf(b2, sizeof(b2), "%.*s", (int)l2, id2);
-            const struct step_out *s2 = find_out(run, b2);
+            const struct step_out *s2 = ref_source(run, v2);
             if (s2 && s2->m == src->m)
                 json_object_set(body, k2, json_object_get(resolved, k2));
         }
