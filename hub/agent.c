@@ -123,6 +123,18 @@ void agent_llm_prepare(struct agent *a, struct llm_request *rq)
         llm_request_set_cancel(rq, a->o.cancel);
 }
 
+int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_response *rs,
+                   const char *what)
+{
+    struct llm_error e;
+    if (llm_complete(r->a->llm, rq, rs, &e) == 0)
+        return 0;
+    r->out->status = AGENT_LLM_FAILED;
+    snprintf(r->out->error, sizeof(r->out->error), "%s (%s): %s", what,
+             llm_error_kind_name(e.kind), e.msg);
+    return -1;
+}
+
 void agent_record_call(struct agent_req *r, const char *step, const char *app, const char *tool,
                        const json_t *args, bool in_plan, const json_t *result, int code,
                        const char *message, const char *layer)

@@ -38,6 +38,10 @@ void agent_event(struct agent *a, const char *kind, json_t *detail_stolen);
 void agent_audit(struct agent *a, const char *action, const char *outcome, json_t *fields);
 /* Applies the common request options (user, cancel) to an LLM request. */
 void agent_llm_prepare(struct agent *a, struct llm_request *rq);
+/* One completion for the request r: 0 and *rs, or -1 with r's outcome set to
+ * AGENT_LLM_FAILED and the error "<what> (<kind>): <message>". */
+int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_response *rs,
+                   const char *what);
 /* Appends a call record to out->calls. */
 void agent_record_call(struct agent_req *r, const char *step, const char *app, const char *tool,
                        const json_t *args, bool in_plan, const json_t *result, int code,

@@ -58,13 +58,8 @@ int agent_run_none(struct agent_req *r)
             break;
         }
         struct llm_response rs;
-        struct llm_error e;
-        if (llm_complete(a->llm, rq, &rs, &e) < 0) {
-            r->out->status = AGENT_LLM_FAILED;
-            snprintf(r->out->error, sizeof(r->out->error), "the LLM call failed (%s): %s",
-                     llm_error_kind_name(e.kind), e.msg);
+        if (agent_llm_call(r, rq, &rs, "the LLM call failed") < 0)
             break;
-        }
         if (rs.n_tool_calls == 0) {
             r->out->answer = xstrdup(rs.content ? rs.content : "");
             llm_response_free(&rs);

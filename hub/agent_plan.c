@@ -263,15 +263,10 @@ static int make_plan(struct run *run, const char *note, struct plan *p)
     }
     agent_llm_prepare(a, rq);
     struct llm_response rs;
-    struct llm_error e;
-    int rc = llm_complete(a->llm, rq, &rs, &e);
+    int rc = agent_llm_call(r, rq, &rs, "the planner's LLM call failed");
     llm_request_free(rq);
-    if (rc < 0) {
-        r->out->status = AGENT_LLM_FAILED;
-        snprintf(r->out->error, sizeof(r->out->error), "the planner's LLM call failed (%s): %s",
-                 llm_error_kind_name(e.kind), e.msg);
+    if (rc < 0)
         return -1;
-    }
     struct plan_known *known = xcalloc(run->n + 1, sizeof(*known));
     size_t n_known = 0;
     for (size_t i = 0; i < run->n; i++)
@@ -360,15 +355,10 @@ static int merge(struct run *run)
     if (a->o.on_answer)
         llm_request_set_stream(rq, a->o.on_answer, a->o.answer_arg);
     struct llm_response rs;
-    struct llm_error e;
-    int rc = llm_complete(a->llm, rq, &rs, &e);
+    int rc = agent_llm_call(r, rq, &rs, "composing the answer failed");
     llm_request_free(rq);
-    if (rc < 0) {
-        r->out->status = AGENT_LLM_FAILED;
-        snprintf(r->out->error, sizeof(r->out->error), "composing the answer failed (%s): %s",
-                 llm_error_kind_name(e.kind), e.msg);
+    if (rc < 0)
         return -1;
-    }
     /* No tools were offered: whatever tool call came back is not run, only noted. */
     for (size_t i = 0; i < rs.n_tool_calls; i++) {
         json_t *args = llm_tool_call_args(&rs.tool_calls[i]);
