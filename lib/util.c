@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -207,4 +208,30 @@ int mkdir_p(const char *path, mode_t mode)
     if (mkdir(buf, mode) < 0 && errno != EEXIST)
         return -1;
     return 0;
+}
+
+int close_fds_except(const int *keep, size_t n)
+{
+    int sorted[64];
+    if (n > ARRAY_LEN(sorted)) {
+        errno = E2BIG;
+        return -1;
+    }
+    /* Insertion sort: qsort() is not async-signal-safe, and n is tiny. */
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        for (; j > 0 && sorted[j - 1] > keep[i]; j--)
+            sorted[j] = sorted[j - 1];
+        sorted[j] = keep[i];
+    }
+    unsigned first = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (sorted[i] < (int)first)
+            continue;
+        if ((unsigned)sorted[i] > first &&
+            syscall(SYS_close_range, first, (unsigned)sorted[i] - 1, 0) < 0)
+            return -1;
+        first = (unsigned)sorted[i] + 1;
+    }
+    return (int)syscall(SYS_close_range, first, ~0U, 0);
 }

@@ -27,6 +27,11 @@ uint64_t now_real_ns(void);
 /* "2026-11-29T08:03:58.123456Z" into buf (at least 32 bytes). */
 void format_iso8601(uint64_t real_ns, char *buf, size_t size);
 
+/* Closes every descriptor >= 3 except those listed (at most 64, need not be sorted):
+ * a daemon or sandbox must not hold what its parent happened to leave open. Async-signal
+ * safe (close_range(2) and a stack copy), so forked children may call it. */
+int close_fds_except(const int *keep, size_t n);
+
 int set_cloexec(int fd, bool on);
 int set_nonblock(int fd, bool on);
 

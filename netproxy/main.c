@@ -441,6 +441,7 @@ void proxy_start_drain(struct proxy *px, const char *why)
 
 void proxy_conn_gone(struct proxy *px)
 {
+    proxy_spare_reclaim(px);
     if (px->draining && !px->conns)
         event_base_loopexit(px->base, NULL);
 }
@@ -512,6 +513,10 @@ int main(int argc, char **argv)
     log_set_fatal_status(1);
     parse_args(argc, argv, &o);
     log_set_debug(o.debug);
+    /* Descriptors a parent left open would count against RLIMIT_NOFILE (two per tunnel)
+     * and could reach whatever they point to: keep only stdio and the hub's socket. */
+    if (close_fds_except(&o.control_fd, o.control_fd >= 0 ? 1 : 0) < 0)
+        fatal("closing inherited descriptors");
     signal(SIGPIPE, SIG_IGN);
     raise_nofile(&o.cfg);
 
@@ -538,6 +543,10 @@ int main(int argc, char **argv)
     evutil_secure_rng_init();
     px->metrics = metrics_new();
     px->pipes = pipe_pool_new(o.cfg.pipe_size, 64);
+    px->spare_fd = -1;
+    proxy_spare_reclaim(px);
+    if (px->spare_fd < 0)
+        fatal("creating the spare descriptor");
     px->guard = addrguard_new();
     for (size_t i = 0; i < o.ncidrs; i++)
         addrguard_allow_cidr(px->guard, &o.cidrs[i]);

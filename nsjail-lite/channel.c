@@ -101,33 +101,6 @@ pid_t raw_clone(unsigned long flags)
     return (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0UL);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-int close_fds_except(const int *keep, size_t n)
-{
-    int sorted[64];
-    if (n > ARRAY_LEN(sorted)) {
-        errno = E2BIG;
-        return -1;
-    }
-    memcpy(sorted, keep, n * sizeof(int));
-    qsort(sorted, n, sizeof(int), cmp_int);
-    unsigned first = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (sorted[i] < (int)first)
-            continue;
-        if ((unsigned)sorted[i] > first &&
-            syscall(SYS_close_range, first, (unsigned)sorted[i] - 1, 0) < 0)
-            return -1;
-        first = (unsigned)sorted[i] + 1;
-    }
-    return (int)syscall(SYS_close_range, first, ~0U, 0);
-}
-
 uint64_t rusage_cpu_ns(const struct rusage *ru)
 {
     return ((uint64_t)ru->ru_utime.tv_sec + (uint64_t)ru->ru_stime.tv_sec) * 1000000000ULL +

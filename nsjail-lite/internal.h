@@ -148,8 +148,6 @@ void plan_debug(const struct jail_plan *p, const char *fmt, ...)
 /* fork()-like clone(2) without glibc's wrapper: used only by single-threaded
  * processes (monitor, init), whose children make syscalls and exec or _exit. */
 pid_t raw_clone(unsigned long flags);
-/* Closes every descriptor >= 3 except those listed (which need not be sorted). */
-int close_fds_except(const int *keep, size_t n);
 /* User plus system time of a reaped child (and its reaped descendants). */
 uint64_t rusage_cpu_ns(const struct rusage *ru);
 
