@@ -19,11 +19,24 @@
 /* How long accepting pauses when the process is out of descriptors. */
 #define ACCEPT_PAUSE_MS 100
 
+/* Out of descriptors, accept() cannot even take a client to tell it so, and the client
+ * would wait in the backlog for nothing. So one descriptor is held in reserve (an inet
+ * socket: the sandbox lets the proxy make those): at EMFILE it is given up for one
+ * accept(), that connection takes the normal path and is answered 503 tunnel-limit
+ * (audited) when its dial finds no descriptor, and the reserve is taken back as soon
+ * as a connection ends. */
+void proxy_spare_reclaim(struct proxy *px)
+{
+    if (px->spare_fd < 0)
+        px->spare_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct listener *l = arg;
+    proxy_spare_reclaim(l->px);
     event_add(l->ev, NULL);
 }
 
@@ -51,6 +64,12 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && l->px->spare_fd >= 0) {
+        close(l->px->spare_fd);
+        l->px->spare_fd = -1;
+        len = sizeof(ss);
+        fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    }
     if (fd < 0) {
         if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
             accept_error(l, errno);

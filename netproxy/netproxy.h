@@ -58,6 +58,7 @@ struct proxy {
     struct spoke *spokes;
     struct conn *conns; /* every live connection, for drain and exit */
     unsigned tunnels, pending;
+    int spare_fd; /* held back so that accept() at EMFILE still gets a client to answer */
     bool draining;
     struct event *drain_timer;
 };
@@ -76,6 +77,8 @@ void spoke_unref(struct spoke *s);
  * socket is not listening yet). The proxy owns fd from then on, even on failure. */
 struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *err, size_t errlen);
 void listener_free(struct listener *l);
+/* Takes the spare descriptor back once a connection has freed one (no-op if held). */
+void proxy_spare_reclaim(struct proxy *px);
 /* Binds and listens on "ADDR:PORT" for a standalone spoke; -1 with a message. */
 int listener_bind(const char *hostport, char *err, size_t errlen);
 
