@@ -13,11 +13,11 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -299,38 +299,88 @@ void proc_reap_all(struct hub *h, uint64_t grace_ms)
 
 /* ---- spawning ---- */
 
+/* How the child of spawn_plain() failed, written on the report pipe before _exit. */
+struct spawn_failure {
+    int in_exec; /* 0: setting up (chdir, parent gone), 1: execve */
+    int err;
+};
+
+_Noreturn static void spawn_child_fail(int report, int in_exec, int err)
+{
+    struct spawn_failure f = {in_exec, err};
+    ssize_t n = write(report, &f, sizeof(f));
+    (void)n;
+    _exit(127);
+}
+
+/* The forked child of spawn_plain(): async-signal-safe calls only (the hub may have
+ * threads), then exec. */
+_Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, int err_w,
+                                  int report, pid_t hub_pid)
+{
+    /* Its own session and process group, so that ending the spoke ends everything it
+     * started and a terminal's ^C reaches only the hub. */
+    setsid();
+    /* A hub killed with SIGKILL cannot end its spokes: the kernel does it for the
+     * spoke itself (its own children are not covered: mode none restricts nothing). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != hub_pid)
+        spawn_child_fail(report, 0, ESRCH);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(s->sock, 0) < 0 || dup2(s->sock, 1) < 0 || dup2(err_w, 2) < 0)
+        spawn_child_fail(report, 0, errno);
+    if (close_fds_except(&report, 1) < 0 || chdir(s->data_dir) < 0)
+        spawn_child_fail(report, 0, errno);
+    execve(path, s->m->command, s->envp);
+    spawn_child_fail(report, 1, errno);
+}
+
+/* Mode none: a plain child. fork() rather than posix_spawn(), for the parent-death
+ * signal; a close-on-exec pipe tells whether the exec happened. */
 static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w, int *code,
                          char *err, size_t errlen)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, s->sock, 0);
-    posix_spawn_file_actions_adddup2(&fa, s->sock, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_w, 2);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    posix_spawn_file_actions_addchdir_np(&fa, s->data_dir);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    sigset_t none, dfl;
-    sigemptyset(&none);
-    sigfillset(&dfl);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &dfl);
-    /* Its own session and process group, so that ending the spoke ends everything it
-     * started and a terminal's ^C reaches only the hub. */
-    posix_spawnattr_setflags(&at,
-                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid;
-    char **argv = s->m->command;
-    int rc = posix_spawn(&pid, path, &fa, &at, argv, s->envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    if (rc != 0) {
-        *code = rc == ENOENT ? 127 : (rc == EACCES || rc == ENOEXEC) ? 126 : 125;
-        snprintf(err, errlen, "starting %s: %s", path, strerror(rc));
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        *code = 125;
+        snprintf(err, errlen, "starting %s: pipe: %s", path, strerror(errno));
         return -1;
     }
-    return pid;
+    pid_t hub_pid = getpid();
+    pid_t pid = fork();
+    if (pid == 0)
+        spawn_child(s, path, err_w, report[1], hub_pid);
+    close(report[1]);
+    if (pid < 0) {
+        *code = 125;
+        snprintf(err, errlen, "starting %s: fork: %s", path, strerror(errno));
+        close(report[0]);
+        return -1;
+    }
+    struct spawn_failure f;
+    ssize_t n;
+    do
+        n = read(report[0], &f, sizeof(f));
+    while (n < 0 && errno == EINTR);
+    close(report[0]);
+    if (n == 0)
+        return pid; /* the pipe closed on exec */
+    waitpid(pid, NULL, 0);
+    if (n != (ssize_t)sizeof(f)) {
+        *code = 125;
+        snprintf(err, errlen, "starting %s: the child failed before it could say why", path);
+        return -1;
+    }
+    *code = !f.in_exec                              ? 125
+            : f.err == ENOENT                       ? 127
+            : (f.err == EACCES || f.err == ENOEXEC) ? 126
+                                                    : 125;
+    snprintf(err, errlen, "starting %s: %s", path, strerror(f.err));
+    return -1;
 }
 
 #ifdef HUB_HAVE_JAIL

@@ -152,6 +152,23 @@ fi
 is "$MODE: after the fork bomb the hub answers" "$(echo "$out" | sed -n 2p | jget 'd["result"]["structuredContent"]["name"]')" hostile
 is "$MODE: the fork bomb's children are gone with the hub" "$(leftover_procs)" 0
 
+# ---- a hub killed with SIGKILL mid-call: its spokes end with it ----
+# No clean shutdown can run: in none mode the kernel's parent-death signal ends the
+# spoke, in the other modes nsjail-lite's monitor does.
+"$BIN/hub" call --config "$CONF" --timeout 60000 hostile.silent '{}' >/dev/null 2>&1 &
+killed_hub=$!
+spoke_started() { [ "$(leftover_procs)" -ge 1 ]; }
+if wait_for "$MODE: the hung call's spoke" 20 spoke_started; then
+    kill -9 "$killed_hub"
+    wait "$killed_hub" 2>/dev/null
+    no_spoke_left() { [ "$(leftover_procs)" -eq 0 ]; }
+    wait_for "$MODE: the killed hub's spoke to end" 10 no_spoke_left
+    is "$MODE: a hub killed with SIGKILL leaves no spoke process behind" "$(leftover_procs)" 0
+else
+    kill -9 "$killed_hub"
+    not_ok "$MODE: the hung call's spoke started"
+fi
+
 # ---- a hung spoke does not hold up the others ----
 out=$(hubc --parallel --timeout 3000 hostile.silent '{}' alpha.echo '{"text":"fast"}')
 first=$(echo "$out" | sed -n 1p | jget 'd["tool"]')
