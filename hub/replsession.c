@@ -310,6 +310,14 @@ static void on_exec_done(void *ud, const struct call_result *r)
         s->ready = true;
         result_fields(r->result, &ok, &output, &error, &timed_out);
         reason = ok ? "ok" : timed_out ? "timeout" : "exception";
+    } else if (r->code == HUB_ERR_AUDIT) {
+        /* Refused before it ran: its record could not be written. A session whose
+         * sandbox never started has nothing to keep. */
+        snprintf(msg, sizeof(msg), "the execution was refused: %s", r->message ? r->message : "");
+        error = msg;
+        reason = "audit-unavailable";
+        if (!hub_spoke_running(srv->h, NULL, srv->app, s->tag))
+            repl_session_end(s, "audit-unavailable");
     } else if (hub_spoke_running(srv->h, NULL, srv->app, s->tag)) {
         /* Refused by the hub (a result that breaks the schema, bad arguments) while
          * the session's sandbox lives on. */
