@@ -19,9 +19,11 @@
 require_root
 MODE=process
 . "$ROOT/tests/hub/hub_lib.sh"
-hub_setup
+# waiter first: hub_setup adapts every manifest there to a sanitizer build.
+mkdir -p "$SPOKES" "$BINDIR"
 cp "$ROOT/tests/faults/manifests/waiter.json" "$SPOKES/"
 cp "$BIN/tests/faults/waitspoke" "$BINDIR/"
+hub_setup
 # The code app for the repl-server, its profile named absolutely (as pyexec_lib does).
 $PY -c 'import json,sys
 m = json.load(open(sys.argv[1])); m["profile"] = sys.argv[2]; json.dump(m, open(sys.argv[1], "w"))' \
