@@ -11,7 +11,6 @@
  * said once on stderr (audit_say_outages, hub.c), and nothing is sticky: the first
  * record that fits again ends the outage. */
 #include "internal.h"
-#include "log.h"
 
 #include <errno.h>
 #include <stdarg.h>
