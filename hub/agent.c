@@ -6,6 +6,7 @@
 #include "planner.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ void agent_event(struct agent *a, const char *kind, json_t *detail)
     json_decref(detail);
 }
 
-void agent_audit(struct agent *a, const char *action, const char *outcome, json_t *fields)
+int agent_audit(struct agent *a, const char *action, const char *outcome, json_t *fields)
 {
     json_t *rec = json_object();
     audit_set_str(rec, "event.kind", "event");
@@ -112,8 +113,8 @@ void agent_audit(struct agent *a, const char *action, const char *outcome, json_
         audit_set(rec, k, json_incref(v));
     }
     json_decref(fields);
-    if (audit_write(a->audit, rec) < 0)
-        log_warn("audit log %s", audit_path(a->audit));
+    /* A loss is counted and said once per outage by the log itself (hub.c). */
+    return audit_write(a->audit, rec);
 }
 
 void agent_llm_prepare(struct agent *a, struct llm_request *rq)
@@ -130,8 +131,8 @@ int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_respo
     if (llm_complete(r->a->llm, rq, rs, &e) == 0)
         return 0;
     r->out->status = AGENT_LLM_FAILED;
-    snprintf(r->out->error, sizeof(r->out->error), "%s (%s): %s", what,
-             llm_error_kind_name(e.kind), e.msg);
+    snprintf(r->out->error, sizeof(r->out->error), "%s (%s): %s", what, llm_error_kind_name(e.kind),
+             e.msg);
     return -1;
 }
 
@@ -171,7 +172,7 @@ static void ask_done(void *ud, enum perm_decision d, const char *reason)
 }
 
 enum perm_decision agent_ask(struct agent *a, const struct perm_request *q, char *why,
-                             size_t whylen)
+                             size_t whylen, const char **layer)
 {
     struct perm_hook *hook = perms_hook_new(a->mem, a->asker, a->audit, a->o.debug);
     struct ask_wait *w = xcalloc(1, sizeof(*w));
@@ -189,7 +190,17 @@ enum perm_decision agent_ask(struct agent *a, const struct perm_request *q, char
                   perm_category_name(q->category), "isolate.app", q->app, "isolate.tool", q->tool,
                   "isolate.caller.app", q->caller ? q->caller : "", "event.reason", why,
                   "event.type", json_pack("[s]", d == PERM_ALLOW ? "allowed" : "denied"));
-    agent_audit(a, "permission", d == PERM_ALLOW ? "success" : "failure", f);
+    *layer = "permission";
+    if (agent_audit(a, "permission", d == PERM_ALLOW ? "success" : "failure", f) < 0 &&
+        d == PERM_ALLOW) {
+        /* Data is shared only once the decision is on record. */
+        snprintf(why, whylen,
+                 "the audit log %s cannot be written (%s); refusing to share data with %s.%s "
+                 "unlogged",
+                 audit_path(a->audit), strerror(errno), q->app, q->tool);
+        *layer = "audit";
+        return PERM_DENY;
+    }
     return d;
 }
 

@@ -34,8 +34,9 @@ struct agent_req {
 
 /* agent.c */
 void agent_event(struct agent *a, const char *kind, json_t *detail_stolen);
-/* An audit record of the agent's own (event.action, outcome); rec is consumed. */
-void agent_audit(struct agent *a, const char *action, const char *outcome, json_t *fields);
+/* An audit record of the agent's own (event.action, outcome); fields are consumed.
+ * 0, or -1 and errno when it could not be written. */
+int agent_audit(struct agent *a, const char *action, const char *outcome, json_t *fields);
 /* Applies the common request options (user, cancel) to an LLM request. */
 void agent_llm_prepare(struct agent *a, struct llm_request *rq);
 /* One completion for the request r: 0 and *rs, or -1 with r's outcome set to
@@ -47,9 +48,11 @@ void agent_record_call(struct agent_req *r, const char *step, const char *app, c
                        const json_t *args, bool in_plan, const json_t *result, int code,
                        const char *message, const char *layer);
 bool agent_cancelled(const struct agent *a);
-/* Runs the permission hook synchronously for a question of the agent's own (data). */
+/* Runs the permission hook synchronously for a question of the agent's own (data).
+ * *layer: "permission", or "audit" for a yes refused because its record could not be
+ * written (why then says so). */
 enum perm_decision agent_ask(struct agent *a, const struct perm_request *q, char *why,
-                             size_t whylen);
+                             size_t whylen, const char **layer);
 
 /* agent_plan.c: process and namespace modes. Returns 0 with out->answer set, or -1. */
 int agent_run_planned(struct agent_req *r);

@@ -99,10 +99,25 @@ static void step_failed(struct run *run, struct step_out *o, const struct plan_s
     step_done(run, o, layer);
 }
 
+/* A data question's "no" (0) or, when the yes could not be put on record, the step's
+ * failure (-1); the step is recorded either way. */
+static int data_refused(struct run *run, struct step_out *o, const struct plan_step *s,
+                        const json_t *resolved, const char *layer, const char *why,
+                        const char *denied)
+{
+    if (strcmp(layer, "audit") == 0) {
+        step_failed(run, o, s, resolved, HUB_ERR_AUDIT, layer, why);
+        return -1;
+    }
+    step_failed(run, o, s, resolved, HUB_ERR_DENIED, layer, denied);
+    return 0;
+}
+
 /* The data permission for what a step receives from other apps' results and from the
- * user's earlier conversation. false when refused (the step is then recorded). */
-static bool share_data(struct run *run, const struct plan_step *s, struct step_out *o,
-                       const json_t *resolved)
+ * user's earlier conversation. 1 when shared, 0 when refused, -1 when the step failed
+ * (its permission could not be put on record); the step is recorded unless 1. */
+static int share_data(struct run *run, const struct plan_step *s, struct step_out *o,
+                      const json_t *resolved)
 {
     struct agent_req *r = run->r;
     struct agent *a = r->a;
@@ -140,15 +155,15 @@ static bool share_data(struct run *run, const struct plan_step *s, struct step_o
                                  .body = body,
                                  .irreversible = s->t->irreversible,
                                  .in_plan = true};
-        char why[200];
-        enum perm_decision d = agent_ask(a, &q, why, sizeof(why));
+        char why[400];
+        const char *layer;
+        enum perm_decision d = agent_ask(a, &q, why, sizeof(why), &layer);
         json_decref(body);
         if (d != PERM_ALLOW) {
             char msg[300];
             snprintf(msg, sizeof(msg), "sharing %s's result with %s.%s was denied", src->m->name,
                      s->m->name, s->t->name);
-            step_failed(run, o, s, resolved, HUB_ERR_DENIED, "permission", msg);
-            return false;
+            return data_refused(run, o, s, resolved, layer, why, msg);
         }
     }
     char snippet[120];
@@ -165,19 +180,19 @@ static bool share_data(struct run *run, const struct plan_step *s, struct step_o
                                  .body = body,
                                  .irreversible = s->t->irreversible,
                                  .in_plan = true};
-        char why[200];
-        enum perm_decision d = agent_ask(a, &q, why, sizeof(why));
+        char why[400];
+        const char *layer;
+        enum perm_decision d = agent_ask(a, &q, why, sizeof(why), &layer);
         json_decref(body);
         if (d != PERM_ALLOW) {
             char msg[300];
             snprintf(msg, sizeof(msg),
                      "sharing your earlier conversation (\"%s\") with %s.%s was denied", snippet,
                      s->m->name, s->t->name);
-            step_failed(run, o, s, resolved, HUB_ERR_DENIED, "permission", msg);
-            return false;
+            return data_refused(run, o, s, resolved, layer, why, msg);
         }
     }
-    return true;
+    return 1;
 }
 
 /* Runs the plan's steps in order. 1 when a step was denied (the rest are not run),
@@ -200,7 +215,12 @@ static int run_steps(struct run *run, const struct plan *p)
             step_failed(run, o, s, s->args, HUB_ERR_INVALID_ARGS, "hub-validation", err);
             continue;
         }
-        if (!share_data(run, s, o, args)) {
+        int shared = share_data(run, s, o, args);
+        if (shared < 0) {
+            json_decref(args); /* failed like a call that failed: the plan goes on */
+            continue;
+        }
+        if (shared == 0) {
             json_decref(args);
             snprintf(run->denied, sizeof(run->denied), "%s.%s", s->m->name, s->t->name);
             return 1;

@@ -1,10 +1,13 @@
 /* Calls: one tools/call from the user, the planner or (mediated) another spoke, with
  * its deadline, its place in the call chain, validation on the way in and out, and
- * one audit record when it ends. */
+ * its audit records: "tool-call-start" before the spoke may see it (a call whose
+ * record cannot be written is refused, never run unlogged) and "tool-call" when it
+ * ends. */
 #include "internal.h"
 #include "log.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +79,7 @@ static void audit_call(struct call *c, const char *outcome, const json_t *result
     }
     if (h->debug)
         audit_set(rec, "isolate.arguments", json_incref(c->args));
-    haudit_write(h, rec);
+    haudit_note(h, rec); /* the call is over: its end can only be lost, not undone */
 }
 
 /* Ends c: every path (answer, error, deadline, kill) comes through here once. */
@@ -197,6 +200,38 @@ bool call_chain_has(const struct call *c, const struct manifest *m, const char *
     return false;
 }
 
+/* Refuses c because a record it needs could not be written (errno err). */
+static void fail_unlogged(struct call *c, int err)
+{
+    char msg[600];
+    haudit_refusal(c->hub, err, msg, sizeof(msg), "run %s.%s", c->m->name, c->tool->name);
+    call_fail(c, HUB_ERR_AUDIT, "audit", "%s", msg);
+}
+
+/* The one way a call reaches its spoke: its start is on record first. Every call
+ * comes here, asked (exec), mediated (after the collab decision) or neither (`hub
+ * call`, none mode, the repl-server's runs). */
+static void submit_logged(struct call *c)
+{
+    json_t *rec = haudit_new("tool-call-start", "unknown");
+    audit_set(rec, "event.type", json_pack("[s]", "start"));
+    haudit_call(rec, c);
+    if (c->target->state == SP_STOPPED) {
+        /* Started for this call: the instance's id comes with its spoke-start record,
+         * and the id still held is a former instance's. */
+        json_t *spoke = json_object_get(json_object_get(rec, "isolate"), "spoke");
+        json_object_del(spoke, "id");
+    }
+    audit_set_int(rec, "source.bytes", (int64_t)c->req_bytes);
+    if (c->hub->debug)
+        audit_set(rec, "isolate.arguments", json_incref(c->args));
+    if (haudit_write(c->hub, rec) < 0) {
+        fail_unlogged(c, errno);
+        return;
+    }
+    spoke_submit(c->target, c);
+}
+
 static void on_exec_answer(void *ud, enum perm_decision d, const char *reason)
 {
     struct call *c = ud;
@@ -208,16 +243,22 @@ static void on_exec_answer(void *ud, enum perm_decision d, const char *reason)
     audit_set_str(rec, "isolate.tool", c->tool->name);
     audit_set_str(rec, "isolate.call.id", c->id);
     audit_set_str(rec, "event.reason", reason ? reason : "");
-    haudit_write(c->hub, rec);
+    int logged = haudit_write(c->hub, rec);
+    int err = errno;
     call_resume(c);
     if (d != PERM_ALLOW) {
         /* With the reason: a refusal because the grant store (Redis) is down must not
-         * read like the user's own "no". */
+         * read like the user's own "no". A refusal stands even unlogged. */
         call_fail(c, HUB_ERR_DENIED, "permission", "running %s.%s was denied%s%.300s", c->m->name,
                   c->tool->name, reason && *reason ? ": " : "", reason ? reason : "");
         return;
     }
-    spoke_submit(c->target, c);
+    /* A grant (asked now or stored) that cannot be put on record is not acted on. */
+    if (logged < 0) {
+        fail_unlogged(c, err);
+        return;
+    }
+    submit_logged(c);
 }
 
 void call_start(struct call *c)
@@ -246,5 +287,5 @@ void call_start(struct call *c)
         c->hub->perm->ask(c->hub->perm, &q, on_exec_answer, c);
         return;
     }
-    spoke_submit(c->target, c);
+    submit_logged(c);
 }

@@ -65,7 +65,14 @@ static int open_audit(struct hub *h, char *err, size_t errlen)
         free(copy);
     }
     h->audit = audit_open(path, "hub", err, errlen);
-    return h->audit ? 0 : -1;
+    if (!h->audit)
+        return -1;
+    /* Every writer of this log (runtime, agent, permissions, LLM) shares one account of
+     * an outage: said when it starts and when it ends, not once per lost record. */
+    audit_say_outages(h->audit, "whatever must be logged before it happens (tool calls, "
+                                "permission decisions, data relayed between apps) is refused, "
+                                "and records of what already happened are lost, until it can");
+    return 0;
 }
 
 struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct event_base *base,

@@ -37,6 +37,7 @@ enum hub_error {
     HUB_ERR_INVALID_RESULT = -32004, /* result breaks MCP or the outputSchema */
     HUB_ERR_BUSY = -32005,           /* limits of the hub itself (too many spokes) */
     HUB_ERR_SHUTDOWN = -32006,
+    HUB_ERR_AUDIT = -32007, /* its audit record could not be written: refused, not run unlogged */
 };
 
 struct call_result {
@@ -44,7 +45,7 @@ struct call_result {
     int code;            /* enum hub_error when result is NULL */
     const char *message; /* what went wrong, for the caller and the user */
     const char *layer;   /* who stopped it: "permission", "hub-validation", "deadline",
-                            "spoke", ... ; NULL on success */
+                            "spoke", "audit", ... ; NULL on success */
     uint64_t duration_ns;
 };
 

@@ -1,8 +1,21 @@
 /* The hub's audit records: ECS field names (lib/audit.h) plus isolate.* for the
- * spoke, user, app, tool and isolation mode. Records that stand for a decision are
- * checked by their writers: a decision that cannot be logged is not taken silently. */
+ * spoke, user, app, tool and isolation mode.
+ *
+ * Two kinds of record, two writers. A record of a decision that lets something happen
+ * (a tool call reaching its spoke, a permission granted, a result relayed to another
+ * app, an answer handed to a spoke) is written before it happens with haudit_write(),
+ * whose caller refuses the action when the record cannot be written (error layer
+ * "audit", HUB_ERR_AUDIT): a decision that cannot be logged is not taken. A record of
+ * something that already happened (a call's end, a spoke's exit) cannot undo it:
+ * haudit_note() writes it best-effort. Either way the loss is counted and the outage is
+ * said once on stderr (audit_say_outages, hub.c), and nothing is sticky: the first
+ * record that fits again ends the outage. */
 #include "internal.h"
-#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 json_t *haudit_new(const char *action, const char *outcome)
 {
@@ -36,8 +49,21 @@ void haudit_call(json_t *rec, const struct call *c)
 
 int haudit_write(struct hub *h, json_t *rec)
 {
-    if (audit_write(h->audit, rec) == 0)
-        return 0;
-    log_warn("audit log %s", audit_path(h->audit));
-    return -1;
+    return audit_write(h->audit, rec);
+}
+
+void haudit_note(struct hub *h, json_t *rec)
+{
+    (void)audit_write(h->audit, rec);
+}
+
+void haudit_refusal(const struct hub *h, int err, char *msg, size_t len, const char *fmt, ...)
+{
+    char action[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(action, sizeof(action), fmt, ap);
+    va_end(ap);
+    snprintf(msg, len, "the audit log %s cannot be written (%s); refusing to %s unlogged",
+             audit_path(h->audit), strerror(err), action);
 }

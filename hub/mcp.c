@@ -11,6 +11,7 @@
 #include "schema.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,7 +351,18 @@ static void hook_done(void *ud, json_t *result, int code, const char *message)
     else if (r->kind == SREQ_ELICIT)
         audit_set(rec, "isolate.elicitation.action",
                   json_incref(json_object_get(result, "action")));
-    haudit_write(sp->hub, rec);
+    /* The user's answer or the LLM's text goes to the spoke only once that is on
+     * record. */
+    char unlogged[512];
+    if (haudit_write(sp->hub, rec) < 0 && result) {
+        haudit_refusal(sp->hub, errno, unlogged, sizeof(unlogged), "hand %s to %s",
+                       r->kind == SREQ_ELICIT ? "the user's answer" : "the LLM's answer",
+                       sp->m->name);
+        json_decref(result);
+        result = NULL;
+        code = HUB_ERR_AUDIT;
+        message = unlogged;
+    }
     r->hook_pending = true; /* held while sending: a send can end the spoke and r */
     if (result)
         mcp_reply(sp, r->id, result);

@@ -11,11 +11,15 @@
  *   6. B's result fits MCP and B's outputSchema (call.c);
  *   7. the permission hook agrees again (collab, stage "relay", body = the result);
  *   8. A gets the result.
- * Every refusal is answered to A as a JSON-RPC error and written to the audit log. */
+ * Every refusal is answered to A as a JSON-RPC error and written to the audit log. The
+ * decisions of 4 and 7 are on record before they take effect: one whose record cannot
+ * be written is refused (HUB_ERR_AUDIT, layer "audit"), so B does not run, or its
+ * result does not reach A, unlogged. */
 #include "internal.h"
 #include "log.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +48,8 @@ static void audit_mediation(struct sreq *r, const char *outcome, const char *rea
     audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - r->t_start));
     if (r->hub->debug)
         audit_set(rec, "isolate.arguments", json_incref(json_object_get(r->params, "arguments")));
-    haudit_write(r->hub, rec);
+    /* How it ended: a refusal, or a relay whose decision is already on record. */
+    haudit_note(r->hub, rec);
 }
 
 static void refuse(struct sreq *r, int code, const char *layer, const char *fmt, ...)
@@ -67,8 +72,9 @@ static void refuse(struct sreq *r, int code, const char *layer, const char *fmt,
     sreq_cancel(r);
 }
 
-static void audit_decision(struct sreq *r, const struct perm_request *q, enum perm_decision d,
-                           const char *reason)
+/* 0, or -1 and errno when the decision's record could not be written. */
+static int audit_decision(struct sreq *r, const struct perm_request *q, enum perm_decision d,
+                          const char *reason)
 {
     json_t *rec = haudit_new("permission", d == PERM_ALLOW ? "success" : "failure");
     audit_set(rec, "event.type", json_pack("[s]", d == PERM_ALLOW ? "allowed" : "denied"));
@@ -87,7 +93,7 @@ static void audit_decision(struct sreq *r, const struct perm_request *q, enum pe
             audit_set(rec, "isolate.body", audit_string(body, strlen(body), 4096));
         free(body);
     }
-    haudit_write(r->hub, rec);
+    return haudit_write(r->hub, rec);
 }
 
 static void ask(struct sreq *r, enum perm_stage stage, const json_t *body, perm_done_fn done)
@@ -110,7 +116,9 @@ static void ask(struct sreq *r, enum perm_stage stage, const json_t *body, perm_
     r->hub->perm->ask(r->hub->perm, &q, done, r);
 }
 
-/* Called when a question returns: false when the request was cancelled meanwhile. */
+/* Called when a question returns: records the decision, and false when the request is
+ * over - cancelled meanwhile, or refused because the record of a yes could not be
+ * written (a no stands even unlogged). */
 static bool answered(struct sreq *r, enum perm_stage stage, const json_t *body,
                      enum perm_decision d, const char *reason)
 {
@@ -132,7 +140,17 @@ static bool answered(struct sreq *r, enum perm_stage stage, const json_t *body,
                              .body = body,
                              .irreversible = r->target_t->irreversible,
                              .call_id = r->call_id};
-    audit_decision(r, &q, d, reason ? reason : "");
+    if (audit_decision(r, &q, d, reason ? reason : "") < 0 && d == PERM_ALLOW) {
+        char msg[512];
+        if (stage == PERM_STAGE_CALL)
+            haudit_refusal(r->hub, errno, msg, sizeof(msg), "run %s.%s for %s", r->target_m->name,
+                           r->target_t->name, r->sp->m->name);
+        else
+            haudit_refusal(r->hub, errno, msg, sizeof(msg), "relay the result of %s.%s to %s",
+                           r->target_m->name, r->target_t->name, r->sp->m->name);
+        refuse(r, HUB_ERR_AUDIT, "audit", "%s", msg);
+        return false;
+    }
     return true;
 }
 

@@ -183,7 +183,7 @@ static void proc_finish(struct proc *p, int code, const char *reason)
     if (p->killed && p->kill_reason)
         audit_set_str(rec, "isolate.kill_reason", p->kill_reason);
     audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - p->t_start));
-    haudit_write(p->hub, rec);
+    haudit_note(p->hub, rec);
     struct spoke *owner = p->owner;
     p->owner = NULL;
     if (owner)

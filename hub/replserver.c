@@ -81,7 +81,7 @@ static void refuse(struct client *c, const char *reason, const char *sid, const 
     audit_set_str(rec, "isolate.app", c->srv->app);
     audit_set_str(rec, "event.reason", reason);
     audit_set_str(rec, "message", msg);
-    haudit_write(c->srv->h, rec);
+    haudit_note(c->srv->h, rec);
     reply(c, false, "", msg, sid);
 }
 
@@ -295,7 +295,7 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
         json_t *rec = haudit_new("repl-request", "failure");
         repl_rec_peer(rec, ip, port);
         audit_set_str(rec, "event.reason", "too-many-connections");
-        haudit_write(srv->h, rec);
+        haudit_note(srv->h, rec);
         size_t len;
         unsigned char *frame = repl_response_encode(false, "", msg, "", &len);
         if (send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
@@ -384,7 +384,7 @@ struct repl_server *repl_server_new(struct hub *h, const struct hub_config *cfg,
     audit_set_str(rec, "isolate.mode", isolation_name(cfg->isolation));
     audit_set_int(rec, "server.port", srv->port);
     audit_set_int(rec, "isolate.max_sessions", (int64_t)o->max_sessions);
-    haudit_write(h, rec);
+    haudit_note(h, rec);
     repl_pool_schedule(srv, 0);
     return srv;
 }
@@ -412,7 +412,7 @@ void repl_server_shutdown(struct repl_server *srv)
     repl_sessions_end_all(srv, "shutdown");
     json_t *rec = haudit_new("repl-server-stop", "success");
     audit_set_str(rec, "isolate.app", srv->app);
-    haudit_write(srv->h, rec);
+    haudit_note(srv->h, rec);
 }
 
 void repl_server_free(struct repl_server *srv)

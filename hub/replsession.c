@@ -188,7 +188,7 @@ static void session_close(struct session *s)
     audit_set(rec, "isolate.session.claimed", json_boolean(s->claimed));
     audit_set_int(rec, "isolate.session.runs", s->runs);
     audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - s->t_start));
-    haudit_write(srv->h, rec);
+    haudit_note(srv->h, rec);
     /* The session's /data and spoke log: named as the hub names them (spoke_env.c's
      * datadir_path, spoke.c's log path). */
     const struct hub_config *cfg = srv->cfg;
@@ -257,7 +257,7 @@ static void warm_done(struct session *s, const struct call_result *r)
     repl_rec_session(rec, s);
     audit_set_str(rec, "event.reason", r->layer ? r->layer : "hub");
     audit_set_str(rec, "message", r->message ? r->message : "");
-    haudit_write(srv->h, rec);
+    haudit_note(srv->h, rec);
     if (!hub_quit_requested(srv->h))
         log_warnx("repl-server: could not pre-start a session: %s", r->message ? r->message : "");
     repl_session_end(s, "start-failed");
@@ -310,6 +310,14 @@ static void on_exec_done(void *ud, const struct call_result *r)
         s->ready = true;
         result_fields(r->result, &ok, &output, &error, &timed_out);
         reason = ok ? "ok" : timed_out ? "timeout" : "exception";
+    } else if (r->code == HUB_ERR_AUDIT) {
+        /* Refused before it ran: its record could not be written. A session whose
+         * sandbox never started has nothing to keep. */
+        snprintf(msg, sizeof(msg), "the execution was refused: %s", r->message ? r->message : "");
+        error = msg;
+        reason = "audit-unavailable";
+        if (!hub_spoke_running(srv->h, NULL, srv->app, s->tag))
+            repl_session_end(s, "audit-unavailable");
     } else if (hub_spoke_running(srv->h, NULL, srv->app, s->tag)) {
         /* Refused by the hub (a result that breaks the schema, bad arguments) while
          * the session's sandbox lives on. */
@@ -345,7 +353,7 @@ static void on_exec_done(void *ud, const struct call_result *r)
         audit_set(rec, "isolate.code", json_incref(ctx->code));
     if (!ok && r->layer)
         audit_set_str(rec, "isolate.layer", r->layer);
-    haudit_write(srv->h, rec);
+    haudit_note(srv->h, rec);
 
     if (ctx->close_after)
         repl_session_end(s, "closed");
@@ -467,7 +475,7 @@ struct session *repl_session_claim(struct repl_server *srv, struct client *c)
     repl_rec_peer(rec, c->ip, c->port);
     audit_set(rec, "isolate.session.prestarted", json_boolean(best->prestarted));
     audit_set_int(rec, "isolate.session.count", (int64_t)srv->n_sessions);
-    haudit_write(srv->h, rec);
+    haudit_note(srv->h, rec);
     return best;
 }
 

@@ -186,7 +186,7 @@ static void start_failed(struct spoke *sp, int code, const char *msg)
     haudit_spoke(rec, sp);
     audit_set_str(rec, "event.reason", msg);
     audit_set_int(rec, "process.exit_code", code);
-    haudit_write(sp->hub, rec);
+    haudit_note(sp->hub, rec);
     log_warnx("%s", msg);
     release_network(sp);
     if (sp->veth_slot >= 0)
@@ -377,7 +377,7 @@ void spoke_ready(struct spoke *sp)
     audit_set_int(rec, "isolate.initialize_ns", (int64_t)sp->last_init_ns);
     if (sp->host_ip[0] && sp->listen_fd >= 0)
         audit_set_str(rec, "isolate.proxy.address", sp->host_ip);
-    haudit_write(sp->hub, rec);
+    haudit_note(sp->hub, rec);
     dispatch(sp);
 }
 
@@ -465,7 +465,7 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
         audit_set_str(rec, "message", msg);
         if (sp->proc)
             audit_set_int(rec, "process.pid", sp->proc->pid);
-        haudit_write(sp->hub, rec);
+        haudit_note(sp->hub, rec);
         if (strcmp(reason, "stop") != 0 && strcmp(reason, "shutdown") != 0)
             log_warnx("%s; killed", msg);
     }
@@ -492,7 +492,7 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
         json_t *rec = haudit_new("spoke-start", "failure");
         haudit_spoke(rec, sp);
         audit_set_str(rec, "event.reason", msg);
-        haudit_write(sp->hub, rec);
+        haudit_note(sp->hub, rec);
     }
     /* A spoke that fails while starting would fail again for the next call in line:
      * those calls fail now rather than loop. Otherwise the next call restarts it. */

@@ -1,4 +1,5 @@
 #include "audit.h"
+#include "log.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,6 +18,8 @@ struct audit {
     bool is_stdout;
     uint64_t written;
     uint64_t failed;
+    uint64_t outage;         /* failures since the last record written */
+    const char *say_outages; /* the consequence to say; NULL: the caller warns itself */
     bool torn; /* a record was cut short and is still in the file: end its line first */
 };
 
@@ -69,6 +72,9 @@ void audit_close(struct audit *a)
 {
     if (!a)
         return;
+    if (a->say_outages && a->outage)
+        log_warnx("audit log %s: the last %llu records could not be written", a->path,
+                  (unsigned long long)a->outage);
     if (!a->is_stdout)
         close(a->fd);
     free(a->path);
@@ -89,6 +95,27 @@ uint64_t audit_written(const struct audit *a)
 uint64_t audit_failed(const struct audit *a)
 {
     return a->failed;
+}
+
+uint64_t audit_outage(const struct audit *a)
+{
+    return a->outage;
+}
+
+void audit_say_outages(struct audit *a, const char *consequence)
+{
+    a->say_outages = consequence;
+}
+
+/* A record was not written (errno err): counted, and the outage's start said once. */
+static int audit_lost(struct audit *a, int err)
+{
+    a->failed++;
+    if (a->outage++ == 0 && a->say_outages)
+        log_warnx("audit log %s cannot be written (%s): %s; said once, not per record", a->path,
+                  strerror(err), a->say_outages);
+    errno = err;
+    return -1;
 }
 
 /* A full disk (ENOSPC) or RLIMIT_FSIZE lets write(2) store part of a line before it
@@ -114,11 +141,8 @@ int audit_write(struct audit *a, json_t *rec)
 
     char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(rec);
-    if (!line) {
-        a->failed++;
-        errno = ENOMEM;
-        return -1;
-    }
+    if (!line)
+        return audit_lost(a, ENOMEM);
     size_t len = strlen(line);
     line[len] = '\n'; /* json_dumps' terminator becomes the line end */
     /* After a cut record that could not be removed, a newline first, so that the
@@ -127,9 +151,7 @@ int audit_write(struct audit *a, json_t *rec)
         if (write_all(a->fd, "\n", 1) < 0) {
             int saved = errno;
             free(line);
-            a->failed++;
-            errno = saved;
-            return -1;
+            return audit_lost(a, saved);
         }
         a->torn = false;
     }
@@ -150,11 +172,15 @@ int audit_write(struct audit *a, json_t *rec)
     if (done < len + 1) {
         if (done > 0)
             audit_untear(a, done);
-        a->failed++;
-        errno = saved;
-        return -1;
+        return audit_lost(a, saved);
     }
     a->written++;
+    if (a->outage) {
+        if (a->say_outages)
+            log_warnx("audit log %s is written again; %llu records could not be written", a->path,
+                      (unsigned long long)a->outage);
+        a->outage = 0;
+    }
     return 0;
 }
 

@@ -8,7 +8,9 @@
  * interleave. A record that cannot be written whole is reported to the caller
  * (-1 and errno): the caller decides to refuse the action rather than run unlogged.
  * Nothing is dropped silently. A record cut short by a full disk is cut off the file
- * again (or, on a pipe, ended by a newline), so the log stays one record per line. */
+ * again (or, on a pipe, ended by a newline), so the log stays one record per line.
+ * Failures are counted; a writer with many callers can have the outages themselves
+ * said on stderr (audit_say_outages) instead of a warning per lost record. */
 #ifndef ISOLATE_AUDIT_H
 #define ISOLATE_AUDIT_H
 
@@ -38,6 +40,13 @@ const char *audit_path(const struct audit *a);
 int audit_write(struct audit *a, json_t *rec);
 uint64_t audit_written(const struct audit *a);
 uint64_t audit_failed(const struct audit *a);
+/* Records not written since the last one that was: 0 while the log works. */
+uint64_t audit_outage(const struct audit *a);
+/* From now on audit_write() says on stderr, once, when the log stops taking records
+ * (why, and the consequence the caller gives, e.g. what it refuses meanwhile), and once
+ * when it takes them again or is closed (how many were lost); callers then need not
+ * warn per record. consequence is borrowed and must outlive a. */
+void audit_say_outages(struct audit *a, const char *consequence);
 
 /* Sets rec[path] where path is dotted ("destination.port"); intermediate objects are
  * created. Takes ownership of value; a NULL value is ignored. */

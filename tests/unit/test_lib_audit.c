@@ -68,9 +68,65 @@ static void test_cut_record(void)
     unlink(path);
 }
 
+/* Lines of path holding needle. */
+static int count_lines(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* audit_say_outages: an outage of many lost records is said once when it starts and
+ * once when the log works again (with the count), not per record; no sticky state. */
+static void test_outage_said_once(void)
+{
+    char errpath[] = "/tmp/audit-test-stderr-XXXXXX", good[] = "/tmp/audit-test-good-XXXXXX";
+    int errfd = mkstemp(errpath), goodfd = mkstemp(good);
+    close(goodfd);
+    fflush(stderr);
+    int saved_stderr = dup(STDERR_FILENO);
+    dup2(errfd, STDERR_FILENO);
+    char err[256];
+    struct audit *a = audit_open("/dev/full", "test", err, sizeof(err));
+    audit_say_outages(a, "the test refuses what it must log");
+    int fails = 0;
+    for (int i = 0; i < 5; i++) {
+        json_t *rec = json_object();
+        audit_set_str(rec, "event.action", "lost");
+        fails += audit_write(a, rec) == -1 && errno == ENOSPC;
+    }
+    uint64_t outage = audit_outage(a);
+    audit_reopen_fd(a, open(good, O_WRONLY | O_APPEND | O_CLOEXEC));
+    json_t *rec = json_object();
+    audit_set_str(rec, "event.action", "back");
+    int back = audit_write(a, rec);
+    uint64_t after = audit_outage(a);
+    audit_close(a);
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    close(errfd);
+    CHECK(fails == 5 && outage == 5, "outage: 5 records lost, each reported to its caller");
+    CHECK(back == 0 && after == 0, "outage: the log works again at once (nothing sticky)");
+    CHECK(count_lines(errpath, "cannot be written (No space left on device): the test refuses") ==
+              1,
+          "outage: its start is said once on stderr, with why and the consequence");
+    CHECK(count_lines(errpath, "is written again; 5 records could not be written") == 1,
+          "outage: its end is said once, with the count");
+    CHECK(count_lines(errpath, "audit log") == 2, "outage: nothing else is said");
+    unlink(errpath);
+    unlink(good);
+}
+
 int main(void)
 {
     test_cut_record();
+    test_outage_said_once();
     char path[] = "/tmp/audit-test-XXXXXX";
     int tmp = mkstemp(path);
     close(tmp);

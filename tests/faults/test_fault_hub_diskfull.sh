@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Fault: the disk under the hub's own audit log fills up. A decision that lets
+# something happen must be on record before it happens, so while the log cannot be
+# written the hub refuses (error layer "audit", code -32007) rather than run unlogged:
+#   - a tool call (`hub call`, no permission asked) in none, process and namespace
+#     modes: the tool does not run, its spoke is not even started;
+#   - an isolate/call between spokes (waiter -> beta, collab allowed by --answers):
+#     the caller gets the audit error, beta never starts;
+#   - a repl-server run in an existing session and in a new one: an error response,
+#     the code does not run, the session and the server live on.
+# The hub says so once on stderr (not per record) and does not crash. Once space is
+# back the same actions run with no restart of anything in between for the server,
+# and the log is whole JSON lines holding their records.
+#
+# The log lives on a 64 KiB tmpfs in a mount namespace of its own, held by a process
+# that dies with this test (so the mount cannot outlive it); every hub runs in that
+# namespace (nsenter), and the test reaches the tmpfs through /proc/HOLDER/root.
+. "$(dirname "$0")/../lib.sh"
+require_root
+MODE=process
+. "$ROOT/tests/hub/hub_lib.sh"
+# waiter first: hub_setup adapts every manifest there to a sanitizer build.
+mkdir -p "$SPOKES" "$BINDIR"
+cp "$ROOT/tests/faults/manifests/waiter.json" "$SPOKES/"
+cp "$BIN/tests/faults/waitspoke" "$BINDIR/"
+hub_setup
+# The code app for the repl-server, its profile named absolutely (as pyexec_lib does).
+$PY -c 'import json,sys
+m = json.load(open(sys.argv[1])); m["profile"] = sys.argv[2]; json.dump(m, open(sys.argv[1], "w"))' \
+    "$SPOKES/code.json" "$ROOT/config/profiles/python.json"
+at_exit "ip netns del $GW_NS; rm -f /run/netns/$GW_NS" # only if the hub failed to
+
+MNT=$TMP/logdisk
+mkdir -p "$MNT"
+unshare --mount --propagation private sh -c \
+    'mount -t tmpfs -o size=64k,mode=0755 itest-fault-hubdisk "$0" && exec setpriv --pdeathsig KILL sleep 300' \
+    "$MNT" &
+HOLDER=$!
+at_exit "kill -9 $HOLDER; wait $HOLDER"
+mounted() { grep -q " $MNT " "/proc/$HOLDER/mountinfo"; }
+if ! wait_for "the log's tmpfs" 10 mounted; then
+    not_ok "a private tmpfs for the audit log"
+    exit 1
+fi
+DISK=/proc/$HOLDER/root$MNT # the tmpfs, seen from here
+AUDIT=$DISK/audit.jsonl     # for audit_count
+SAVED=$TMP/audit-before.jsonl
+: >"$SAVED"
+check "the audit disk is private to the hub's mount namespace" test ! -e "$MNT/audit.jsonl" -a -d "$DISK"
+
+# Run in the log's namespace. nsenter execs the program (no fork for a mount
+# namespace): started with & directly, not from a function (a subshell), $! is the hub.
+INNS=(nsenter "--mount=/proc/$HOLDER/ns/mnt" --)
+hubc_ns() { "${INNS[@]}" "$BIN/hub" call --config "$CONF" "$@"; }
+config() { # MODE USER
+    hub_config "{\"isolation\": \"$1\", \"user\": \"$2\", \"audit\": \"$MNT/audit.jsonl\"}"
+}
+# fill_disk: the log so far is moved aside (tmpfs counts whole pages, so a record may
+# still fit in the last page of a log that has anything in it: emptied, the next
+# record needs a page of its own), then every free page goes to a filler.
+fill_disk() {
+    [ -f "$AUDIT" ] && cat "$AUDIT" >>"$SAVED"
+    : >"$AUDIT"
+    dd if=/dev/zero of="$DISK/filler" bs=4k >/dev/null 2>&1
+    [ "$(stat -f -c %a "$DISK")" = 0 ]
+}
+free_disk() { rm -f "$DISK/filler"; }
+# whole_lines: the log's lines (moved aside and current) are all JSON objects and the
+# file ends with a newline: prints "ok" or what is wrong.
+whole_lines() {
+    $PY - "$SAVED" "$AUDIT" <<'EOF'
+import json, sys
+bad = []
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    if data and not data.endswith(b"\n"):
+        bad.append("%s does not end with a newline" % path)
+    for line in data.split(b"\n")[:-1] if data else []:
+        try:
+            assert isinstance(json.loads(line), dict)
+        except Exception:
+            bad.append(line[:100].decode(errors="replace"))
+print("ok" if not bad else "; ".join(bad))
+EOF
+}
+said_once() { [ "$(grep -c 'cannot be written' "$1")" = 1 ] && grep -q 'No space left on device' "$1"; }
+
+# ---- a tool call, in each isolation mode ----------------------------------------------
+for mode in none process namespace; do
+    u=u$mode
+    config "$mode" "$u"
+    check "$mode: the disk is full" fill_disk
+    rc=0
+    hubc_ns alpha.write "{\"name\": \"marker\", \"text\": \"ran\"}" alpha.whoami '{}' \
+        >"$TMP/out" 2>"$TMP/err" || rc=$?
+    is "$mode, disk full: hub call exits 3 (refused; not a crash)" "$rc" 3
+    first=$(sed -n 1p "$TMP/out")
+    is "$mode: the call is refused at the audit layer" \
+        "$(echo "$first" | jget 'd["error"]["layer"]')" audit
+    is "$mode: ... with code -32007" "$(echo "$first" | jget 'd["error"]["code"]')" -32007
+    like "$mode: ... saying why" "$(echo "$first" | jget 'd["error"]["message"]')" \
+        "^the audit log $MNT/audit.jsonl cannot be written \(No space left on device\); refusing to run alpha\.write unlogged$"
+    is "$mode: the second call too" "$(sed -n 2p "$TMP/out" | jget 'd["error"]["layer"]')" audit
+    check "$mode: the tool did not run (no marker)" test ! -e "$DATA/$u/alpha/marker"
+    check "$mode: the spoke was not even started (no data dir, no spoke log)" \
+        test ! -e "$DATA/$u/alpha" -a ! -e "$RUN/spokes/$u/alpha.log"
+    check "$mode: the hub said so once on stderr, not per record" said_once "$TMP/err"
+    like "$mode: ... and how many records were lost" "$(cat "$TMP/err")" \
+        "the last [0-9]+ records could not be written"
+
+    free_disk
+    rc=0
+    hubc_ns alpha.write "{\"name\": \"marker\", \"text\": \"ran\"}" >"$TMP/out" 2>"$TMP/err" || rc=$?
+    is "$mode, space again: the call runs" "$rc" 0
+    is "$mode: ... and the tool did its work" "$(cat "$DATA/$u/alpha/marker" 2>/dev/null)" ran
+    is "$mode: ... nothing said about the log" "$(grep -c 'audit log' "$TMP/err")" 0
+    q="g(r,'isolate.user')=='$u' and g(r,'isolate.app')=='alpha' and g(r,'isolate.tool')=='write'"
+    is "$mode: its start is on record" "$(audit_count "g(r,'event.action')=='tool-call-start' and $q")" 1
+    is "$mode: ... and its end" \
+        "$(audit_count "g(r,'event.action')=='tool-call' and g(r,'event.outcome')=='success' and $q")" 1
+    is "$mode: the log is whole JSON lines" "$(whole_lines)" ok
+done
+
+# ---- an isolate/call between spokes ---------------------------------------------------
+u=ucollab
+config process "$u"
+relay='{"file": "go", "tool": "beta.write", "arguments": {"name": "marker", "text": "ran"}}'
+"${INNS[@]}" "$BIN/hub" call --config "$CONF" --answers allow waiter.relay_when "$relay" \
+    >"$TMP/out" 2>"$TMP/err" &
+hub_pid=$!
+at_exit "kill -9 $hub_pid"
+waiting() { [ "$(audit_count "g(r,'event.action')=='spoke-start' and g(r,'event.outcome')=='success' and g(r,'isolate.app')=='waiter'")" = 1 ]; }
+if wait_for "the waiter's spoke" 20 waiting; then
+    check "collab: the disk is full while waiter's call runs" fill_disk
+    touch "$DATA/$u/waiter/go" # waiter makes its isolate/call now
+    rc=0
+    wait $hub_pid || rc=$?
+    is "collab, disk full: waiter's own call completes (exit 0; no crash)" "$rc" 0
+    is "collab: waiter's isolate/call was refused" \
+        "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
+    is "collab: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
+    like "collab: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
+        "cannot be written \(No space left on device\); refusing to run beta\.write for waiter unlogged"
+    check "collab: beta did not run (no marker)" test ! -e "$DATA/$u/beta/marker"
+    check "collab: beta was not even started" test ! -e "$DATA/$u/beta"
+    check "collab: the hub said so once on stderr" said_once "$TMP/err"
+else
+    not_ok "collab: waiter started: $(cat "$TMP/err")"
+    kill -9 $hub_pid
+fi
+free_disk
+rc=0
+hubc_ns --answers allow waiter.relay_when "$relay" >"$TMP/out" 2>"$TMP/err" || rc=$?
+is "collab, space again: the isolate/call runs" "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" true
+is "collab: ... and beta did its work" "$(cat "$DATA/$u/beta/marker" 2>/dev/null)" ran
+is "collab: the decision is on record" \
+    "$(audit_count "g(r,'event.action')=='permission' and g(r,'isolate.permission.category')=='collab' and g(r,'event.outcome')=='success' and g(r,'isolate.app')=='beta'")" 2
+is "collab: ... and beta's start, as a call whose parent is waiter's" \
+    "$(audit_count "g(r,'event.action')=='tool-call-start' and g(r,'isolate.app')=='beta' and g(r,'isolate.caller.app')=='waiter' and g(r,'isolate.call.parent')")" 1
+is "collab: the log is whole JSON lines" "$(whole_lines)" ok
+
+# ---- the repl-server ------------------------------------------------------------------
+config process urepl
+out=$TMP/server.out
+"${INNS[@]}" "$BIN/hub" repl-server --config "$CONF" --listen 127.0.0.1:0 --pool 0 \
+    >"$out" 2>"$TMP/server.err" &
+SRV_PID=$!
+at_exit "kill -9 $SRV_PID; wait $SRV_PID"
+port() { sed -n 's/^repl-server: listening on 127.0.0.1:\([0-9]*\) .*/\1/p' "$out"; }
+listening() { [ -n "$(port)" ]; }
+wait_for "the repl-server" 10 listening
+PORT=$(port)
+repl() { "$ROOT/scripts/repl-client" --server "127.0.0.1:$PORT" --json "$@"; }
+marker='import os; open(os.environ["SPOKE_DATA"] + "/marker", "w").write("ran"); print("wrote")'
+if [ -z "$PORT" ]; then
+    not_ok "repl: the server listens: $(cat "$TMP/server.err")"
+else
+    first=$(repl 'x = 41' 2>/dev/null)
+    is "repl: a run while the disk has room" "$(echo "$first" | jget 'd["status"]')" ok
+    sid=$(echo "$first" | jget 'd["session_id"]')
+    check "repl: the disk is full" fill_disk
+    resp=$(repl --session "$sid" "$marker" 2>/dev/null)
+    is "repl, disk full: the run in the session is refused" "$(echo "$resp" | jget 'd["status"]')" error
+    like "repl: ... saying why" "$(echo "$resp" | jget 'd["error"]')" \
+        "cannot be written \(No space left on device\); refusing to run code\.run unlogged"
+    is "repl: the code did not run" "$(find "$DATA/urepl" -name marker | wc -l)" 0
+    resp=$(repl "$marker" 2>/dev/null)
+    is "repl, disk full: a run in a new session is refused too" \
+        "$(echo "$resp" | jget 'd["status"]')" error
+    like "repl: ... saying why" "$(echo "$resp" | jget 'd["error"]')" "refusing to run code\.run unlogged"
+    check "repl: the server is up" kill -0 "$SRV_PID"
+    free_disk
+    resp=$(repl --session "$sid" "$marker"'; print(x + 1)' 2>/dev/null)
+    is "repl, space again: the same session runs the code" "$(echo "$resp" | jget 'd["output"]')" \
+        "wrote
+42"
+    is "repl: ... which did its work" "$(find "$DATA/urepl" -name marker | wc -l)" 1
+    is "repl: the run is on record" \
+        "$(audit_count "g(r,'event.action')=='repl-execute' and g(r,'event.outcome')=='success'")" 1
+    kill -TERM "$SRV_PID"
+    rc=0
+    wait "$SRV_PID" || rc=$?
+    is "repl: the server ends normally on SIGTERM" "$rc" 0
+    check "repl: it said the outage once on stderr" said_once "$TMP/server.err"
+    like "repl: ... and its end" "$(cat "$TMP/server.err")" \
+        "is written again; [0-9]+ records could not be written"
+fi
+is "the log is whole JSON lines at the end" "$(whole_lines)" ok
+is "no spoke process is left" "$(leftover_procs)" 0
+done_testing
