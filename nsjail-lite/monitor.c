@@ -395,10 +395,12 @@ static _Noreturn void run_namespaces(struct monitor *m)
         setup_failed(m, exec_p[0], why);
     if (write_all(sync_p[1], "N", 1) < 0)
         setup_failed(m, exec_p[0], "init died during its setup");
-    close(sync_p[1]);
     close_jail_fds(p);
 
     await_exec(m, exec_p[0]);
+    /* Held until now: init checks after its last go-ahead that the monitor is still
+     * there (see init_main). */
+    close(sync_p[1]);
     int wstatus;
     uint64_t cpu_ns;
     const char *reason = wait_loop(m, &wstatus, &cpu_ns);
