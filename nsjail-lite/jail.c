@@ -49,6 +49,9 @@ static void plan_free(struct jail_plan *p)
     for (char **a = p->argv; a && *a; a++)
         free(*a);
     free(p->argv);
+    for (size_t i = 0; i < p->n_chown; i++)
+        free(p->chown_paths[i]);
+    free(p->chown_paths);
     for (size_t i = 0; i < p->n_candidates; i++)
         free(p->candidates[i]);
     free(p->candidates);
@@ -141,10 +144,12 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
         p->host_uid = id;
         p->host_gid = id;
         plan_debug(p, "host uid/gid %u", id);
+        /* Walked by the monitor (a large tree would hold up the caller). */
+        p->chown_paths = xcalloc(cfg->n_binds + 1, sizeof(char *));
         for (size_t i = 0; i < cfg->n_binds; i++) {
             const struct jail_bind *b = &cfg->binds[i];
-            if (b->chown && b->writable && user_chown_tree(b->src, id, id, err) < 0)
-                return -1;
+            if (b->chown && b->writable)
+                p->chown_paths[p->n_chown++] = xstrdup(b->src);
         }
     }
     return 0;

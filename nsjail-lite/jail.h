@@ -93,7 +93,9 @@ struct jail_bind {
     /* Before the jail starts, change the owner of src and of everything below it (no
      * symlink is followed, no other file system is entered) to the jail's host
      * uid/gid, so the program can use files that an earlier run (with another host
-     * id) left. This is how the hub gives a spoke its private /data. */
+     * id) left. This is how the hub gives a spoke its private /data. The monitor does
+     * it, so a large tree does not hold up jail_start_async(); an error is a setup
+     * error (125). */
     bool chown;
 };
 
