@@ -32,6 +32,10 @@ struct proc {
     int pidfd;
     struct event *ev_exit;
     struct jail *jail; /* process/namespace modes */
+    /* The jail's setup is under way (its program not exec'd yet): the hub's loop does
+     * not wait for it; proc.c learns the outcome from the jail's descriptor. */
+    bool starting;
+    bool start_failed; /* the setup failed: the program never ran */
     bool killed;
     const char *kill_reason;
     uint64_t t_start;

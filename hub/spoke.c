@@ -106,6 +106,14 @@ static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct spoke *sp = arg;
+    if (sp->proc && sp->proc->starting) {
+        /* The jail closed the socket during its setup: it failed, and its report
+         * (the message and code the caller gets) is on its way; the start timeout
+         * bounds the wait. */
+        struct timeval tv = {.tv_sec = 0, .tv_usec = EOF_GRACE_MS * 1000};
+        evtimer_add(sp->ev_eof, &tv);
+        return;
+    }
     spoke_kill(sp, "closed", false, "spoke %s closed its connection", sp->m->name);
 }
 
@@ -527,6 +535,21 @@ void spoke_proc_exited(struct spoke *sp, int exit_code, const char *reason)
         snprintf(msg, sizeof(msg), "spoke %s exited with status %d", sp->m->name, exit_code);
     /* The jail's reason (seccomp, rlimit-cpu, wall-time) names the layer that acted. */
     spoke_end(sp, "exited", reason && reason[0] ? layer_for(reason) : "spoke", false, false, msg);
+}
+
+void spoke_proc_start_failed(struct spoke *sp, int code, const char *why)
+{
+    sp->proc = NULL;
+    if (sp->state == SP_STOPPED)
+        return;
+    /* As when proc_spawn() itself failed: the program never ran, so no call was sent
+     * and no request came from it; every queued call gets this message. */
+    char msg[700];
+    snprintf(msg, sizeof(msg), "spoke %s could not start: %s", sp->m->name, why);
+    close_connection(sp);
+    sp->gen++;
+    sp->sreqs = 0;
+    start_failed(sp, code, msg);
 }
 
 void spoke_free(struct spoke *sp)
