@@ -250,17 +250,14 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, siz
     return -1;
 }
 
-static void spoke_start(struct spoke *sp)
+/* Makes the spoke's process: its host id, /data, veth and proxy listener, socket and
+ * jail (whose setup goes on off the loop), then sends initialize. */
+static void spoke_spawn(struct spoke *sp)
 {
     struct hub *h = sp->hub;
     enum isolation mode = h->cfg->isolation;
     char err[512] = "";
     int code = 125;
-    audit_new_id(sp->id);
-    sp->gen++;
-    sp->state = SP_STARTING;
-    sp->t_spawn = now_mono_ns();
-    sp->t_init = sp->t_ready = 0;
     if (h->quit) {
         start_failed(sp, 125, "the hub is shutting down");
         return;
@@ -356,6 +353,53 @@ static void spoke_start(struct spoke *sp)
     sp->idle_frames = 0;
     log_debug("spoke %s (%s) started, pid %d", sp->m->name, sp->id, (int)p->pid);
     mcp_begin(sp);
+}
+
+/* The start queue: one spawn per turn of the loop. A spawn prepares the jail and forks
+ * its monitor on the loop (a few ms, more when many jails set up at once); a burst of
+ * new spokes (sessions asked for at once) spawned back to back would hold every
+ * running spoke's traffic until the last one. A zero timeout runs after the I/O that
+ * is ready, so those callbacks get their turn between two spawns. */
+static void arm_start_queue(struct hub *h);
+
+static void on_start_queue(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct hub *h = arg;
+    struct spoke *sp = TAILQ_FIRST(&h->start_queue);
+    if (!sp)
+        return;
+    TAILQ_REMOVE(&h->start_queue, sp, start_link);
+    sp->start_queued = false;
+    if (!TAILQ_EMPTY(&h->start_queue))
+        arm_start_queue(h);
+    spoke_spawn(sp);
+}
+
+static void arm_start_queue(struct hub *h)
+{
+    if (!h->ev_start_queue)
+        h->ev_start_queue = evtimer_new(h->base, on_start_queue, h);
+    struct timeval now = {0, 0};
+    evtimer_add(h->ev_start_queue, &now);
+}
+
+static void spoke_start(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    audit_new_id(sp->id);
+    sp->gen++;
+    sp->state = SP_STARTING;
+    sp->t_spawn = now_mono_ns();
+    sp->t_init = sp->t_ready = 0;
+    if (h->quit) {
+        start_failed(sp, 125, "the hub is shutting down");
+        return;
+    }
+    TAILQ_INSERT_TAIL(&h->start_queue, sp, start_link);
+    sp->start_queued = true;
+    arm_start_queue(h);
 }
 
 /* Sends queued calls while the spoke is ready and idle (one call at a time). */
@@ -465,6 +509,10 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
 {
     if (sp->state == SP_STOPPED)
         return;
+    if (sp->start_queued) {
+        TAILQ_REMOVE(&sp->hub->start_queue, sp, start_link);
+        sp->start_queued = false;
+    }
     bool was_starting = sp->state == SP_STARTING || sp->state == SP_LISTING;
     if (kill_record) {
         json_t *rec = haudit_new("spoke-kill", "success");

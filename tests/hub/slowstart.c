@@ -11,8 +11,8 @@
  * 3. "big" again, and meanwhile echo calls to the warm spoke one after another: the
  *    slowest of them;
  * 4. ghost (a program that does not exist), twice: each call's error;
- * 5. "big" closed right after its call (a kill while starting), then called again and
- *    the hub freed while it starts.
+ * 5. "big" closed as soon as its jail is being set up (a kill while starting), then
+ *    called again and the hub freed while its jail is being set up.
  * Prints one JSON object; the script checks it, the audit log and what is left. */
 #include "hub/answers.h"
 #include "hub/hub.h"
@@ -72,6 +72,18 @@ static void wait_for(struct pending *p)
 {
     while (!p->done && !hub_quit_requested(hub))
         event_base_loop(base, EVLOOP_ONCE);
+}
+
+/* Turns the loop until the hub has spawned its next process (its jail is then being
+ * set up: the spawn is queued for a turn of the loop). */
+static void wait_spawned(size_t procs_before)
+{
+    uint64_t until = now_mono_ns() + 10000000000ULL;
+    size_t procs, slots;
+    do {
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        hub_resource_counts(hub, &procs, &slots);
+    } while (procs <= procs_before && now_mono_ns() < until);
 }
 
 static void close_and_reap(const char *app, const char *instance, size_t keep)
@@ -155,8 +167,9 @@ int main(int argc, char **argv)
                             json_pack("{s:b,s:s}", "ok", ghost.ok, "message", ghost.message));
     }
 
-    /* 5. closed while starting; then the hub freed while it starts */
+    /* 5. closed while its jail is set up; then the hub freed while it is */
     call(&big, "alpha", "whoami", "big", empty, on_done);
+    wait_spawned(1);
     close_and_reap("alpha", "big", 1);
     json_object_set_new(
         out, "closed_while_starting",
@@ -165,6 +178,9 @@ int main(int argc, char **argv)
     hub_resource_counts(hub, &procs, &slots);
     json_object_set_new(out, "procs_after_close", json_integer((json_int_t)procs));
     call(&big, "alpha", "whoami", "big", empty, on_done);
+    wait_spawned(1);
+    hub_resource_counts(hub, &procs, &slots);
+    json_object_set_new(out, "procs_before_free", json_integer((json_int_t)procs));
     hub_free(hub);
     hub = NULL;
     json_object_set_new(out, "freed_while_starting_answered", json_boolean(big.done));
