@@ -98,6 +98,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     h->base = base;
     h->debug = debug;
     LIST_INIT(&h->procs);
+    TAILQ_INIT(&h->start_queue);
     if (open_audit(h, err, errlen) < 0) {
         free(h);
         return NULL;
@@ -198,6 +199,8 @@ void hub_free(struct hub *h)
     h->elicit->free(h->elicit);
     if (h->ev_sigchld)
         event_free(h->ev_sigchld);
+    if (h->ev_start_queue)
+        event_free(h->ev_start_queue); /* empty: spoke_free() took every spoke off it */
     event_free(h->ev_sigint);
     event_free(h->ev_sigterm);
     audit_close(h->audit);

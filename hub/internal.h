@@ -32,6 +32,10 @@ struct proc {
     int pidfd;
     struct event *ev_exit;
     struct jail *jail; /* process/namespace modes */
+    /* The jail's setup is under way (its program not exec'd yet): the hub's loop does
+     * not wait for it; proc.c learns the outcome from the jail's descriptor. */
+    bool starting;
+    bool start_failed; /* the setup failed: the program never ran */
     bool killed;
     const char *kill_reason;
     uint64_t t_start;
@@ -174,6 +178,9 @@ struct spoke {
     char host_ip[16];
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
+    /* SP_STARTING, waiting in the hub's start queue for its turn to be spawned */
+    bool start_queued;
+    TAILQ_ENTRY(spoke) start_link;
 };
 
 struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const char *instance,
@@ -230,6 +237,9 @@ struct hub {
     struct gateway *gw;
     struct proxy_sup *proxy;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld;
+    /* spokes to spawn, one per turn of the loop (spoke.c) */
+    TAILQ_HEAD(, spoke) start_queue;
+    struct event *ev_start_queue;
     bool quit;
     char *spoke_log_dir;
     uint64_t calls_live;

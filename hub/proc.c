@@ -129,6 +129,26 @@ static void proc_free(struct proc *p)
     free(p);
 }
 
+#ifdef HUB_HAVE_JAIL
+/* Follows a starting jail: once its setup has ended, a failure goes to the owner now
+ * (the monitor's exit, with the same code, is reaped later like any other). */
+static void check_start(struct proc *p)
+{
+    struct jail_error je;
+    int rc = jail_start_result(p->jail, &je);
+    if (rc == 0)
+        return;
+    p->starting = false;
+    if (rc > 0)
+        return;
+    p->start_failed = true;
+    struct spoke *owner = p->owner;
+    p->owner = NULL;
+    if (owner)
+        spoke_proc_start_failed(owner, je.exit_code, je.message);
+}
+#endif
+
 /* Reaps p: 1 and the status when it has ended, 0 while it runs. */
 static int proc_reap(struct proc *p, bool block, int *code, char *reason, size_t rlen)
 {
@@ -136,7 +156,11 @@ static int proc_reap(struct proc *p, bool block, int *code, char *reason, size_t
 #ifdef HUB_HAVE_JAIL
     if (p->jail) {
         struct jail_status st;
+        /* Both take a start record off the descriptor first: check_start() reads
+         * what it said. */
         int rc = block ? jail_wait(p->jail, &st) : jail_poll(p->jail, &st);
+        if (p->starting)
+            check_start(p);
         if (rc <= 0)
             return rc < 0 ? 1 : 0;
         *code = st.exit_code;
@@ -172,18 +196,22 @@ static void proc_finish(struct proc *p, int code, const char *reason)
     /* Our own SIGKILL shows as "signal 9": say that the hub ended it. */
     if (p->killed && (!reason[0] || strcmp(reason, "signal 9") == 0))
         reason = "killed";
-    json_t *rec = haudit_new("spoke-exit", code == 0 && !p->killed ? "success" : "failure");
-    audit_set_str(rec, "isolate.spoke.id", p->spoke_id);
-    audit_set_str(rec, "isolate.app", p->app);
-    audit_set_str(rec, "isolate.user", p->user);
-    audit_set_str(rec, "isolate.mode", isolation_name(p->mode));
-    audit_set_int(rec, "process.pid", p->pid);
-    audit_set_int(rec, "process.exit_code", code);
-    audit_set_str(rec, "event.reason", reason[0] ? reason : "exited");
-    if (p->killed && p->kill_reason)
-        audit_set_str(rec, "isolate.kill_reason", p->kill_reason);
-    audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - p->t_start));
-    haudit_note(p->hub, rec);
+    /* A jail whose setup failed never ran the program: the spoke's "spoke-start"
+     * failure record tells it, as when the setup failed inside proc_spawn(). */
+    if (!p->start_failed) {
+        json_t *rec = haudit_new("spoke-exit", code == 0 && !p->killed ? "success" : "failure");
+        audit_set_str(rec, "isolate.spoke.id", p->spoke_id);
+        audit_set_str(rec, "isolate.app", p->app);
+        audit_set_str(rec, "isolate.user", p->user);
+        audit_set_str(rec, "isolate.mode", isolation_name(p->mode));
+        audit_set_int(rec, "process.pid", p->pid);
+        audit_set_int(rec, "process.exit_code", code);
+        audit_set_str(rec, "event.reason", reason[0] ? reason : "exited");
+        if (p->killed && p->kill_reason)
+            audit_set_str(rec, "isolate.kill_reason", p->kill_reason);
+        audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - p->t_start));
+        haudit_note(p->hub, rec);
+    }
     struct spoke *owner = p->owner;
     p->owner = NULL;
     if (owner)
@@ -454,7 +482,8 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
     for (size_t i = 1; i < argc; i++)
         argv[i] = s->m->command[i];
     struct jail_error je;
-    struct jail *j = jail_start(&jc, argv, &je);
+    /* The loop goes on while the jail is set up: its outcome arrives on jail_fd(). */
+    struct jail *j = jail_start_async(&jc, argv, &je);
     free(argv);
     jail_config_free(&jc);
     if (!j) {
@@ -505,6 +534,7 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->mode = s->mode;
     p->pid = pid;
     p->jail = jail;
+    p->starting = jail != NULL;
     p->t_start = now_mono_ns();
     p->veth_slot = p->uid_slot = -1;
     p->err_fd = errpipe[0];
@@ -513,7 +543,8 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     if (p->log_fd < 0)
         log_warn("spoke log %s", s->log_path);
 #ifdef HUB_HAVE_JAIL
-    /* A jail's pid is its monitor; nsjail-lite's own descriptor says when it ended. */
+    /* A jail's pid is its monitor; nsjail-lite's own descriptor says when its setup
+     * ended (then how: check_start) and when the jail ended. */
     p->pidfd = jail ? -1 : hub_pidfd_open(pid);
     int exit_fd = jail ? jail_fd(jail) : p->pidfd;
 #else

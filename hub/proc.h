@@ -35,7 +35,9 @@ struct spawn_spec {
 };
 
 /* The started process, registered with the hub; NULL with err and the env(1)-style
- * code (125 setup failed, 126 not executable, 127 not found) on failure. */
+ * code (125 setup failed, 126 not executable, 127 not found) on failure. A jail is
+ * returned while its setup is still under way (p->starting): a failure found then
+ * reaches the owner through spoke_proc_start_failed(). */
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen);
 /* Reaps through SIGCHLD events when pidfds are not available. */
@@ -52,5 +54,8 @@ char *proc_resolve_command(const char *cmd, const char *bin_dir);
 
 /* Set by spoke.c: the spoke that owns a proc learns of its exit. */
 void spoke_proc_exited(struct spoke *sp, int exit_code, const char *reason);
+/* ... and that its jail's setup failed (after proc_spawn() returned it): why, with
+ * the env(1)-style code. The proc is no longer the spoke's; it is reaped as usual. */
+void spoke_proc_start_failed(struct spoke *sp, int code, const char *why);
 
 #endif

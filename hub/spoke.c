@@ -106,6 +106,14 @@ static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct spoke *sp = arg;
+    if (sp->proc && sp->proc->starting) {
+        /* The jail closed the socket during its setup: it failed, and its report
+         * (the message and code the caller gets) is on its way; the start timeout
+         * bounds the wait. */
+        struct timeval tv = {.tv_sec = 0, .tv_usec = EOF_GRACE_MS * 1000};
+        evtimer_add(sp->ev_eof, &tv);
+        return;
+    }
     spoke_kill(sp, "closed", false, "spoke %s closed its connection", sp->m->name);
 }
 
@@ -242,17 +250,14 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, siz
     return -1;
 }
 
-static void spoke_start(struct spoke *sp)
+/* Makes the spoke's process: its host id, /data, veth and proxy listener, socket and
+ * jail (whose setup goes on off the loop), then sends initialize. */
+static void spoke_spawn(struct spoke *sp)
 {
     struct hub *h = sp->hub;
     enum isolation mode = h->cfg->isolation;
     char err[512] = "";
     int code = 125;
-    audit_new_id(sp->id);
-    sp->gen++;
-    sp->state = SP_STARTING;
-    sp->t_spawn = now_mono_ns();
-    sp->t_init = sp->t_ready = 0;
     if (h->quit) {
         start_failed(sp, 125, "the hub is shutting down");
         return;
@@ -348,6 +353,53 @@ static void spoke_start(struct spoke *sp)
     sp->idle_frames = 0;
     log_debug("spoke %s (%s) started, pid %d", sp->m->name, sp->id, (int)p->pid);
     mcp_begin(sp);
+}
+
+/* The start queue: one spawn per turn of the loop. A spawn prepares the jail and forks
+ * its monitor on the loop (a few ms, more when many jails set up at once); a burst of
+ * new spokes (sessions asked for at once) spawned back to back would hold every
+ * running spoke's traffic until the last one. A zero timeout runs after the I/O that
+ * is ready, so those callbacks get their turn between two spawns. */
+static void arm_start_queue(struct hub *h);
+
+static void on_start_queue(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct hub *h = arg;
+    struct spoke *sp = TAILQ_FIRST(&h->start_queue);
+    if (!sp)
+        return;
+    TAILQ_REMOVE(&h->start_queue, sp, start_link);
+    sp->start_queued = false;
+    if (!TAILQ_EMPTY(&h->start_queue))
+        arm_start_queue(h);
+    spoke_spawn(sp);
+}
+
+static void arm_start_queue(struct hub *h)
+{
+    if (!h->ev_start_queue)
+        h->ev_start_queue = evtimer_new(h->base, on_start_queue, h);
+    struct timeval now = {0, 0};
+    evtimer_add(h->ev_start_queue, &now);
+}
+
+static void spoke_start(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    audit_new_id(sp->id);
+    sp->gen++;
+    sp->state = SP_STARTING;
+    sp->t_spawn = now_mono_ns();
+    sp->t_init = sp->t_ready = 0;
+    if (h->quit) {
+        start_failed(sp, 125, "the hub is shutting down");
+        return;
+    }
+    TAILQ_INSERT_TAIL(&h->start_queue, sp, start_link);
+    sp->start_queued = true;
+    arm_start_queue(h);
 }
 
 /* Sends queued calls while the spoke is ready and idle (one call at a time). */
@@ -457,6 +509,10 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
 {
     if (sp->state == SP_STOPPED)
         return;
+    if (sp->start_queued) {
+        TAILQ_REMOVE(&sp->hub->start_queue, sp, start_link);
+        sp->start_queued = false;
+    }
     bool was_starting = sp->state == SP_STARTING || sp->state == SP_LISTING;
     if (kill_record) {
         json_t *rec = haudit_new("spoke-kill", "success");
@@ -527,6 +583,21 @@ void spoke_proc_exited(struct spoke *sp, int exit_code, const char *reason)
         snprintf(msg, sizeof(msg), "spoke %s exited with status %d", sp->m->name, exit_code);
     /* The jail's reason (seccomp, rlimit-cpu, wall-time) names the layer that acted. */
     spoke_end(sp, "exited", reason && reason[0] ? layer_for(reason) : "spoke", false, false, msg);
+}
+
+void spoke_proc_start_failed(struct spoke *sp, int code, const char *why)
+{
+    sp->proc = NULL;
+    if (sp->state == SP_STOPPED)
+        return;
+    /* As when proc_spawn() itself failed: the program never ran, so no call was sent
+     * and no request came from it; every queued call gets this message. */
+    char msg[700];
+    snprintf(msg, sizeof(msg), "spoke %s could not start: %s", sp->m->name, why);
+    close_connection(sp);
+    sp->gen++;
+    sp->sreqs = 0;
+    start_failed(sp, code, msg);
 }
 
 void spoke_free(struct spoke *sp)

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
@@ -84,6 +85,13 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
     /* The network is configured while the host's /proc is still mounted: eth0's IPv6
      * switch lives under /proc/sys, which is read-only in the new root. */
     wait_for(sync_fd, 'N');
+    /* The death signal armed again above misses a monitor that died before: 'N' may
+     * have been written just before it did (killed while the jail is starting). The
+     * monitor holds the other end of the sync pipe until the program has exec'd, so
+     * end of file now means it is gone, and from here on the signal covers it. */
+    struct pollfd alive = {.fd = sync_fd, .events = POLLIN};
+    if (poll(&alive, 1, 0) != 0)
+        _exit(125);
     close(sync_fd);
     if (net_setup_inside(p, why, sizeof(why)) < 0)
         child_fail(exec_fd, 125, "%s", why);

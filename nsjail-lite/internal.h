@@ -75,6 +75,9 @@ struct jail_plan {
     gid_t host_gid;
     int lock_fd; /* flock'ed while the host id is in use */
     char *hostname;
+    /* bind sources handed to host_uid/gid by the monitor before it clones init */
+    char **chown_paths;
+    size_t n_chown;
 
     /* filesystem */
     struct mnt_op *ops;

@@ -1,6 +1,6 @@
-/* The library entry points (jail.h): jail_start() prepares everything in the caller,
- * forks the monitor and waits until the program was exec'd; the others watch, reap
- * and end a running jail. */
+/* The library entry points (jail.h): jail_start_async() prepares everything in the
+ * caller and forks the monitor; jail_start() also waits until the program was exec'd;
+ * the others follow the start, watch, reap and end a jail. */
 #include "internal.h"
 #include "log.h"
 #include "util.h"
@@ -18,9 +18,18 @@
 
 #define MAX_KEEP_FDS 32
 
+/* Where the monitor's report pipe stands: its first record says how the setup went. */
+enum jail_phase {
+    PHASE_STARTING, /* no record yet */
+    PHASE_RUNNING,  /* REC_STARTED: the program was exec'd */
+    PHASE_FAILED,   /* REC_ERROR, or the monitor died before either */
+};
+
 struct jail {
     pid_t pid;
-    int fd; /* the monitor's report pipe */
+    int fd; /* the monitor's report pipe, non-blocking */
+    enum jail_phase phase;
+    struct jail_error start_err; /* PHASE_FAILED: what failed, with 125/126/127 */
     uid_t host_uid;
     gid_t host_gid;
     char ifname[IF_NAMESIZE];
@@ -40,6 +49,9 @@ static void plan_free(struct jail_plan *p)
     for (char **a = p->argv; a && *a; a++)
         free(*a);
     free(p->argv);
+    for (size_t i = 0; i < p->n_chown; i++)
+        free(p->chown_paths[i]);
+    free(p->chown_paths);
     for (size_t i = 0; i < p->n_candidates; i++)
         free(p->candidates[i]);
     free(p->candidates);
@@ -132,16 +144,19 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
         p->host_uid = id;
         p->host_gid = id;
         plan_debug(p, "host uid/gid %u", id);
+        /* Walked by the monitor (a large tree would hold up the caller). */
+        p->chown_paths = xcalloc(cfg->n_binds + 1, sizeof(char *));
         for (size_t i = 0; i < cfg->n_binds; i++) {
             const struct jail_bind *b = &cfg->binds[i];
-            if (b->chown && b->writable && user_chown_tree(b->src, id, id, err) < 0)
-                return -1;
+            if (b->chown && b->writable)
+                p->chown_paths[p->n_chown++] = xstrdup(b->src);
         }
     }
     return 0;
 }
 
-struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struct jail_error *err)
+struct jail *jail_start_async(const struct jail_config *cfg, char *const argv[],
+                              struct jail_error *err)
 {
     struct jail_error local;
     if (!err)
@@ -182,23 +197,11 @@ struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struc
         jail_err_set(err, 125, "fork: %s", strerror(fork_errno));
         return NULL;
     }
-
-    struct jail_rec r;
-    int rc = rec_recv(report[0], &r);
-    if (rc != 1 || r.type != REC_STARTED) {
-        if (rc == 1 && r.type == REC_ERROR)
-            jail_err_set(err, r.exit_code, "%s", r.message);
-        else
-            jail_err_set(err, 125, "the jail's monitor died during setup");
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        close(report[0]);
-        return NULL;
-    }
     set_nonblock(report[0], true);
     struct jail *j = xcalloc(1, sizeof(*j));
     j->pid = pid;
     j->fd = report[0];
+    j->phase = PHASE_STARTING;
     j->host_uid = host_uid;
     j->host_gid = host_gid;
     if (veth) {
@@ -208,6 +211,63 @@ struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struc
             snprintf(j->ifname, sizeof(j->ifname), "vnj%d", (int)pid);
     }
     return j;
+}
+
+/* Takes the monitor's first record off the pipe while the jail is starting: waiting
+ * for it, or not (then nothing changes until it is there). End of file or anything
+ * else before it means the monitor died during the setup. */
+static void read_start(struct jail *j, bool block)
+{
+    if (j->phase != PHASE_STARTING)
+        return;
+    struct jail_rec r;
+    if (block)
+        set_nonblock(j->fd, false);
+    int rc = rec_recv(j->fd, &r);
+    int e = errno;
+    if (block)
+        set_nonblock(j->fd, true);
+    if (rc < 0 && e == EAGAIN)
+        return;
+    if (rc == 1 && r.type == REC_STARTED) {
+        j->phase = PHASE_RUNNING;
+        return;
+    }
+    j->phase = PHASE_FAILED;
+    if (rc == 1 && r.type == REC_ERROR)
+        jail_err_set(&j->start_err, r.exit_code, "%s", r.message);
+    else
+        jail_err_set(&j->start_err, 125, "the jail's monitor died during setup");
+}
+
+int jail_start_result(struct jail *j, struct jail_error *err)
+{
+    read_start(j, false);
+    if (j->phase == PHASE_STARTING)
+        return 0;
+    if (j->phase == PHASE_RUNNING)
+        return 1;
+    if (err)
+        *err = j->start_err;
+    return -1;
+}
+
+struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struct jail_error *err)
+{
+    struct jail *j = jail_start_async(cfg, argv, err);
+    if (!j)
+        return NULL;
+    read_start(j, true);
+    if (j->phase == PHASE_RUNNING)
+        return j;
+    if (err)
+        *err = j->start_err;
+    /* The monitor exits right after its report (with the same code). */
+    while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    close(j->fd);
+    free(j);
+    return NULL;
 }
 
 void jail_status_of_error(int exit_code, struct jail_status *st)
@@ -268,7 +328,10 @@ static int finish(struct jail *j, const int *wstatus, struct jail_status *st)
 {
     struct jail_rec r;
     memset(&j->status, 0, sizeof(j->status));
-    if (rec_recv(j->fd, &r) == 1 && r.type == REC_EXIT) {
+    read_start(j, false); /* the monitor is gone: its records are all there */
+    if (j->phase == PHASE_FAILED) {
+        jail_status_of_error(j->start_err.exit_code, &j->status);
+    } else if (rec_recv(j->fd, &r) == 1 && r.type == REC_EXIT) {
         j->status.exit_code = r.exit_code;
         j->status.term_signal = r.term_signal;
         str_copy(j->status.reason, r.reason, sizeof(j->status.reason));
@@ -299,6 +362,8 @@ int jail_poll(struct jail *j, struct jail_status *st)
             *st = j->status;
         return 1;
     }
+    /* The start record off the pipe first: the poll() below asks about the exit. */
+    read_start(j, false);
     int ws;
     pid_t w = waitpid(j->pid, &ws, WNOHANG);
     if (w == j->pid)

@@ -17,6 +17,18 @@
  * waitpid() it, poll its pidfd, or call jail_poll()/jail_wait(), which reap it and
  * fill a jail_status. Killing that pid takes the whole jail down.
  *
+ * jail_start_async() is the same start without the wait for the exec (the clone,
+ * namespaces, veth, mounts, pivot_root and seccomp take milliseconds, which an event
+ * loop should not spend blocked): it returns once the monitor is forked, after the
+ * same checks and preparation in the caller (errors found there are returned at
+ * once, as by jail_start()). The jail is then "starting": jail_fd() becomes readable
+ * when the program has been exec'd or the setup failed, and jail_start_result() says
+ * which, with the same code and message jail_start() would have returned. A failed
+ * setup leaves a monitor that exits with that code: reap it as any jail (its status
+ * is jail_status_of_error()'s). jail_kill() of a starting jail takes effect when the
+ * setup step under way returns (the monitor takes its signals only then), so nothing
+ * is left behind, and the program, if it was exec'd, is killed at once.
+ *
  * How it works (details in internal.h): the pid is a small "monitor" process forked
  * from the caller. It holds the jail's host-id lock, enforces the wall time, and exits
  * the way the program did (same exit code, or killed by the same signal), after
@@ -44,9 +56,10 @@
  *   wait status to jail_reaped() instead of calling jail_poll()/jail_wait().
  * jail_start() is thread-safe; a jail handle is used by one thread at a time.
  *
- * With a veth, the host side and its address exist from inside jail_start() on: bind a
- * proxy's listening socket to that address with IP_FREEBIND before starting the jail,
- * so the spoke's first connect cannot race it. When the jail ends, the kernel deletes
+ * With a veth, the host side and its address exist before the program is exec'd (from
+ * inside jail_start() on; after jail_start_async() once jail_start_result() says 1):
+ * bind a proxy's listening socket to that address with IP_FREEBIND before starting
+ * the jail, so the spoke's first connect cannot race it. When the jail ends, the kernel deletes
  * the host side with the jail's netns, asynchronously (it may linger for some
  * milliseconds after jail_wait() returns): hand out /30s round-robin rather than
  * reusing the one just freed. The jail's pid 1 is a copy of the caller's memory; it
@@ -80,7 +93,9 @@ struct jail_bind {
     /* Before the jail starts, change the owner of src and of everything below it (no
      * symlink is followed, no other file system is entered) to the jail's host
      * uid/gid, so the program can use files that an earlier run (with another host
-     * id) left. This is how the hub gives a spoke its private /data. */
+     * id) left. This is how the hub gives a spoke its private /data. The monitor does
+     * it, so a large tree does not hold up jail_start_async(); an error is a setup
+     * error (125). */
     bool chown;
 };
 
@@ -182,6 +197,14 @@ void jail_config_set_env(struct jail_config *cfg, const char *name_value);
 void jail_config_free(struct jail_config *cfg);
 
 struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struct jail_error *err);
+/* The start without the wait for the exec (see above); NULL with *err when the checks
+ * or the preparation in the caller failed. */
+struct jail *jail_start_async(const struct jail_config *cfg, char *const argv[],
+                              struct jail_error *err);
+/* How the start went: 1 the program was exec'd (always, for a jail from jail_start()),
+ * 0 still starting (ask again when jail_fd() is readable), -1 the setup failed, *err
+ * filled with the code (125, 126, 127) and the message. Never blocks. */
+int jail_start_result(struct jail *j, struct jail_error *err);
 /* The launcher's way (build/nsjail-lite): the calling process itself becomes the
  * monitor, so no extra process is forked. It never returns: it exits with the
  * program's status (128+N if the program died of signal N; 137 for wall time or
@@ -197,7 +220,9 @@ gid_t jail_host_gid(const struct jail *j);
 /* The host side of the veth ("" without one). */
 const char *jail_host_ifname(const struct jail *j);
 /* A descriptor that becomes readable when the jail has ended (for poll/libevent);
- * then call jail_poll(). Owned by the handle. */
+ * then call jail_poll(). While a jail_start_async() jail is starting, it becomes
+ * readable first when the start is decided: then call jail_start_result() (jail_poll()
+ * also takes that record off it). Owned by the handle. */
 int jail_fd(const struct jail *j);
 /* 1 and *st filled when the jail has ended (reaped), 0 while it runs, -1 on error. */
 int jail_poll(struct jail *j, struct jail_status *st);
@@ -208,7 +233,10 @@ int jail_wait(struct jail *j, struct jail_status *st);
 int jail_reaped(struct jail *j, int wstatus, struct jail_status *st);
 /* Ends every process of the jail (SIGKILL); the status reason becomes "killed". */
 int jail_kill(struct jail *j);
-/* Kills and reaps the jail if it still runs, then frees the handle. */
+/* Kills and reaps the jail if it still runs, then frees the handle. The kill is a
+ * SIGKILL to the monitor: without namespaces, what the program started in its group
+ * may survive it (only the program has a death signal), so end a running jail with
+ * jail_kill() and jail_wait() first. */
 void jail_free(struct jail *j);
 
 /* Writes the compiled seccomp program for cfg (an array of struct sock_filter, the

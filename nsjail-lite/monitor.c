@@ -342,10 +342,23 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
     _exit(r.exit_code & 0xff);
 }
 
+/* The bind sources the jail gets as its own (the hub's /data), handed to its host id
+ * before the jail exists: here rather than in the caller, whose event loop a large
+ * tree would hold up. */
+static void chown_binds(struct monitor *m)
+{
+    for (size_t i = 0; i < m->p->n_chown; i++) {
+        struct jail_error e;
+        if (user_chown_tree(m->p->chown_paths[i], m->p->host_uid, m->p->host_gid, &e) < 0)
+            report_error(m, e.exit_code, e.message);
+    }
+}
+
 static _Noreturn void run_namespaces(struct monitor *m)
 {
     struct jail_plan *p = m->p;
     char why[JAIL_ERR_MAX];
+    chown_binds(m);
     int sync_p[2], exec_p[2], status_p[2];
     if (pipe2(sync_p, O_CLOEXEC) < 0 || pipe2(exec_p, O_CLOEXEC) < 0 ||
         pipe2(status_p, O_CLOEXEC) < 0) {
@@ -395,10 +408,12 @@ static _Noreturn void run_namespaces(struct monitor *m)
         setup_failed(m, exec_p[0], why);
     if (write_all(sync_p[1], "N", 1) < 0)
         setup_failed(m, exec_p[0], "init died during its setup");
-    close(sync_p[1]);
     close_jail_fds(p);
 
     await_exec(m, exec_p[0]);
+    /* Held until now: init checks after its last go-ahead that the monitor is still
+     * there (see init_main). */
+    close(sync_p[1]);
     int wstatus;
     uint64_t cpu_ns;
     const char *reason = wait_loop(m, &wstatus, &cpu_ns);

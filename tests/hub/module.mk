@@ -1,10 +1,12 @@
 # tests/hub/: the spoke the hub's end-to-end tests run (testspoke, probes and attacks),
-# a stand-in netproxy for the supervisor test, and C unit tests of the hub's parts.
+# a stand-in netproxy for the supervisor test, the hub that test_hub_slowstart.sh
+# drives (slowstart), and C unit tests of the hub's parts.
 HUB_TEST_SPOKE := $(BUILD)/tests/hub/testspoke
 HUB_FAKE_PROXY := $(BUILD)/tests/hub/fake_netproxy
 HUB_UNIT_SRCS := $(wildcard tests/hub/test_*.c)
 HUB_UNIT_TESTS := $(patsubst tests/hub/%.c,$(BUILD)/tests/hub/%,$(HUB_UNIT_SRCS))
-TEST_BINARIES += $(HUB_TEST_SPOKE) $(HUB_FAKE_PROXY) $(HUB_UNIT_TESTS)
+HUB_SLOWSTART := $(BUILD)/tests/hub/slowstart
+TEST_BINARIES += $(HUB_TEST_SPOKE) $(HUB_FAKE_PROXY) $(HUB_SLOWSTART) $(HUB_UNIT_TESTS)
 
 $(HUB_TEST_SPOKE): $(call objs,tests/hub/testspoke.c) $(SPOKE_SDK) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
@@ -17,6 +19,11 @@ $(HUB_FAKE_PROXY): $(call objs,tests/hub/fake_netproxy.c) $(LIBISOLATE)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)
 
 $(BUILD)/tests/hub/test_%: $(BUILD)/obj/tests/hub/test_%.o $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)
+
+$(HUB_SLOWSTART): $(call objs,tests/hub/slowstart.c) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

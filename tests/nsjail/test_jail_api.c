@@ -8,8 +8,9 @@
  *   entry here);
  * - the built-in defaults equal config/profiles/spoke.json;
  * - jail_start/jail_wait/jail_poll/jail_fd/jail_kill/jail_reaped and the status
- *   reasons, wall time enforced in library mode, killing the returned pid ends the
- *   whole jail, the "process" mode (no namespaces), chown of a bind-rw source to the
+ *   reasons; jail_start_async/jail_start_result (started, 127 from the jail, killed or
+ *   freed while starting, in both modes), wall time enforced in library mode, killing the returned
+ * pid ends the whole jail, the "process" mode (no namespaces), chown of a bind-rw source to the
  *   jail's host id, no caller descriptor held by the jail;
  * - 200 jails from one process leave no descriptor, child or zombie behind, also
  *   when started from several threads at once. */
@@ -632,6 +633,80 @@ static void remove_id_locks(void)
     }
 }
 
+/* ---- the start without the wait (jail_start_async) ---- */
+
+/* Waits on jail_fd() until jail_start_result() has an answer. */
+static int start_outcome(struct jail *j, struct jail_error *err)
+{
+    for (int i = 0; i < 1000; i++) {
+        int rc = jail_start_result(j, err);
+        if (rc != 0)
+            return rc;
+        struct pollfd pfd = {.fd = jail_fd(j), .events = POLLIN};
+        poll(&pfd, 1, 10);
+    }
+    return 0;
+}
+
+static void test_async(bool namespaces)
+{
+    const char *mode = namespaces ? "namespaces" : "process mode";
+    struct jail_config cfg;
+    base_config(&cfg);
+    cfg.namespaces = namespaces;
+    struct jail_status st;
+    struct jail_error err;
+
+    char *exit3[] = {"/bin/sh", "-c", "exit 3", NULL};
+    struct jail *j = jail_start_async(&cfg, exit3, &err);
+    CHECK(j != NULL, "%s: jail_start_async returns a starting jail", mode);
+    CHECK(j && start_outcome(j, &err) == 1, "%s:   jail_start_result: 1 once exec'd", mode);
+    CHECK(j && jail_wait(j, &st) == 1 && st.exit_code == 3 && !st.reason[0],
+          "%s:   its exit code is the program's (%d)", mode, st.exit_code);
+    CHECK(j && jail_start_result(j, &err) == 1, "%s:   the start result stays 1", mode);
+    jail_free(j);
+
+    /* Found missing only inside the jail: the code and message arrive asynchronously,
+     * then the monitor is reaped with the launcher's status. */
+    char *missing[] = {"/nonexistent/itest-async", NULL};
+    memset(&err, 0, sizeof(err));
+    j = jail_start_async(&cfg, missing, &err);
+    CHECK(j != NULL || err.exit_code == 127, "%s: a missing program: started or refused", mode);
+    if (j) {
+        CHECK(start_outcome(j, &err) == -1 && err.exit_code == 127 &&
+                  strstr(err.message, "No such file"),
+              "%s:   jail_start_result: -1, 127 (%s)", mode, err.message);
+        CHECK(jail_wait(j, &st) == 1 && st.exit_code == 127 && strcmp(st.reason, "not-found") == 0,
+              "%s:   reaped with 127, reason not-found (%d %s)", mode, st.exit_code, st.reason);
+        jail_free(j);
+    }
+
+    /* Killed and freed while starting: nothing of the jail is left. */
+    char needle[64], script[200];
+    snprintf(needle, sizeof(needle), "sleep %d%d", namespaces ? 6 : 7, (int)getpid());
+    snprintf(script, sizeof(script), "%s & %s", needle, needle);
+    char *sleeper[] = {"/bin/sh", "-c", script, NULL};
+    j = jail_start_async(&cfg, sleeper, &err);
+    CHECK(j && jail_start_result(j, &err) == 0, "%s: still starting right after the call", mode);
+    CHECK(j && jail_kill(j) == 0 && jail_wait(j, &st) == 1 && st.exit_code == 137,
+          "%s:   jail_kill while starting: 137 (%s)", mode, st.reason);
+    CHECK(wait_gone(needle, 5000), "%s:   no process of the jail is left", mode);
+    jail_free(j);
+    /* jail_free() kills the monitor outright: in a pid namespace everything goes with
+     * init (its death signal), also at every step of the setup. (Without namespaces
+     * what the program forked would survive that, starting or not: jail.h says to
+     * reap a jail before freeing it.) */
+    for (int i = 0; namespaces && i < 40; i++) {
+        j = jail_start_async(&cfg, sleeper, &err);
+        if (j && i % 2)
+            usleep(500 * (unsigned)i);
+        jail_free(j);
+    }
+    if (namespaces)
+        CHECK(wait_gone(needle, 5000), "%s: 40 jails freed while starting leave no process", mode);
+    jail_config_free(&cfg);
+}
+
 int main(void)
 {
     if (getuid() != 0) {
@@ -643,6 +718,8 @@ int main(void)
     test_profile();
     test_statuses();
     test_descriptors_and_modes();
+    test_async(true);
+    test_async(false);
     test_leaks();
     remove_id_locks();
     return test_done();
