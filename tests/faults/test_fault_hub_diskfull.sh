@@ -6,6 +6,9 @@
 #     modes: the tool does not run, its spoke is not even started;
 #   - an isolate/call between spokes (waiter -> beta, collab allowed by --answers):
 #     the caller gets the audit error, beta never starts;
+#   - the relay of a result (waiter -> holder): holder ran and returned a secret, the
+#     decision to hand it to waiter cannot be written: waiter gets the audit error and
+#     not the secret;
 #   - a repl-server run in an existing session and in a new one: an error response,
 #     the code does not run, the session and the server live on.
 # The hub says so once on stderr (not per record) and does not crash. Once space is
@@ -21,7 +24,7 @@ MODE=process
 . "$ROOT/tests/hub/hub_lib.sh"
 # waiter first: hub_setup adapts every manifest there to a sanitizer build.
 mkdir -p "$SPOKES" "$BINDIR"
-cp "$ROOT/tests/faults/manifests/waiter.json" "$SPOKES/"
+cp "$ROOT/tests/faults/manifests/waiter.json" "$ROOT/tests/faults/manifests/holder.json" "$SPOKES/"
 cp "$BIN/tests/faults/waitspoke" "$BINDIR/"
 hub_setup
 # The code app for the repl-server, its profile named absolutely (as pyexec_lib does).
@@ -158,6 +161,48 @@ is "collab: the decision is on record" \
 is "collab: ... and beta's start, as a call whose parent is waiter's" \
     "$(audit_count "g(r,'event.action')=='tool-call-start' and g(r,'isolate.app')=='beta' and g(r,'isolate.caller.app')=='waiter' and g(r,'isolate.call.parent')")" 1
 is "collab: the log is whole JSON lines" "$(whole_lines)" ok
+
+# ---- the relay of a result between spokes -----------------------------------------------
+# waiter calls holder (both decisions allowed); holder starts its call while the disk has
+# room, the disk fills, then holder returns a secret: the decision to hand it back to
+# waiter cannot be written, so waiter gets the audit error and never the secret.
+u=urelay
+config process "$u"
+SECRET=relay-secret-$$
+give="{\"file\": \"go\", \"tool\": \"holder.give_when\", \"arguments\": {\"file\": \"go\", \"text\": \"$SECRET\"}}"
+"${INNS[@]}" "$BIN/hub" call --config "$CONF" --answers allow waiter.relay_when "$give" \
+    >"$TMP/out" 2>"$TMP/err" &
+hub_pid=$!
+at_exit "kill -9 $hub_pid"
+started() { [ "$(audit_count "g(r,'event.action')=='$1' and g(r,'isolate.user')=='$u' and g(r,'isolate.app')=='$2'")" = 1 ]; }
+if wait_for "the waiter's spoke" 20 started spoke-start waiter && touch "$DATA/$u/waiter/go" &&
+    wait_for "holder's call" 20 started tool-call-start holder; then
+    check "relay: the disk is full while holder's call runs" fill_disk
+    touch "$DATA/$u/holder/go" # holder returns the secret now
+    rc=0
+    wait $hub_pid || rc=$?
+    is "relay, disk full: waiter's own call completes (exit 0; no crash)" "$rc" 0
+    is "relay: holder ran and gave its result" "$(cat "$DATA/$u/holder/gave" 2>/dev/null)" "$SECRET"
+    is "relay: waiter's isolate/call was refused" \
+        "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
+    is "relay: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
+    like "relay: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
+        "cannot be written \(No space left on device\); refusing to relay the result of holder\.give_when to waiter unlogged"
+    is "relay: holder's result did not reach waiter" "$(grep -c "$SECRET" "$TMP/out")" 0
+    check "relay: the hub said so once on stderr" said_once "$TMP/err"
+else
+    not_ok "relay: waiter and holder started: $(cat "$TMP/err")"
+    kill -9 $hub_pid
+fi
+free_disk
+rm -f "$DATA/$u/holder/gave"
+rc=0
+hubc_ns --answers allow waiter.relay_when "$give" >"$TMP/out" 2>"$TMP/err" || rc=$?
+is "relay, space again: the result is relayed" \
+    "$(jget 'd["structuredContent"]["result"]["structuredContent"]["text"]' <"$TMP/out")" "$SECRET"
+is "relay: the decision is on record" \
+    "$(audit_count "g(r,'event.action')=='permission' and g(r,'isolate.permission.category')=='collab' and g(r,'isolate.permission.stage')=='relay' and g(r,'event.outcome')=='success' and g(r,'isolate.app')=='holder'")" 1
+is "relay: the log is whole JSON lines" "$(whole_lines)" ok
 
 # ---- the repl-server ------------------------------------------------------------------
 config process urepl
