@@ -9,6 +9,9 @@
 #   - the relay of a result (waiter -> holder): holder ran and returned a secret, the
 #     decision to hand it to waiter cannot be written: waiter gets the audit error and
 #     not the secret;
+#   - the assistant's data permission (a plan step whose argument is holder's result,
+#     for beta): holder ran, the permission cannot be written: that step fails at the
+#     audit layer and beta never gets the secret;
 #   - a repl-server run in an existing session and in a new one: an error response,
 #     the code does not run, the session and the server live on.
 # The hub says so once on stderr (not per record) and does not crash. Once space is
@@ -203,6 +206,64 @@ is "relay, space again: the result is relayed" \
 is "relay: the decision is on record" \
     "$(audit_count "g(r,'event.action')=='permission' and g(r,'isolate.permission.category')=='collab' and g(r,'isolate.permission.stage')=='relay' and g(r,'event.outcome')=='success' and g(r,'isolate.app')=='holder'")" 1
 is "relay: the log is whole JSON lines" "$(whole_lines)" ok
+
+# ---- the assistant's data permission ---------------------------------------------------
+# A plan (from a stand-in LLM) whose second step gets the first one's result: holder's
+# secret would go to beta.write. holder's step starts while the disk has room, the disk
+# fills, holder returns: the permission to share its result with beta cannot be written,
+# so that step fails at the audit layer and beta never gets the secret.
+u=uagent
+hub_config "{\"isolation\": \"process\", \"user\": \"$u\", \"audit\": \"$MNT/audit.jsonl\",
+    \"llm\": {\"api_key_env\": \"OPENAI_API_KEY\", \"model\": \"standin-model\", \"timeout_ms\": 5000}}"
+SECRET=data-secret-$$
+$PY - "$TMP/standin.json" "$SECRET" <<'EOF2'
+import json, sys
+def answer(content):
+    return {"json": {"id": "c", "object": "chat.completion", "model": "standin-model",
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": content}}],
+                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}}
+plan = json.dumps({"steps": [
+    {"id": "s1", "tool": "holder.give_when", "arguments": {"file": "go", "text": sys.argv[2]}},
+    {"id": "s2", "tool": "beta.write", "arguments": {"name": "got", "text": {"$ref": "s1.text"}}}]})
+json.dump({"responses": [answer(plan), answer("done"), answer(plan), answer("done")]},
+          open(sys.argv[1], "w"))
+EOF2
+"$BIN/tests/llm/openai_standin" --script "$TMP/standin.json" --log "$TMP/standin.log" \
+    >"$TMP/standin.port" &
+at_exit "kill $!; wait $!"
+wait_for "the stand-in's port" 5 test -s "$TMP/standin.port"
+LLM=http://127.0.0.1:$(head -n1 "$TMP/standin.port")/v1
+assist() { "${INNS[@]}" "$BIN/hub" --config "$CONF" --llm "$LLM" --json --memory none --answers allow; }
+echo "keep my secret at beta" | assist >"$TMP/out" 2>"$TMP/err" &
+hub_pid=$!
+at_exit "kill -9 $hub_pid"
+if wait_for "holder's step" 20 started tool-call-start holder; then
+    check "data: the disk is full while holder's step runs" fill_disk
+    touch "$DATA/$u/holder/go" # holder returns the secret now
+    rc=0
+    wait $hub_pid || rc=$?
+    # Its final answer's LLM call cannot be recorded either: the request is unanswered.
+    is "data, disk full: the assistant exits 1 (a request unanswered; not a crash)" "$rc" 1
+    is "data: holder's step ran" "$(jget 'd["calls"][0]["outcome"]' <"$TMP/out")" ok
+    is "data: beta's step failed at the audit layer" \
+        "$(jget 'd["calls"][1]["outcome"]+"/"+d["calls"][1]["layer"]' <"$TMP/out")" failed/audit
+    like "data: ... saying why" "$(jget 'd["calls"][1]["error"]' <"$TMP/out")" \
+        "cannot be written \(No space left on device\); refusing to share data with beta\.write unlogged"
+    check "data: beta did not get the secret (not even started)" test ! -e "$DATA/$u/beta"
+    check "data: the hub said so once on stderr" said_once "$TMP/err"
+else
+    not_ok "data: holder's step started: $(cat "$TMP/err")"
+    kill -9 $hub_pid
+fi
+free_disk
+rc=0
+echo "keep my secret at beta" | assist >"$TMP/out" 2>"$TMP/err" || rc=$?
+is "data, space again: both steps run" "$(jget '[c["outcome"] for c in d["calls"]]' <"$TMP/out")" '["ok", "ok"]'
+is "data: ... and beta got the secret" "$(cat "$DATA/$u/beta/got" 2>/dev/null)" "$SECRET"
+is "data: the permission is on record" \
+    "$(audit_count "g(r,'event.action')=='permission' and g(r,'isolate.permission.category')=='data' and g(r,'event.outcome')=='success' and g(r,'isolate.caller.app')=='holder' and g(r,'isolate.app')=='beta'")" 1
+is "data: the log is whole JSON lines" "$(whole_lines)" ok
 
 # ---- the repl-server ------------------------------------------------------------------
 config process urepl
