@@ -12,6 +12,8 @@
 #   - the assistant's data permission (a plan step whose argument is holder's result,
 #     for beta): holder ran, the permission cannot be written: that step fails at the
 #     audit layer and beta never gets the secret;
+#   - an elicitation answer (holder asks once the disk is full): holder gets the audit
+#     error and not the answer;
 #   - a repl-server run in an existing session and in a new one: an error response,
 #     the code does not run, the session and the server live on.
 # The hub says so once on stderr (not per record) and does not crash. Once space is
@@ -264,6 +266,43 @@ is "data: ... and beta got the secret" "$(cat "$DATA/$u/beta/got" 2>/dev/null)" 
 is "data: the permission is on record" \
     "$(audit_count "g(r,'event.action')=='permission' and g(r,'isolate.permission.category')=='data' and g(r,'event.outcome')=='success' and g(r,'isolate.caller.app')=='holder' and g(r,'isolate.app')=='beta'")" 1
 is "data: the log is whole JSON lines" "$(whole_lines)" ok
+
+# ---- an elicitation answer ----------------------------------------------------------------
+# holder's call starts while the disk has room, the disk fills, then holder asks the user:
+# the answer (scripted by --answers) cannot be put on record, so holder never gets it.
+u=uelicit
+config process "$u"
+SECRET=elicit-secret-$$
+cat >"$TMP/elicit.json" <<EOF2
+{"default": "allow", "elicitation": [{"app": "holder", "action": "accept", "content": {"secret": "$SECRET"}}]}
+EOF2
+"${INNS[@]}" "$BIN/hub" call --config "$CONF" --answers "$TMP/elicit.json" holder.ask_when \
+    '{"file": "go"}' >"$TMP/out" 2>"$TMP/err" &
+hub_pid=$!
+at_exit "kill -9 $hub_pid"
+if wait_for "holder's call" 20 started spoke-start holder; then
+    check "elicit: the disk is full while holder's call runs" fill_disk
+    touch "$DATA/$u/holder/go" # holder asks now
+    rc=0
+    wait $hub_pid || rc=$?
+    is "elicit, disk full: holder's call completes (exit 0; no crash)" "$rc" 0
+    is "elicit: the answer was withheld" "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
+    is "elicit: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
+    like "elicit: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
+        "cannot be written \(No space left on device\); refusing to hand the user's answer to holder unlogged"
+    is "elicit: the answer did not reach holder" "$(grep -c "$SECRET" "$TMP/out")" 0
+    check "elicit: the hub said so once on stderr" said_once "$TMP/err"
+else
+    not_ok "elicit: holder started: $(cat "$TMP/err")"
+    kill -9 $hub_pid
+fi
+free_disk
+hubc_ns --answers "$TMP/elicit.json" holder.ask_when '{"file": "go"}' >"$TMP/out" 2>"$TMP/err"
+is "elicit, space again: the answer reaches holder" \
+    "$(jget 'd["structuredContent"]["answer"]["content"]["secret"]' <"$TMP/out")" "$SECRET"
+is "elicit: it is on record" \
+    "$(audit_count "g(r,'event.action')=='elicitation' and g(r,'event.outcome')=='success' and g(r,'isolate.app')=='holder'")" 1
+is "elicit: the log is whole JSON lines" "$(whole_lines)" ok
 
 # ---- the repl-server ------------------------------------------------------------------
 config process urepl

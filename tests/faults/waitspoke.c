@@ -2,7 +2,8 @@
  * tool waits until a file of the given name appears in its data directory (the test
  * creates it from outside). "relay_when" then calls the tool given through the hub and
  * returns what the hub answered; "give_when" then returns the text given (and leaves
- * a file "gave" holding it, so the test knows it ran). So a test can change the world
+ * a file "gave" holding it, so the test knows it ran); "ask_when" then asks the user
+ * (an elicitation) and returns what the hub answered. So a test can change the world
  * (fill the disk under the hub's audit log) between the hub's start of a call and the
  * mediated call it leads to, or between a call's start and the use of its result. */
 #include "spokes/sdk/mcp_server.h"
@@ -22,6 +23,9 @@
     "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"pattern\":\"^[a-z0-9_.-" \
     "]+$\"},\"text\":{\"type\":\"string\"}},\"required\":[\"file\",\"text\"]}"
 #define GIVE_WHEN_OUT "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}"
+#define ASK_WHEN_IN                                                                                \
+    "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"pattern\":\"^[a-z0-9_.-" \
+    "]+$\"}},\"required\":[\"file\"]}"
 #define WAIT_MAX_MS 15000
 #define POLL_MS 20
 
@@ -61,6 +65,25 @@ static int t_give_when(struct mcp_server *s, const json_t *a, json_t **r, void *
     return 0;
 }
 
+static int t_ask_when(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)ud;
+    if (!wait_for_file(s, a, r))
+        return 0;
+    json_t *schema = json_pack("{s:s,s:{s:{s:s}},s:[s]}", "type", "object", "properties", "secret",
+                               "type", "string", "required", "secret");
+    json_t *res = NULL;
+    char err[600];
+    int code = mcp_elicit(s, "Your secret?", schema, &res, err, sizeof(err));
+    json_decref(schema);
+    if (code == 0)
+        *r = mcp_structured_result(json_pack("{s:b,s:o}", "ok", 1, "answer", res));
+    else
+        *r = mcp_structured_result(
+            json_pack("{s:b,s:i,s:s}", "ok", 0, "code", code, "message", err));
+    return 0;
+}
+
 static int t_relay_when(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)ud;
@@ -86,11 +109,14 @@ int main(int argc, char **argv)
 {
     bool holder = argc > 1 && strcmp(argv[1], "holder") == 0;
     struct mcp_server *s = mcp_server_new(holder ? "holder" : "waiter", "1");
-    if (holder)
+    if (holder) {
         mcp_server_add_tool(s, "give_when",
                             "Waits for a file in its data directory, then returns the text given.",
                             GIVE_WHEN_IN, GIVE_WHEN_OUT, t_give_when, NULL);
-    else
+        mcp_server_add_tool(s, "ask_when",
+                            "Waits for a file in its data directory, then asks the user.",
+                            ASK_WHEN_IN, NULL, t_ask_when, NULL);
+    } else
         mcp_server_add_tool(s, "relay_when",
                             "Waits for a file in its data directory, then calls a tool of another "
                             "app.",
