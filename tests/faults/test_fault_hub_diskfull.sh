@@ -92,6 +92,14 @@ print("ok" if not bad else "; ".join(bad))
 EOF
 }
 said_once() { [ "$(grep -c 'cannot be written' "$1")" = 1 ] && grep -q 'No space left on device' "$1"; }
+# refused_out LABEL DESC ACTION: $TMP/out holds a result refused at the audit layer
+# (ok false, code -32007, "refusing to ACTION unlogged"; ACTION is a regex).
+refused_out() {
+    is "$1: $2" "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
+    is "$1: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
+    like "$1: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
+        "cannot be written \(No space left on device\); refusing to $3 unlogged"
+}
 
 # ---- a tool call, in each isolation mode ----------------------------------------------
 for mode in none process namespace; do
@@ -144,11 +152,7 @@ if wait_for "the waiter's spoke" 20 waiting; then
     rc=0
     wait $hub_pid || rc=$?
     is "collab, disk full: waiter's own call completes (exit 0; no crash)" "$rc" 0
-    is "collab: waiter's isolate/call was refused" \
-        "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
-    is "collab: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
-    like "collab: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
-        "cannot be written \(No space left on device\); refusing to run beta\.write for waiter unlogged"
+    refused_out collab "waiter's isolate/call was refused" "run beta\.write for waiter"
     check "collab: beta did not run (no marker)" test ! -e "$DATA/$u/beta/marker"
     check "collab: beta was not even started" test ! -e "$DATA/$u/beta"
     check "collab: the hub said so once on stderr" said_once "$TMP/err"
@@ -188,11 +192,7 @@ if wait_for "the waiter's spoke" 20 started spoke-start waiter && touch "$DATA/$
     wait $hub_pid || rc=$?
     is "relay, disk full: waiter's own call completes (exit 0; no crash)" "$rc" 0
     is "relay: holder ran and gave its result" "$(cat "$DATA/$u/holder/gave" 2>/dev/null)" "$SECRET"
-    is "relay: waiter's isolate/call was refused" \
-        "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
-    is "relay: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
-    like "relay: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
-        "cannot be written \(No space left on device\); refusing to relay the result of holder\.give_when to waiter unlogged"
+    refused_out relay "waiter's isolate/call was refused" "relay the result of holder\.give_when to waiter"
     is "relay: holder's result did not reach waiter" "$(grep -c "$SECRET" "$TMP/out")" 0
     check "relay: the hub said so once on stderr" said_once "$TMP/err"
 else
@@ -286,10 +286,7 @@ if wait_for "holder's call" 20 started spoke-start holder; then
     rc=0
     wait $hub_pid || rc=$?
     is "elicit, disk full: holder's call completes (exit 0; no crash)" "$rc" 0
-    is "elicit: the answer was withheld" "$(jget 'd["structuredContent"]["ok"]' <"$TMP/out")" false
-    is "elicit: ... with code -32007" "$(jget 'd["structuredContent"]["code"]' <"$TMP/out")" -32007
-    like "elicit: ... saying why" "$(jget 'd["structuredContent"]["message"]' <"$TMP/out")" \
-        "cannot be written \(No space left on device\); refusing to hand the user's answer to holder unlogged"
+    refused_out elicit "the answer was withheld" "hand the user's answer to holder"
     is "elicit: the answer did not reach holder" "$(grep -c "$SECRET" "$TMP/out")" 0
     check "elicit: the hub said so once on stderr" said_once "$TMP/err"
 else
