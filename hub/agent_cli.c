@@ -47,12 +47,15 @@ void cmd_assistant_usage(FILE *f)
             "--answers scripts them.\n\n"
             "  --llm URL|replay:FILE  an OpenAI-compatible endpoint (default: hub.json llm),\n"
             "                     or recorded answers\n"
+            "  --model NAME       the model to ask (default: hub.json llm.model)\n"
+            "  --api-key-env VAR  the environment variable holding the API key (default:\n"
+            "                     hub.json llm.api_key_env, else OPENAI_API_KEY; unset: no key)\n"
             "  --memory SPEC      none | unix:PATH | HOST:PORT (default: hub.json memory;\n"
             "                     with neither, a private redis-server in the run directory)\n"
             "  --record FILE      record the LLM's answers to FILE (a replay recording)\n"
             "  --json             from a pipe: one JSON result per request line\n" CLI_COMMON_HELP
-            "\nExit status: 0, 1 when a request from a pipe was not answered, 2 usage or\n"
-            "configuration error.\n");
+            "\nExit status: 0, 1 when a request from a pipe was not answered or a step of it\n"
+            "failed (--json: status \"steps-failed\"), 2 usage or configuration error.\n");
 }
 
 /* --- output ----------------------------------------------------------------------- */
@@ -64,6 +67,7 @@ struct ui {
     bool show_progress;
     struct tt_stream answer;
     bool streaming;
+    bool error_shown; /* this request's error is on the terminal already (an event) */
 };
 
 static int on_answer(void *arg, const char *text, size_t len)
@@ -113,6 +117,7 @@ static void on_event(void *arg, const char *kind, const json_t *d)
         char *safe = tt_inline_str(json_string_value(json_object_get(d, "error")), 400);
         term_hub(t, "%s\u2717%s %s", term_warn(t), term_reset(t), safe);
         free(safe);
+        u->error_shown = true; /* the request's error says the same: not twice */
     } else if (!strcmp(kind, "step-done")) {
         const char *outcome = json_string_value(json_object_get(d, "outcome"));
         const char *layer = json_string_value(json_object_get(d, "layer"));
@@ -307,6 +312,7 @@ static bool run_request(struct session *s, const char *line)
     struct ui *u = s->u;
     cancel_request = 0;
     u->streaming = false;
+    u->error_shown = false;
     struct agent_result res;
     int rc = agent_run(s->agent, line, &res);
     if (u->json) {
@@ -333,7 +339,7 @@ static bool run_request(struct session *s, const char *line)
                 term_quote_json(&u->t, TERM_QUOTE, r, 8192);
             }
         }
-        if (rc < 0) {
+        if (rc < 0 && !u->error_shown) {
             char *safe = tt_inline_str(res.error, 600);
             if (u->tty_out)
                 term_hub(&u->t, "%s\u2717%s %s", term_warn(&u->t), term_reset(&u->t), safe);
@@ -343,6 +349,9 @@ static bool run_request(struct session *s, const char *line)
         }
         size_t i;
         json_t *w;
+        if (!u->tty_out && res.status == AGENT_STEPS_FAILED)
+            fprintf(stderr, "hub: %zu step%s failed (--json shows each)\n",
+                    agent_steps_failed(&res), agent_steps_failed(&res) == 1 ? "" : "s");
         json_array_foreach(res.warnings, i, w)
         {
             char *safe = tt_inline_str(json_string_value(w), 600);
@@ -353,8 +362,9 @@ static bool run_request(struct session *s, const char *line)
             free(safe);
         }
     }
+    bool answered = rc == 0 && res.status == AGENT_OK;
     agent_result_free(&res);
-    return rc == 0;
+    return answered;
 }
 
 static void seed_history(struct session *s, struct lineedit *le)
@@ -373,6 +383,8 @@ static void seed_history(struct session *s, struct lineedit *le)
 int cmd_assistant(int argc, char **argv)
 {
     static const struct option opts[] = {{"llm", required_argument, NULL, 'l'},
+                                         {"model", required_argument, NULL, 'M'},
+                                         {"api-key-env", required_argument, NULL, 'K'},
                                          {"memory", required_argument, NULL, 'm'},
                                          {"record", required_argument, NULL, 'r'},
                                          {"json", no_argument, NULL, 'j'},
@@ -392,6 +404,12 @@ int cmd_assistant(int argc, char **argv)
             return EXIT_OK;
         case 'l':
             llm_spec = optarg;
+            break;
+        case 'M':
+            common.llm_model = optarg;
+            break;
+        case 'K':
+            common.llm_key_env = optarg;
             break;
         case 'm':
             mem_spec = optarg;

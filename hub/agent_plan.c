@@ -295,7 +295,20 @@ static int make_plan(struct run *run, const char *note, struct plan *p)
     rc = plan_from_response(&rs, &a->tools, known, n_known, run->n, a->o.limits.max_plan_steps, p,
                             err, sizeof(err));
     free(known);
+    bool cut = rs.truncated;
     llm_response_free(&rs);
+    if (cut && (rc < 0 || p->n > 0)) {
+        /* A plan the model could not finish is never run, not even its whole steps:
+         * the steps it meant to add, or a cut argument that still parses, are unknown. */
+        if (rc == 0)
+            plan_free(p);
+        r->out->truncated = true;
+        snprintf(err, sizeof(err),
+                 "the model hit its token limit (finish_reason \"length\") while writing the "
+                 "plan, so none of it is run; raise llm.max_tokens (or the server's limit) or "
+                 "ask for less at once");
+        rc = -1;
+    }
     if (rc < 0) {
         r->out->status = AGENT_PLAN_REFUSED;
         snprintf(r->out->error, sizeof(r->out->error),
@@ -304,6 +317,8 @@ static int make_plan(struct run *run, const char *note, struct plan *p)
         agent_event(a, "plan-refused", json_pack("{s:s}", "error", r->out->error));
         return -1;
     }
+    if (cut) /* a direct answer in plain text, cut off: shown, and said so */
+        agent_answer_cut(r, "the answer");
     audit_plan(a, p, NULL);
     json_array_append_new(r->out->plans, plan_json(p));
     agent_event(a, "plan", plan_json(p));
@@ -389,6 +404,8 @@ static int merge(struct run *run)
                     json_pack("{s:s,s:s}", "isolate.tool", rs.tool_calls[i].name, "event.reason",
                               "the merge context has no tools: the call was not run"));
     }
+    if (rs.truncated)
+        agent_answer_cut(r, "the answer");
     if (rs.content && rs.content[0]) {
         r->out->answer = xstrdup(rs.content);
     } else {

@@ -74,6 +74,11 @@ EOF
 #   sse_tools(("app__tool", {args}))   a streamed tool-call answer
 #   status(N, times=1, delay_ms=0)     an HTTP error answer
 #   raw("...")                         a 200 with this body (malformed JSON)
+#   cut_text("...")                    a plain answer cut by the token limit
+#                                      (finish_reason "length")
+#   cut_plan(("app__tool", "ARGS TEXT"), ...)  tool calls whose arguments are given as
+#                                      text (cut JSON), finish_reason "length"
+#   sse_cut("...")                     a streamed answer cut by the token limit
 standin_start() {
     local n=${STANDIN_N:-0}
     STANDIN_N=$((n + 1))
@@ -111,6 +116,18 @@ def sse_tools(*tcs, **kw):
 def status(n, **kw):
     r = {"status": n, "json": {"error": {"message": "stand-in error %d" % n}}}
     r.update(kw); return r
+def cut_text(t, **kw):
+    r = {"json": completion({"role": "assistant", "content": t}, "length")}
+    r.update(kw); return r
+def cut_plan(*tcs, **kw):
+    cs = [{"id": "call_%d" % i, "type": "function", "function": {"name": n, "arguments": a}}
+          for i, (n, a) in enumerate(tcs)]
+    r = {"json": completion({"role": "assistant", "content": None, "tool_calls": cs}, "length")}
+    r.update(kw); return r
+def sse_cut(t, **kw):
+    r = sse(t, **kw)
+    r["sse"][-2]["choices"][0]["finish_reason"] = "length"
+    return r
 def raw(body, **kw):
     r = {"status": 200, "headers": {"Content-Type": "application/json"}, "body": body}
     r.update(kw); return r
