@@ -180,3 +180,22 @@ for line in sys.stdin:
         out.append(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else str(v))
 print(" ".join(out))' "$1"
 }
+
+# tmux_start COMMAND: a 150x50 terminal (its own tmux server) running COMMAND, then
+# "hub-exited-STATUS"; pane (the screen and scrollback), pane_has TEXT,
+# wait_pane TEXT [SECONDS] (shows the screen when it fails), keys KEYS...
+tmux_start() {
+    exec 3>&1 # where wait_pane shows the screen when it fails (check hides the rest)
+    T="tmux -L itest-agent-$$"
+    at_exit "$T kill-server"
+    $T -f /dev/null new-session -d -s s -x 150 -y 50 "$1; echo hub-exited-\$?; sleep 30"
+}
+pane() { $T capture-pane -p -J -t s -S -400; }
+pane_has() { pane | grep -qF -- "$1"; }
+wait_pane() {
+    if ! wait_for "\"$1\" on the terminal" "${2:-10}" pane_has "$1"; then
+        pane | sed 's/^/#   | /' >&3
+        return 1
+    fi
+}
+keys() { $T send-keys -t s "$@"; }
