@@ -109,6 +109,7 @@ static void ask(struct sreq *r, enum perm_stage stage, const json_t *body, perm_
         .irreversible = r->target_t->irreversible,
         .in_plan = false,
         .call_id = r->call_id,
+        .origin = r->parent ? r->parent->origin : NULL,
     };
     r->hook_pending = true;
     r->paused = true;

@@ -20,6 +20,9 @@ HUB_JAIL_LIB :=
 HUB_LDLIBS := $(call pkg_libs,$(PKGS))
 endif
 
+# hub serve --http: TLS through libevent's OpenSSL bufferevents, token hashes.
+HUB_LDLIBS += $(call pkg_libs,libevent_openssl openssl)
+
 $(HUB_LIB): $(HUB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
