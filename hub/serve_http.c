@@ -671,7 +671,20 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     LIST_INIT(&srv.sessions);
     char err[512];
     int rc = -1;
-    int fd = serve_listen_socket(o->listen, &srv.loopback, err, sizeof(err));
+    bool secure = o->tls_cert || o->insecure_http;
+    srv.loopback = true; /* until the address parses: its errors are said as such */
+    int fd = serve_listen_socket(o->listen, secure && o->tokens_file, &srv.loopback, err,
+                                 sizeof(err));
+    if (fd < 0 && !srv.loopback && !secure) {
+        log_warnx("--http %s is beyond loopback: give --tls-cert/--tls-key, or --insecure-http "
+                  "if a TLS proxy in front of it is your choice",
+                  o->listen);
+        return -1;
+    }
+    if (fd < 0 && !srv.loopback && !o->tokens_file) {
+        log_warnx("--http %s is beyond loopback: --tokens FILE is required", o->listen);
+        return -1;
+    }
     if (fd < 0) {
         log_warnx("--http %s: %s", o->listen, err);
         return -1;
@@ -681,18 +694,6 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     getsockname(fd, (struct sockaddr *)&bound, &blen);
     srv.port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                  : ((struct sockaddr_in *)&bound)->sin_port);
-    if (!srv.loopback && !o->tls_cert && !o->insecure_http) {
-        log_warnx("--http %s is beyond loopback: give --tls-cert/--tls-key, or --insecure-http "
-                  "if a TLS proxy in front of it is your choice",
-                  o->listen);
-        close(fd);
-        return -1;
-    }
-    if (!srv.loopback && !o->tokens_file) {
-        log_warnx("--http %s is beyond loopback: --tokens FILE is required", o->listen);
-        close(fd);
-        return -1;
-    }
     if (o->tokens_file) {
         srv.tokens = serve_tokens_load(o->tokens_file, err, sizeof(err));
         if (!srv.tokens) {
@@ -727,7 +728,7 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
         goto out;
     }
     srv.ev_sweep = event_new(sv->base, -1, EV_PERSIST, on_sweep, &srv);
-    struct timeval tv = {.tv_sec = SWEEP_INTERVAL_S};
+    struct timeval tv = {.tv_sec = o->idle_timeout_s < 2 * SWEEP_INTERVAL_S ? 1 : SWEEP_INTERVAL_S};
     event_add(srv.ev_sweep, &tv);
     log_info("serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http", o->listen);
     if (!srv.tokens)

@@ -170,8 +170,10 @@ char *serve_metrics_text(const struct serve *sv);
 
 /* ---- serve_listen.c ---- */
 /* A listening TCP socket (non-blocking, close-on-exec) on "ADDR:PORT" or "[V6]:PORT";
- * *loopback says whether ADDR is a loopback address. -1 and err on failure. */
-int serve_listen_socket(const char *hostport, bool *loopback, char *err, size_t errlen);
+ * *loopback says whether ADDR is a loopback address. Beyond loopback only when
+ * beyond_loopback_ok, checked before anything is bound. -1 and err on failure. */
+int serve_listen_socket(const char *hostport, bool beyond_loopback_ok, bool *loopback, char *err,
+                        size_t errlen);
 
 /* ---- serve_audit.c ---- */
 void serve_audit_session(struct serve_session *ss, const char *action, const char *reason);

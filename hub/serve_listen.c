@@ -11,7 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int serve_listen_socket(const char *hostport, bool *loopback, char *err, size_t errlen)
+int serve_listen_socket(const char *hostport, bool beyond_loopback_ok, bool *loopback, char *err,
+                        size_t errlen)
 {
     struct sockaddr_storage ss;
     socklen_t len;
@@ -19,8 +20,13 @@ int serve_listen_socket(const char *hostport, bool *loopback, char *err, size_t 
         snprintf(err, errlen, "expected ADDR:PORT or [ADDR]:PORT with a numeric address");
         return -1;
     }
+    bool lo = addr_classify((struct sockaddr *)&ss) == ADDR_LOOPBACK;
     if (loopback)
-        *loopback = addr_classify((struct sockaddr *)&ss) == ADDR_LOOPBACK;
+        *loopback = lo;
+    if (!lo && !beyond_loopback_ok) {
+        snprintf(err, errlen, "not a loopback address");
+        return -1;
+    }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));

@@ -129,7 +129,7 @@ static void on_metrics(struct evhttp_request *req, void *ud)
 int serve_metrics_listen(struct serve *sv, const char *addr, char *err, size_t errlen)
 {
     char why[300];
-    int fd = serve_listen_socket(addr, NULL, why, sizeof(why));
+    int fd = serve_listen_socket(addr, true, NULL, why, sizeof(why));
     if (fd < 0) {
         snprintf(err, errlen, "--metrics %s: %s", addr, why);
         return -1;
