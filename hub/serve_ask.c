@@ -33,9 +33,8 @@ struct serve_user *serve_user_get(struct serve *sv, const char *name)
 
 static void grant_key_of(const struct perm_request *q, char *key, size_t len)
 {
-    snprintf(key, len, "%s/%s/%s/%s/%s", perm_category_name(q->category),
-             perm_stage_name(q->stage), q->app ? q->app : "", q->tool ? q->tool : "",
-             q->caller ? q->caller : "");
+    snprintf(key, len, "%s/%s/%s/%s/%s", perm_category_name(q->category), perm_stage_name(q->stage),
+             q->app ? q->app : "", q->tool ? q->tool : "", q->caller ? q->caller : "");
 }
 
 static const struct serve_grant *grant_find(const struct serve_grants *g, const char *key)
@@ -81,9 +80,8 @@ static void question_text(const struct perm_request *q, char *out, size_t len)
     free(body);
     switch (q->category) {
     case PERM_EXEC:
-        snprintf(out, len, "[hub] Run the app %s (tool %s) for you%s? It will be sent:\n%s",
-                 q->app, q->tool, q->irreversible ? " - this action cannot be undone" : "",
-                 quoted);
+        snprintf(out, len, "[hub] Run the app %s (tool %s) for you%s? It will be sent:\n%s", q->app,
+                 q->tool, q->irreversible ? " - this action cannot be undone" : "", quoted);
         break;
     case PERM_DATA:
         snprintf(out, len, "[hub] Share your data with the app %s (tool %s)? It will be sent:\n%s",
@@ -228,7 +226,7 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
     char why[200], reason[300];
     enum perm_answer a = answers_decide(sv->answers, q, why, sizeof(why));
     snprintf(reason, sizeof(reason), "%s; --answers decided %s (%s)",
-             !ss            ? "the client's session has ended"
+             !ss              ? "the client's session has ended"
              : ss->can_elicit ? "the client has too many questions open"
                               : "the client cannot be asked (it declared no elicitation)",
              perm_answer_name(a), why);
@@ -293,7 +291,8 @@ static void elicit_create(struct elicit_hook *h, const struct hook_request *req,
     json_object_set_new(params, "message", json_sprintf("[%s] %s", req->app, msg ? msg : ""));
     if (sc && sc->ss && strcmp(sc->ss->protocol, "2025-11-25") != 0)
         json_object_del(params, "mode");
-    if (!forward(req, "elicitation/create", params, done, done_ud, sc && sc->ss && sc->ss->can_elicit))
+    if (!forward(req, "elicitation/create", params, done, done_ud,
+                 sc && sc->ss && sc->ss->can_elicit))
         sv->fallback_elicit->create(sv->fallback_elicit, req, done, done_ud);
 }
 

@@ -79,8 +79,8 @@ void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const cha
     put(sc->sv, rec);
 }
 
-void serve_audit_http(struct serve *sv, const char *remote, const char *outcome,
-                      const char *reason, int status)
+void serve_audit_http(struct serve *sv, const char *remote, const char *outcome, const char *reason,
+                      int status)
 {
     json_t *rec = record("serve-http-refused", outcome);
     audit_set_str(rec, "event.category", "authentication");

@@ -93,8 +93,7 @@ static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 
 /* ---- replies ---- */
 
-static void reply_text(struct evhttp_request *req, int status, const char *reason,
-                       const char *text)
+static void reply_text(struct evhttp_request *req, int status, const char *reason, const char *text)
 {
     struct evbuffer *b = evbuffer_new();
     if (text)
@@ -301,8 +300,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *ud)
             hs->last_active = now;
         else if (now - hs->last_active > srv->o->idle_timeout_s * 1000000000ULL)
             sess_end(hs, "idle");
-        else if (hs->get_stream && hs->get_stream->req &&
-            hs->get_stream->sse) {
+        else if (hs->get_stream && hs->get_stream->req && hs->get_stream->sse) {
             /* An SSE comment keeps proxies from timing the stream out. */
             struct evbuffer *b = evbuffer_new();
             evbuffer_add_printf(b, ": keepalive\n\n");
@@ -317,8 +315,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *ud)
 static bool loopback_host(const char *host)
 {
     return strcasecmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
-           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 ||
-           strncmp(host, "127.", 4) == 0;
+           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
 }
 
 /* "name" or "name:port" (or "[v6]:port"): the name, port checked against ours. */
@@ -649,8 +646,7 @@ static SSL_CTX *tls_context(const char *cert, const char *key, char *err, size_t
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
-        snprintf(err, errlen, "--tls-cert %s: %s", cert,
-                 ERR_reason_error_string(ERR_get_error()));
+        snprintf(err, errlen, "--tls-cert %s: %s", cert, ERR_reason_error_string(ERR_get_error()));
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -673,8 +669,8 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     int rc = -1;
     bool secure = o->tls_cert || o->insecure_http;
     srv.loopback = true; /* until the address parses: its errors are said as such */
-    int fd = serve_listen_socket(o->listen, secure && o->tokens_file, &srv.loopback, err,
-                                 sizeof(err));
+    int fd =
+        serve_listen_socket(o->listen, secure && o->tokens_file, &srv.loopback, err, sizeof(err));
     if (fd < 0 && !srv.loopback && !secure) {
         log_warnx("--http %s is beyond loopback: give --tls-cert/--tls-key, or --insecure-http "
                   "if a TLS proxy in front of it is your choice",

@@ -94,6 +94,7 @@ struct serve_session {
     enum serve_session_state state;
     char protocol[16];
     bool can_elicit, can_sample;
+    int log_level; /* serve_log_level(): spokes' log messages below it are not sent */
     char client_name[129], client_version[65];
     LIST_HEAD(, serve_call) calls;
     size_t n_calls;
@@ -134,8 +135,8 @@ struct serve_ask {
 };
 
 /* ---- serve_session.c ---- */
-struct serve_session *serve_session_new(struct serve *sv, const struct serve_transport *tr,
-                                        void *t, const char *user, const char *remote,
+struct serve_session *serve_session_new(struct serve *sv, const struct serve_transport *tr, void *t,
+                                        const char *user, const char *remote,
                                         const char *transport);
 /* One message from the client (a parsed frame, root owned by the caller). */
 void serve_session_on_message(struct serve_session *ss, struct jrpc_msg *msg);
@@ -144,13 +145,15 @@ void serve_session_on_bad_frame(struct serve_session *ss, int code, const char *
 /* Ends the session: audited, its calls detached, its questions answered no. */
 void serve_session_close(struct serve_session *ss, const char *reason);
 void serve_session_send(struct serve_session *ss, json_t *msg, const json_t *related);
-void serve_session_error(struct serve_session *ss, const json_t *id, int code, const char *fmt,
-                         ...) __attribute__((format(printf, 4, 5)));
+void serve_session_error(struct serve_session *ss, const json_t *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Sends a request to the client; done runs exactly once (answer, error, or the session
  * ending). 0, or -1 when the client has too many open already (done not called). */
 int serve_session_request(struct serve_session *ss, const json_t *related, const char *method,
                           json_t *params, serve_answer_fn done, void *ud);
 struct serve_session *serve_session_find(struct serve *sv, const char *id);
+/* 0 (debug) .. 7 (emergency), or -1 for a name that is not a level. */
+int serve_log_level(const char *name);
 
 /* ---- serve_tools.c ---- */
 json_t *serve_tools_list(struct serve *sv);
@@ -179,7 +182,7 @@ int serve_listen_socket(const char *hostport, bool beyond_loopback_ok, bool *loo
 void serve_audit_session(struct serve_session *ss, const char *action, const char *reason);
 void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const char *outcome,
                       const char *layer, const char *message);
-void serve_audit_http(struct serve *sv, const char *remote, const char *outcome,
-                      const char *reason, int status);
+void serve_audit_http(struct serve *sv, const char *remote, const char *outcome, const char *reason,
+                      int status);
 
 #endif

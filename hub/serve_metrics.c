@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const layers[] = {"permission", "hub-validation", "deadline", "spoke",
-                                     "audit",      "hub",            "client",   "other"};
+static const char *const layers[] = {"permission", "hub-validation", "deadline", "spoke", "audit",
+                                     "hub",        "client",         "other"};
 static const double bucket_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                   0.05,   0.1,   0.25,   0.5,   1,    5};
 
@@ -62,9 +62,8 @@ char *serve_metrics_text(const struct serve *sv)
                         "isolate_serve_calls_total{outcome=\"refused\"} %llu\n"
                         "isolate_serve_calls_total{outcome=\"failure\"} %llu\n"
                         "isolate_serve_calls_total{outcome=\"cancelled\"} %llu\n",
-                        (unsigned long long)m->sessions_open,
-                        (unsigned long long)m->sessions_total, (unsigned long long)m->calls_ok,
-                        (unsigned long long)m->calls_tool_error,
+                        (unsigned long long)m->sessions_open, (unsigned long long)m->sessions_total,
+                        (unsigned long long)m->calls_ok, (unsigned long long)m->calls_tool_error,
                         (unsigned long long)m->calls_refused, (unsigned long long)m->calls_failed,
                         (unsigned long long)m->calls_cancelled);
     evbuffer_add_printf(b, "# HELP isolate_serve_stopped_total Calls the hub refused or that "
@@ -99,8 +98,7 @@ char *serve_metrics_text(const struct serve *sv)
                         (unsigned long long)m->latency_count, (unsigned long long)m->asks_total,
                         (unsigned long long)m->asks_denied,
                         (unsigned long long)m->http_unauthorized,
-                        (unsigned long long)m->http_forbidden,
-                        (unsigned long long)m->http_limited);
+                        (unsigned long long)m->http_forbidden, (unsigned long long)m->http_limited);
     size_t n = evbuffer_get_length(b);
     char *text = xmalloc(n + 1);
     evbuffer_remove(b, text, n);

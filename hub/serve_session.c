@@ -13,9 +13,18 @@
 /* Newest first: the version offered when the client asks for one we do not speak. */
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
 
-struct serve_session *serve_session_new(struct serve *sv, const struct serve_transport *tr,
-                                        void *t, const char *user, const char *remote,
-                                        const char *transport)
+int serve_log_level(const char *name)
+{
+    static const char *const levels[] = {"debug", "info",     "notice", "warning",
+                                         "error", "critical", "alert",  "emergency"};
+    for (int i = 0; i < 8; i++)
+        if (strcmp(name, levels[i]) == 0)
+            return i;
+    return -1;
+}
+
+struct serve_session *serve_session_new(struct serve *sv, const struct serve_transport *tr, void *t,
+                                        const char *user, const char *remote, const char *transport)
 {
     struct serve_session *ss = xcalloc(1, sizeof(*ss));
     ss->sv = sv;
@@ -27,6 +36,7 @@ struct serve_session *serve_session_new(struct serve *sv, const struct serve_tra
     str_copy(ss->transport, transport, sizeof(ss->transport));
     ss->state = SS_NEW;
     ss->next_id = 1;
+    ss->log_level = 1; /* info, until the client sets another */
     ss->t_start = now_mono_ns();
     LIST_INIT(&ss->calls);
     LIST_INIT(&ss->asks);
@@ -54,8 +64,7 @@ void serve_session_send(struct serve_session *ss, json_t *msg, const json_t *rel
     ss->tr->send(ss->t, msg, related);
 }
 
-void serve_session_error(struct serve_session *ss, const json_t *id, int code, const char *fmt,
-                         ...)
+void serve_session_error(struct serve_session *ss, const json_t *id, int code, const char *fmt, ...)
 {
     char text[512];
     va_list ap;
@@ -114,12 +123,12 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
                  "Every app installed in the IsolateGPT hub, each in its own sandbox; tools are "
                  "named APP__TOOL. The hub mediates every call and asks before one app acts for "
                  "or sees another.");
-    json_t *result = json_pack(
-        "{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen, "capabilities",
-        "tools", "listChanged", 0, "serverInfo", "name",
-        ss->sv->app ? ss->sv->app->name : SERVE_NAME, "title",
-        ss->sv->app ? ss->sv->app->name : "IsolateGPT hub", "version", SERVE_VERSION,
-        "instructions", instructions);
+    json_t *result =
+        json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen,
+                  "capabilities", "tools", "listChanged", 0, "logging", "completions", "serverInfo",
+                  "name", ss->sv->app ? ss->sv->app->name : SERVE_NAME, "title",
+                  ss->sv->app ? ss->sv->app->name : "IsolateGPT hub", "version", SERVE_VERSION,
+                  "instructions", instructions);
     serve_session_send(ss, jrpc_result((json_t *)id, result), id);
 }
 
@@ -140,21 +149,38 @@ static void on_request(struct serve_session *ss, struct jrpc_msg *msg)
         return;
     }
     if (strcmp(m, "tools/list") == 0) {
-        serve_session_send(ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss->sv))),
-                           msg->id);
+        serve_session_send(
+            ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss->sv))),
+            msg->id);
     } else if (strcmp(m, "tools/call") == 0) {
         if (!json_is_object(msg->params)) {
             serve_session_error(ss, msg->id, JRPC_INVALID_PARAMS, "params must be an object");
             return;
         }
         serve_tools_call(ss, msg->id, msg->params);
+    } else if (strcmp(m, "logging/setLevel") == 0) {
+        const char *level = json_string_value(json_object_get(msg->params, "level"));
+        int l = level ? serve_log_level(level) : -1;
+        if (l < 0) {
+            serve_session_error(ss, msg->id, JRPC_INVALID_PARAMS,
+                                "level must be one of the syslog levels (RFC 5424)");
+            return;
+        }
+        ss->log_level = l;
+        serve_session_send(ss, jrpc_result(msg->id, json_object()), msg->id);
+    } else if (strcmp(m, "completion/complete") == 0) {
+        /* No app offers completions through the hub yet: no suggestions. */
+        serve_session_send(ss,
+                           jrpc_result(msg->id, json_pack("{s:{s:[],s:i,s:b}}", "completion",
+                                                          "values", "total", 0, "hasMore", 0)),
+                           msg->id);
     } else if (strcmp(m, "resources/list") == 0 || strcmp(m, "prompts/list") == 0 ||
                strcmp(m, "resources/templates/list") == 0) {
         /* Not offered yet (no capability declared), but an empty list is the answer a
          * lenient client expects more than an error. */
-        const char *key = m[0] == 'p' ? "prompts"
+        const char *key = m[0] == 'p'                        ? "prompts"
                           : strcmp(m, "resources/list") == 0 ? "resources"
-                                                               : "resourceTemplates";
+                                                             : "resourceTemplates";
         serve_session_send(ss, jrpc_result(msg->id, json_pack("{s:[]}", key)), msg->id);
     } else {
         serve_session_error(ss, msg->id, JRPC_METHOD_NOT_FOUND, "method \"%.100s\" is not offered",

@@ -66,8 +66,8 @@ struct serve_tokens *serve_tokens_load(const char *path, char *err, size_t errle
             snprintf(err, errlen, "%s:%u: line too long", path, lineno);
             goto fail;
         }
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
-                           line[len - 1] == ' ' || line[len - 1] == '\t'))
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
+                           line[len - 1] == '\t'))
             line[--len] = '\0';
         char *p = line;
         while (*p == ' ' || *p == '\t')

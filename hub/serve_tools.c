@@ -99,9 +99,8 @@ static json_t *refusal_result(const struct serve_call *sc, const struct call_res
     else
         snprintf(text, sizeof(text), "The hub stopped %s.%s [%s]: %s", sc->app, sc->tool, layer,
                  r->message ? r->message : "failed");
-    return json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:i,s:s}}}", "content", "type", "text", "text",
-                     text, "isError", 1, "_meta", "isolategpt/error", "code", r->code, "layer",
-                     layer);
+    return json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:i,s:s}}}", "content", "type", "text", "text", text,
+                     "isError", 1, "_meta", "isolategpt/error", "code", r->code, "layer", layer);
 }
 
 static void on_call_done(void *ud, const struct call_result *r)
