@@ -320,7 +320,7 @@ static int set_attr(int fd, const char *path, unsigned flags, uint64_t set, cons
 
 /* Why a source cannot be cloned: the first component of its path that the same
  * lookup fails on (the one that blocks it), with that directory's owner and mode. */
-static void explain_source(const char *src, int e, char *err, size_t errlen)
+static void explain_source(const char *src, int e, unsigned host_uid, char *err, size_t errlen)
 {
     char prefix[PATH_MAX];
     size_t len = strlen(src);
@@ -351,10 +351,10 @@ static void explain_source(const char *src, int e, char *err, size_t errlen)
         struct stat st;
         if (stat(parent, &st) == 0)
             snprintf(err, errlen,
-                     "bind %s: %s: uid %u cannot search %s (owner %u, mode %04o); bind a "
-                     "path outside it, or run as a user who can reach it",
-                     src, strerror(e), (unsigned)geteuid(), parent, (unsigned)st.st_uid,
-                     (unsigned)(st.st_mode & 07777));
+                     "bind %s: %s: host uid %u cannot search %s (mode %04o); bind a path "
+                     "outside it, or give nsjail-lite CAP_SYS_ADMIN so that it opens the "
+                     "sources itself",
+                     src, strerror(e), host_uid, parent, (unsigned)(st.st_mode & 07777));
         else
             snprintf(err, errlen, "bind %s: %s (at %s)", src, strerror(e), prefix);
         return;
@@ -363,11 +363,14 @@ static void explain_source(const char *src, int e, char *err, size_t errlen)
 }
 
 /* A detached clone of a host path with its flags already set. */
-static int clone_tree(const char *src, uint64_t attrs, char *err, size_t errlen)
+static int clone_tree(const struct jail_plan *p, const char *src, uint64_t attrs, char *err,
+                      size_t errlen)
 {
     int fd = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
     if (fd < 0) {
-        explain_source(src, errno, err, errlen);
+        /* Who looked it up: the caller's host uid (the monitor), or the jail's (init). */
+        explain_source(src, errno, p->clone_privileged ? (unsigned)geteuid() : p->host_uid, err,
+                       errlen);
         return -1;
     }
     if (set_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, src, err, errlen) < 0) {
@@ -548,7 +551,7 @@ static int clone_sources(struct jail_plan *p, char *err, size_t errlen)
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!op->writable)
             attrs |= MOUNT_ATTR_RDONLY;
-        op->fd = clone_tree(op->src, attrs, err, errlen);
+        op->fd = clone_tree(p, op->src, attrs, err, errlen);
         if (op->fd < 0)
             return -1;
     }
@@ -557,7 +560,7 @@ static int clone_sources(struct jail_plan *p, char *err, size_t errlen)
             continue;
         char path[32];
         snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-        p->dev_fds[i] = clone_tree(path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
+        p->dev_fds[i] = clone_tree(p, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
         if (p->dev_fds[i] < 0)
             return -1;
     }

@@ -54,6 +54,16 @@ out=$("$TREE/$BUILD/nsjail-lite" --profile "$TREE/config/profiles/spoke.json" \
 like "... read-only inside (the jail's write is refused)" "$out" "Read-only file system"
 is "... and the host file is unchanged" "$(cat "$PRIV/secret/note")" "private note"
 
+# Without CAP_SYS_ADMIN the jail clones its sources itself, as its own host id, which
+# cannot reach them: the error names the directory in the way and what to do.
+out=$(setpriv --bounding-set -sys_admin "$TREE/$BUILD/nsjail-lite" \
+    --profile "$TREE/config/profiles/spoke.json" --bind-ro "$PRIV/secret:/secret" \
+    -- /bin/cat /secret/note 2>&1)
+rc=$?
+is "without CAP_SYS_ADMIN a private source is refused (exit 125)" "$rc" 125
+like "... naming the directory that blocks it and its mode" "$out" \
+    "host uid [0-9]+ cannot search $PRIV \(mode 0700\)"
+
 # 2. A hub call in namespace mode: spoke binary, data directory, all under the copy.
 out=$(cd "$PRIV" && "$HUB" call --config "$TREE/config/hub.json" --isolation namespace \
     --user rt notes.list '{}' 2>"$TMP/call.err")
