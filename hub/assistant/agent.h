@@ -28,11 +28,9 @@
 #ifndef HUB_AGENT_H
 #define HUB_AGENT_H
 
-#include "config.h"
-#include "hub.h"
-#include "llm.h"
-#include "manifest.h"
-#include "memory.h"
+#include "runtime/runtime.h"
+#include "llm/llm.h"
+#include "memory/memory.h"
 #include "perms.h"
 
 #include <jansson.h>

@@ -7,10 +7,9 @@
  * --json, one JSON line per request: agent_result_json()); questions go to the
  * controlling terminal if there is one, else to --answers (default: deny). */
 #include "agent.h"
-#include "answers.h"
-#include "cli.h"
+#include "runtime/runtime.h"
 #include "log.h"
-#include "replay.h"
+#include "llm/llm.h"
 #include "term.h"
 #include "termtext.h"
 #include "util.h"

@@ -9,8 +9,8 @@
 #ifndef HUB_AGENT_TOOLS_H
 #define HUB_AGENT_TOOLS_H
 
-#include "llm.h"
-#include "manifest.h"
+#include "llm/llm.h"
+#include "runtime/runtime.h"
 
 #include <stddef.h>
 

@@ -1,6 +1,6 @@
 /* The agent's permission hook: grants first, then the asker (see perms.h). */
 #include "perms.h"
-#include "answers.h"
+#include "runtime/runtime.h"
 #include "audit.h"
 #include "log.h"
 #include "util.h"

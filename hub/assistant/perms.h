@@ -19,8 +19,8 @@
 #ifndef HUB_PERMS_H
 #define HUB_PERMS_H
 
-#include "memory.h"
-#include "permission.h"
+#include "memory/memory.h"
+#include "runtime/runtime.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* The planner's request and the validation of its plan (see planner.h). Everything
  * here treats the LLM's answer as hostile: bounded, checked, refused with a reason. */
 #include "planner.h"
-#include "schema.h"
+#include "runtime/runtime.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -28,8 +28,8 @@
 #define HUB_PLANNER_H
 
 #include "agent_tools.h"
-#include "llm.h"
-#include "manifest.h"
+#include "llm/llm.h"
+#include "runtime/runtime.h"
 
 #include <jansson.h>
 #include <stdbool.h>

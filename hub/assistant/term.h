@@ -5,7 +5,7 @@
 #ifndef HUB_TERM_H
 #define HUB_TERM_H
 
-#include "hooks.h"
+#include "runtime/runtime.h"
 #include "lineedit.h"
 #include "perms.h"
 

@@ -2,9 +2,8 @@
  * apps' operating-system-level attacks, in each isolation mode, and prints what
  * succeeded and what stopped the rest (casestudies.h describes the parts). */
 #include "casestudies.h"
-#include "cli.h"
+#include "runtime/runtime.h"
 #include "log.h"
-#include "spoke_env.h"
 #include "util.h"
 
 #include <errno.h>

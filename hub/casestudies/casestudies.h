@@ -1,6 +1,6 @@
 /* `hub casestudies`: the four case studies of the reference paper in three isolation
  * modes, plus the operating-system-level attacks of the malicious apps' own code.
- * Shared by hub/casestudies*.c only.
+ * Shared by hub/casestudies/casestudies*.c only.
  *
  *   casestudies.c           the command: options, modes x cases, signals, clean-up
  *   casestudies_cases.c     the cases: apps, user requests, attack steps
@@ -18,7 +18,7 @@
 #ifndef HUB_CASESTUDIES_H
 #define HUB_CASESTUDIES_H
 
-#include "config.h"
+#include "runtime/runtime.h"
 
 #include <event2/event.h>
 #include <jansson.h>

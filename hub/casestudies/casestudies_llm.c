@@ -1,5 +1,5 @@
 /* The case studies' LLM-level steps: the user's requests run through the agent
- * (hub/agent.h) in the case's hub - the baseline's single tool-calling context in
+ * (hub/assistant/agent.h) in the case's hub - the baseline's single tool-calling context in
  * `none`, the planner, the steps in their spokes and the tool-less merge context in
  * `process` and `namespace` - with the LLM the command names (a recording under
  * config/casestudies, or a live endpoint) and the case's scripted consent answers.
@@ -9,14 +9,11 @@
  * travel_mate's bookings, metro_hail's fare asked again, creative_muse's story motifs
  * looked for in the answer. The agent's record of its calls (what ran, what was
  * denied and by which layer) names the layer that stopped a blocked step. */
-#include "agent.h"
-#include "answers.h"
+#include "assistant/assistant.h"
+#include "runtime/runtime.h"
 #include "casestudies.h"
-#include "hooks.h"
-#include "hub.h"
 #include "log.h"
-#include "memory.h"
-#include "perms.h"
+#include "memory/memory.h"
 #include "util.h"
 
 #include <stdio.h>

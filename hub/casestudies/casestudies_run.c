@@ -14,12 +14,9 @@
  * Everything the run made is gone afterwards: the hub ends its spokes, netproxy and
  * gateway namespace; the directory is removed (unless --keep) after its audit logs
  * were appended to the configured ones. */
-#include "answers.h"
+#include "runtime/runtime.h"
 #include "casestudies.h"
-#include "cli.h"
-#include "hub.h"
 #include "log.h"
-#include "spoke_env.h"
 #include "util.h"
 
 #include <dirent.h>

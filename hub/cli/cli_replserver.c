@@ -1,9 +1,7 @@
 /* `hub repl-server`: the command line over replserver.c. */
-#include "cli.h"
-#include "hub.h"
+#include "runtime/runtime.h"
 #include "log.h"
-#include "replframe.h"
-#include "replserver.h"
+#include "repl/repl.h"
 #include "util.h"
 
 #include <math.h>

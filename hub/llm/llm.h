@@ -198,4 +198,8 @@ const char *llm_describe(const struct llm *llm);
 /* Two lines telling the user how to point the hub at an LLM (for "none configured"). */
 const char *llm_setup_hint(void);
 
+/* Recording and replay (replay.h) are part of this folder's interface: the assistant's
+ * --llm replay:FILE and --record FILE. */
+#include "replay.h"
+
 #endif

@@ -1,6 +1,6 @@
 /* Internals shared by the LLM client's files: the back-end ops table, the request's
  * representation, and the wire format (request body, response validation, SSE).
- * Not for callers outside hub/llm*.c and hub/replay.c. */
+ * Not for callers outside hub/llm/llm*.c and hub/llm/replay.c. */
 #ifndef HUB_LLM_IMPL_H
 #define HUB_LLM_IMPL_H
 

@@ -4,7 +4,8 @@
  * Answers are written straight to the socket when nothing is queued before them, so
  * that an answer is on its way before the loop spends milliseconds starting a pool
  * session. */
-#include "internal.h"
+#include "audit.h"
+#include "runtime/runtime.h"
 #include "log.h"
 #include "netaddr.h"
 #include "replserver_impl.h"

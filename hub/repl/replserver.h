@@ -17,7 +17,7 @@
 #ifndef HUB_REPLSERVER_H
 #define HUB_REPLSERVER_H
 
-#include "hub.h"
+#include "runtime/runtime.h"
 
 #include <event2/event.h>
 #include <stdbool.h>

@@ -6,10 +6,10 @@
  * the hub is in the middle of a spoke's frame. So nothing here ends a spoke from
  * inside a report: an ending session is only marked, and a deferred event closes it
  * (hub_spoke_close) from the top of the loop. */
-#include "internal.h"
+#include "audit.h"
+#include "runtime/runtime.h"
 #include "log.h"
 #include "replserver_impl.h"
-#include "spoke_env.h"
 #include "util.h"
 
 #include <errno.h>

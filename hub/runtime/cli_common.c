@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "cli_common.h"
 #include "log.h"
 #include "spoke_env.h"
 #include "util.h"

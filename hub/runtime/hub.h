@@ -109,4 +109,10 @@ struct audit *hub_audit(struct hub *h);
 /* Counts for leak checks: live spoke processes (not yet reaped) and veth slots held. */
 void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots);
 
+/* An audit record for ACTION with OUTCOME (hubaudit.c), and its best-effort write: for
+ * what already happened (counted, and the outage said once on stderr). The repl-server
+ * writes its sessions' records with them. */
+json_t *haudit_new(const char *action, const char *outcome);
+void haudit_note(struct hub *h, json_t *rec);
+
 #endif

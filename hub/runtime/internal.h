@@ -252,15 +252,12 @@ int hub_network_up(struct hub *h, char *err, size_t errlen);
 
 /* ---- audit records (hubaudit.c) ---- */
 
-json_t *haudit_new(const char *action, const char *outcome);
+/* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
 void haudit_call(json_t *rec, const struct call *c);
 /* Writes the record of a decision before it takes effect: 0, or -1 and errno when it
  * could not be written - the caller then refuses the action (haudit_refusal). */
 int haudit_write(struct hub *h, json_t *rec) __attribute__((warn_unused_result));
-/* Writes the record of something that already happened, best-effort (counted, and the
- * outage said once on stderr). */
-void haudit_note(struct hub *h, json_t *rec);
 /* "the audit log PATH cannot be written (strerror(err)); refusing to ACTION unlogged",
  * ACTION from fmt. */
 void haudit_refusal(const struct hub *h, int err, char *msg, size_t len, const char *fmt, ...)

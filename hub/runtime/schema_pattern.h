@@ -1,4 +1,4 @@
-/* The bound on a JSON Schema "pattern" before regcomp() sees it (hub/schema.c). */
+/* The bound on a JSON Schema "pattern" before regcomp() sees it (hub/runtime/schema.c). */
 #ifndef HUB_SCHEMA_PATTERN_H
 #define HUB_SCHEMA_PATTERN_H
 
