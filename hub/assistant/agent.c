@@ -35,6 +35,8 @@ const char *agent_status_name(enum agent_status s)
         return "llm-failed";
     case AGENT_FAILED:
         return "failed";
+    case AGENT_STEPS_FAILED:
+        return "steps-failed";
     }
     return "?";
 }
@@ -131,9 +133,21 @@ int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_respo
     if (llm_complete(r->a->llm, rq, rs, &e) == 0)
         return 0;
     r->out->status = AGENT_LLM_FAILED;
+    if (e.kind == LLM_ERR_TRUNCATED)
+        r->out->truncated = true;
     snprintf(r->out->error, sizeof(r->out->error), "%s (%s): %s", what, llm_error_kind_name(e.kind),
              e.msg);
     return -1;
+}
+
+void agent_answer_cut(struct agent_req *r, const char *what)
+{
+    r->out->truncated = true;
+    json_array_append_new(r->out->warnings,
+                          json_sprintf("the model hit its token limit (finish_reason \"length\"): "
+                                       "%s is cut off; raise llm.max_tokens (or the server's "
+                                       "limit) for a whole one",
+                                       what));
 }
 
 void agent_record_call(struct agent_req *r, const char *step, const char *app, const char *tool,
@@ -153,6 +167,18 @@ void agent_record_call(struct agent_req *r, const char *step, const char *app, c
     }
     json_object_set_new(c, "outcome", json_string(outcome));
     json_array_append_new(r->out->calls, c);
+}
+
+size_t agent_steps_failed(const struct agent_result *r)
+{
+    size_t n = 0, i;
+    json_t *c;
+    json_array_foreach(r->calls, i, c)
+    {
+        const char *o = json_string_value(json_object_get(c, "outcome"));
+        n += o && (strcmp(o, "failed") == 0 || strcmp(o, "tool-error") == 0);
+    }
+    return n;
 }
 
 /* --- synchronous questions of the agent's own ------------------------------------ */
@@ -274,6 +300,8 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     json_decref(failed);
     if (rc < 0 && out->status == AGENT_OK)
         out->status = AGENT_FAILED;
+    if (rc == 0 && out->status == AGENT_OK && agent_steps_failed(out) > 0)
+        out->status = AGENT_STEPS_FAILED;
     f = json_pack("{s:s,s:I,s:I,s:I,s:i}", "isolate.agent.status", agent_status_name(out->status),
                   "event.duration", (json_int_t)(now_mono_ns() - t0), "destination.bytes",
                   (json_int_t)(out->answer ? strlen(out->answer) : 0), "isolate.agent.calls",
@@ -303,8 +331,10 @@ void agent_result_free(struct agent_result *r)
 
 json_t *agent_result_json(const struct agent_result *r)
 {
-    return json_pack("{s:s,s:o,s:O,s:O,s:O,s:i,s:o,s:o}", "status", agent_status_name(r->status),
-                     "answer", r->answer ? json_string(r->answer) : json_null(), "plans", r->plans,
+    return json_pack("{s:s,s:o,s:b,s:O,s:O,s:O,s:i,s:o,s:o}", "status",
+                     agent_status_name(r->status), "answer",
+                     r->answer ? json_string(r->answer) : json_null(), "truncated", r->truncated,
+                     "plans", r->plans,
                      "calls", r->calls, "ignored_tool_calls", r->ignored_tool_calls, "replans",
                      (int)r->replans, "error", r->error[0] ? json_string(r->error) : json_null(),
                      "warnings", r->warnings ? json_incref(r->warnings) : json_array());

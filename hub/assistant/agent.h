@@ -82,10 +82,12 @@ void agent_free(struct agent *a);
 const char *agent_user(const struct agent *a);
 
 enum agent_status {
-    AGENT_OK,           /* answered (some steps may have been denied or failed) */
+    AGENT_OK,           /* answered (some steps may have been denied by the user) */
     AGENT_PLAN_REFUSED, /* the plan broke the rules: nothing ran; error says why */
     AGENT_LLM_FAILED,   /* the LLM failed (error says how); calls may have run */
     AGENT_FAILED,       /* the hub failed otherwise (memory, interrupted) */
+    AGENT_STEPS_FAILED, /* answered, but a step failed (did not run, or the tool erred):
+                           a script must not take the answer as the work done */
 };
 const char *agent_status_name(enum agent_status s); /* "ok", "plan-refused", ... */
 
@@ -105,6 +107,10 @@ struct agent_result {
      *   {"context": "merge"|"none", "name": ..., "arguments": ...} */
     json_t *ignored_tool_calls;
     unsigned replans;
+    /* The model hit its token limit (finish_reason "length") in this request: the
+     * answer shown is cut off (a warning says so), or a cut plan or tool call was
+     * refused before it ran. */
+    bool truncated;
     char error[1024]; /* why, when status is not AGENT_OK */
     /* What the user must know although the request may have succeeded: an answer or a
      * grant that could not be stored in the memory (Redis unreachable). Strings. */
@@ -115,8 +121,11 @@ struct agent_result {
  * filled either way and freed with agent_result_free(). */
 int agent_run(struct agent *a, const char *request, struct agent_result *out);
 void agent_result_free(struct agent_result *r);
-/* {"status", "answer", "plans", "calls", "ignored_tool_calls", "replans", "error",
- *  "warnings"} */
+/* How many of r's calls failed (outcome "failed" or "tool-error"; a denial is the
+ * user's decision, not a failure). */
+size_t agent_steps_failed(const struct agent_result *r);
+/* {"status", "answer", "truncated", "plans", "calls", "ignored_tool_calls", "replans",
+ *  "error", "warnings"} */
 json_t *agent_result_json(const struct agent_result *r);
 
 /* --- wiring from hub.json and the command line (agent_setup.c) ------------------- */

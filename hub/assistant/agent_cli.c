@@ -46,12 +46,15 @@ void cmd_assistant_usage(FILE *f)
             "--answers scripts them.\n\n"
             "  --llm URL|replay:FILE  an OpenAI-compatible endpoint (default: hub.json llm),\n"
             "                     or recorded answers\n"
+            "  --model NAME       the model to ask (default: hub.json llm.model)\n"
+            "  --api-key-env VAR  the environment variable holding the API key (default:\n"
+            "                     hub.json llm.api_key_env, else OPENAI_API_KEY; unset: no key)\n"
             "  --memory SPEC      none | unix:PATH | HOST:PORT (default: hub.json memory;\n"
             "                     with neither, a private redis-server in the run directory)\n"
             "  --record FILE      record the LLM's answers to FILE (a replay recording)\n"
             "  --json             from a pipe: one JSON result per request line\n" CLI_COMMON_HELP
-            "\nExit status: 0, 1 when a request from a pipe was not answered, 2 usage or\n"
-            "configuration error.\n");
+            "\nExit status: 0, 1 when a request from a pipe was not answered or a step of it\n"
+            "failed (--json: status \"steps-failed\"), 2 usage or configuration error.\n");
 }
 
 /* --- output ----------------------------------------------------------------------- */
@@ -63,7 +66,12 @@ struct ui {
     bool show_progress;
     struct tt_stream answer;
     bool streaming;
+    bool error_shown; /* this request's error is on the terminal already (an event) */
+    struct session *s; /* for the grants a step line names (NULL before the session) */
 };
+
+struct session;
+static size_t session_grant_number(struct session *s, const char *key);
 
 static int on_answer(void *arg, const char *text, size_t len)
 {
@@ -95,16 +103,49 @@ static void on_event(void *arg, const char *kind, const json_t *d)
     const char *id = json_string_value(json_object_get(d, "id"));
     if (!strcmp(kind, "plan")) {
         const json_t *steps = json_object_get(d, "steps");
-        if (json_array_size(steps) == 0)
+        size_t n = json_array_size(steps);
+        if (n == 0)
             return;
-        term_hub(t, "plan (%zu step%s; each asks before it runs):", json_array_size(steps),
-                 json_array_size(steps) == 1 ? "" : "s");
-        size_t i;
+        /* Which steps will ask: a standing grant (this session's, or always) decides
+         * the others. */
+        size_t granted = 0, refused = 0, i;
         json_t *s;
         json_array_foreach(steps, i, s)
         {
-            char *label = xasprintf("  %s %s", json_string_value(json_object_get(s, "id")),
-                                    json_string_value(json_object_get(s, "tool")));
+            if (json_object_get(s, "grant"))
+                json_is_true(json_object_get(s, "grant_allows")) ? granted++ : refused++;
+        }
+        char how[160];
+        if (granted + refused == 0)
+            snprintf(how, sizeof(how), "%s asks before it runs", n == 1 ? "it" : "each");
+        else if (granted == n)
+            snprintf(how, sizeof(how), "%s already granted: none asks", n == 1 ? "it is" : "all are");
+        else if (granted + refused == n && granted == 0)
+            snprintf(how, sizeof(how), "%s refused by your grants", n == 1 ? "it is" : "all are");
+        else {
+            size_t asks = n - granted - refused, off = 0;
+            if (asks)
+                off += (size_t)snprintf(how + off, sizeof(how) - off, "%zu ask%s before %s runs",
+                                        asks, asks == 1 ? "s" : "", asks == 1 ? "it" : "each");
+            if (granted)
+                off += (size_t)snprintf(how + off, sizeof(how) - off, "%s%zu already granted",
+                                        off ? ", " : "", granted);
+            if (refused)
+                snprintf(how + off, sizeof(how) - off, "%s%zu refused by your grants",
+                         off ? ", " : "", refused);
+        }
+        term_hub(t, "plan (%zu step%s; %s):", n, n == 1 ? "" : "s", how);
+        json_array_foreach(steps, i, s)
+        {
+            const char *g = json_string_value(json_object_get(s, "grant"));
+            char note[96] = "";
+            if (g)
+                snprintf(note, sizeof(note), " (%s)",
+                         !json_is_true(json_object_get(s, "grant_allows")) ? "refused: you said never"
+                         : !strcmp(g, "session")                          ? "granted for this session"
+                                                                          : "granted always");
+            char *label = xasprintf("  %s %s%s", json_string_value(json_object_get(s, "id")),
+                                    json_string_value(json_object_get(s, "tool")), note);
             show_inline(u, label, json_object_get(s, "arguments"), 100);
             free(label);
         }
@@ -112,12 +153,34 @@ static void on_event(void *arg, const char *kind, const json_t *d)
         char *safe = tt_inline_str(json_string_value(json_object_get(d, "error")), 400);
         term_hub(t, "%s\u2717%s %s", term_warn(t), term_reset(t), safe);
         free(safe);
+        u->error_shown = true; /* the request's error says the same: not twice */
     } else if (!strcmp(kind, "step-done")) {
         const char *outcome = json_string_value(json_object_get(d, "outcome"));
         const char *layer = json_string_value(json_object_get(d, "layer"));
+        const char *grant = json_string_value(json_object_get(d, "grant"));
         bool ok = !strcmp(outcome, "ok");
-        term_hub(t, "%s %s %s: %s%s%s%s", ok ? "\u2713" : "\u2717", id, tool, outcome,
-                 layer ? " (" : "", layer ? layer : "", layer ? ")" : "");
+        if (grant) {
+            /* Not a fresh "no": say which grant, and how to undo it. */
+            char undo[80];
+            size_t n = u->s ? session_grant_number(u->s, grant) : 0;
+            if (n)
+                snprintf(undo, sizeof(undo), "/revoke %zu removes it", n);
+            else
+                snprintf(undo, sizeof(undo), "/perms lists it, /revoke removes it");
+            char cat[16] = "", peer[GRANT_NAME_MAX + 1] = "";
+            sscanf(grant, "%15[^|]|%*[^|]|%*[^|]|%64s", cat, peer);
+            term_hub(t, "\u2717 %s %s: refused by your standing grant (you said never to %s %s%s%s); %s", id,
+                     tool, cat, tool, strcmp(peer, "*") && *peer ? " from " : "",
+                     strcmp(peer, "*") && *peer ? peer : "", undo);
+        } else if (layer && !strcmp(layer, "grant-store")) {
+            term_hub(t, "\u2717 %s %s: not run: your grants cannot be read (the memory is "
+                        "unreachable), so the hub cannot know whether you allow it; you denied "
+                        "nothing",
+                     id, tool);
+        } else {
+            term_hub(t, "%s %s %s: %s%s%s%s", ok ? "\u2713" : "\u2717", id, tool, outcome,
+                     layer ? " (" : "", layer ? layer : "", layer ? ")" : "");
+        }
     } else if (!strcmp(kind, "replan")) {
         term_hub(t, "planning again");
     } else if (!strcmp(kind, "tool-call")) {
@@ -183,6 +246,28 @@ static void cmd_perms(struct session *s)
     }
 }
 
+/* The grant with key "category|app|tool|peer" in a fresh listing (which /revoke N
+ * then uses): its number, or 0 when it is not there or the grants cannot be read. */
+static size_t session_grant_number(struct session *s, const char *key)
+{
+    struct grant *list = NULL;
+    size_t n = 0, found = 0;
+    char err[300];
+    if (memory_grant_list(s->mem, agent_user(s->agent), &list, &n, err, sizeof(err)) < 0)
+        return 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        char k[4 * (GRANT_NAME_MAX + 1)];
+        snprintf(k, sizeof(k), "%s|%s|%s|%s", grant_category_name(list[i].category), list[i].app,
+                 list[i].tool, list[i].peer);
+        if (strcmp(k, key) == 0)
+            found = i + 1;
+    }
+    free(s->listed);
+    s->listed = list;
+    s->n_listed = n;
+    return found;
+}
+
 static void cmd_revoke(struct session *s, const char *arg)
 {
     struct term *t = &s->u->t;
@@ -220,10 +305,28 @@ static void cmd_revoke(struct session *s, const char *arg)
         n = memory_grant_revoke(s->mem, user, -1, app, strchr(arg, '.') ? tool : NULL, NULL, err,
                                 sizeof(err));
     }
-    if (n < 0)
+    if (n < 0) {
         term_hub(t, "revoke failed: %s", err);
-    else
+    } else if (n == 0 && strcmp(arg, "all") != 0) {
+        /* Say why nothing went: a typo reads differently from an app without grants. */
+        char app[MANIFEST_NAME_MAX + 1];
+        snprintf(app, sizeof(app), "%.*s", (int)strcspn(arg, "."), arg);
+        const struct manifest *m = manifest_find(s->ms, app);
+        const char *tool = strchr(arg, '.') ? strchr(arg, '.') + 1 : NULL;
+        bool tool_known = false;
+        for (size_t i = 0; m && tool && i < m->n_tools; i++)
+            tool_known = tool_known || strcmp(m->tools[i].name, tool) == 0;
+        if (!m)
+            term_hub(t, "no app named %s is installed and no grant names it: nothing removed "
+                        "(/spokes lists the apps, /perms the grants)", app);
+        else if (tool && !tool_known && strcmp(tool, "*") != 0)
+            term_hub(t, "the app %s has no tool named %s and no grant names it: nothing removed "
+                        "(/perms lists the grants)", app, tool);
+        else
+            term_hub(t, "no grant for %s: nothing removed (/perms lists the grants)", arg);
+    } else {
         term_hub(t, "%d grant%s removed", n, n == 1 ? "" : "s");
+    }
 }
 
 static void cmd_spokes(struct session *s)
@@ -306,6 +409,7 @@ static bool run_request(struct session *s, const char *line)
     struct ui *u = s->u;
     cancel_request = 0;
     u->streaming = false;
+    u->error_shown = false;
     struct agent_result res;
     int rc = agent_run(s->agent, line, &res);
     if (u->json) {
@@ -332,7 +436,7 @@ static bool run_request(struct session *s, const char *line)
                 term_quote_json(&u->t, TERM_QUOTE, r, 8192);
             }
         }
-        if (rc < 0) {
+        if (rc < 0 && !u->error_shown) {
             char *safe = tt_inline_str(res.error, 600);
             if (u->tty_out)
                 term_hub(&u->t, "%s\u2717%s %s", term_warn(&u->t), term_reset(&u->t), safe);
@@ -342,6 +446,9 @@ static bool run_request(struct session *s, const char *line)
         }
         size_t i;
         json_t *w;
+        if (!u->tty_out && res.status == AGENT_STEPS_FAILED)
+            fprintf(stderr, "hub: %zu step%s failed (--json shows each)\n",
+                    agent_steps_failed(&res), agent_steps_failed(&res) == 1 ? "" : "s");
         json_array_foreach(res.warnings, i, w)
         {
             char *safe = tt_inline_str(json_string_value(w), 600);
@@ -352,8 +459,9 @@ static bool run_request(struct session *s, const char *line)
             free(safe);
         }
     }
+    bool answered = rc == 0 && res.status == AGENT_OK;
     agent_result_free(&res);
-    return rc == 0;
+    return answered;
 }
 
 static void seed_history(struct session *s, struct lineedit *le)
@@ -372,6 +480,8 @@ static void seed_history(struct session *s, struct lineedit *le)
 int cmd_assistant(int argc, char **argv)
 {
     static const struct option opts[] = {{"llm", required_argument, NULL, 'l'},
+                                         {"model", required_argument, NULL, 'M'},
+                                         {"api-key-env", required_argument, NULL, 'K'},
                                          {"memory", required_argument, NULL, 'm'},
                                          {"record", required_argument, NULL, 'r'},
                                          {"json", no_argument, NULL, 'j'},
@@ -391,6 +501,12 @@ int cmd_assistant(int argc, char **argv)
             return EXIT_OK;
         case 'l':
             llm_spec = optarg;
+            break;
+        case 'M':
+            common.llm_model = optarg;
+            break;
+        case 'K':
+            common.llm_key_env = optarg;
             break;
         case 'm':
             mem_spec = optarg;
@@ -519,6 +635,7 @@ int cmd_assistant(int argc, char **argv)
         goto out;
     }
     s = (struct session){.u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg};
+    u.s = &s;
     if (interactive) {
         /* Ctrl-C while a request runs stops it (at the prompt it is a key). */
         struct sigaction sa = {.sa_handler = on_sigint};

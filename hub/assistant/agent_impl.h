@@ -43,6 +43,9 @@ void agent_llm_prepare(struct agent *a, struct llm_request *rq);
  * AGENT_LLM_FAILED and the error "<what> (<kind>): <message>". */
 int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_response *rs,
                    const char *what);
+/* Marks r's answer as cut off by the model's token limit (truncated, and a warning
+ * naming what was cut: "the answer", "the plan's answer"). */
+void agent_answer_cut(struct agent_req *r, const char *what);
 /* Appends a call record to out->calls. */
 void agent_record_call(struct agent_req *r, const char *step, const char *app, const char *tool,
                        const json_t *args, bool in_plan, const json_t *result, int code,

@@ -34,11 +34,16 @@ int agent_run_none(struct agent_req *r)
     char err[700];
     struct llm_request *rq = llm_request_new("none");
     llm_request_system(rq, none_system);
-    for (size_t i = 0; i < r->n_msgs; i++) {
-        if (strcmp(r->msgs[i].role, "user") == 0)
+    /* Only whole exchanges, a request and its answer: roles then alternate (user,
+     * assistant, ..., user), which the chat templates of many open models (llama.cpp,
+     * vLLM) require. An answer whose request was trimmed off, and a request that got
+     * no answer (it failed), are left out. */
+    for (size_t i = 0; i + 1 < r->n_msgs; i++) {
+        if (strcmp(r->msgs[i].role, "user") == 0 && strcmp(r->msgs[i + 1].role, "assistant") == 0) {
             llm_request_user(rq, r->msgs[i].text);
-        else if (strcmp(r->msgs[i].role, "assistant") == 0)
-            llm_request_assistant_text(rq, r->msgs[i].text);
+            llm_request_assistant_text(rq, r->msgs[i + 1].text);
+            i++;
+        }
     }
     llm_request_user(rq, r->request);
     if (tool_map_offer(&a->tools, rq, err, sizeof(err)) < 0) {
@@ -60,8 +65,21 @@ int agent_run_none(struct agent_req *r)
         struct llm_response rs;
         if (agent_llm_call(r, rq, &rs, "the LLM call failed") < 0)
             break;
+        if (rs.truncated && rs.n_tool_calls > 0) {
+            /* The last call may be whole and still not the one the model meant. */
+            r->out->status = AGENT_LLM_FAILED;
+            r->out->truncated = true;
+            snprintf(r->out->error, sizeof(r->out->error),
+                     "the model hit its token limit (finish_reason \"length\") while writing "
+                     "its tool calls: none of them was run; raise llm.max_tokens (or the "
+                     "server's limit)");
+            llm_response_free(&rs);
+            break;
+        }
         if (rs.n_tool_calls == 0) {
             r->out->answer = xstrdup(rs.content ? rs.content : "");
+            if (rs.truncated)
+                agent_answer_cut(r, "the answer");
             llm_response_free(&rs);
             rc = 0;
             break;

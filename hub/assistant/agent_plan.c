@@ -33,6 +33,7 @@ struct run {
     struct step_out *steps;
     size_t n, cap;
     char denied[2 * MANIFEST_NAME_MAX + 2]; /* the tool whose step was denied */
+    bool by_grant;                          /* ... by a standing grant, not just now */
 };
 
 static struct step_out *add_out(struct run *run, const struct plan_step *s)
@@ -87,20 +88,62 @@ static void step_done(struct run *run, struct step_out *o, const char *layer)
         json_object_set_new(d, "error", json_string(o->error));
     if (layer)
         json_object_set_new(d, "layer", json_string(layer));
+    json_t *call = json_array_get(run->r->out->calls, json_array_size(run->r->out->calls) - 1);
+    if (json_object_get(call, "grant"))
+        json_object_set(d, "grant", json_object_get(call, "grant"));
     agent_event(run->r->a, "step-done", d);
+}
+
+/* Who refused a step: the user now, a standing grant, or nobody (the grant store
+ * could not be read), told apart by the permission hook's reason (perms.h). */
+enum refusal { REFUSED_BY_USER, REFUSED_BY_GRANT, REFUSED_STORE_DOWN };
+
+static enum refusal refusal_of(const char *msg, char *key, size_t keylen)
+{
+    const char *g = msg ? strstr(msg, PERMS_WHY_DENY_GRANT) : NULL;
+    if (msg && strstr(msg, PERMS_WHY_STORE_DOWN))
+        return REFUSED_STORE_DOWN;
+    if (!g)
+        return REFUSED_BY_USER;
+    g += strlen(PERMS_WHY_DENY_GRANT);
+    snprintf(key, keylen, "%.*s", (int)strcspn(g, " ;,()"), g);
+    return REFUSED_BY_GRANT;
 }
 
 static void step_failed(struct run *run, struct step_out *o, const struct plan_step *s,
                         const json_t *args, int code, const char *layer, const char *msg)
 {
+    char key[4 * (GRANT_NAME_MAX + 1)] = "";
+    enum refusal who = code == HUB_ERR_DENIED ? refusal_of(msg, key, sizeof(key)) : REFUSED_BY_USER;
+    char *text = NULL;
+    if (who == REFUSED_STORE_DOWN) {
+        /* Nobody said no: the step did not run because its grant could not be read. */
+        const char *why = strstr(msg, PERMS_WHY_STORE_DOWN) + strlen(PERMS_WHY_STORE_DOWN);
+        text = xasprintf("not run: the grant store cannot be read, so the hub cannot know "
+                         "whether you allow %s.%s (you denied nothing)%s",
+                         s->m->name, s->t->name, why);
+        code = 0; /* a failure of the hub's, not a denial */
+        layer = "grant-store";
+        msg = text;
+    }
     o->outcome = code == HUB_ERR_DENIED ? "denied" : "failed";
     o->error = xstrdup(msg);
     agent_record_call(run->r, s->id, s->m->name, s->t->name, args, true, NULL, code, msg, layer);
+    json_t *call = json_array_get(run->r->out->calls, json_array_size(run->r->out->calls) - 1);
+    if (who == REFUSED_BY_GRANT) {
+        json_object_set_new(call, "denied_by", json_string("grant"));
+        json_object_set_new(call, "grant", json_string(key));
+        run->by_grant = true;
+    } else if (code == HUB_ERR_DENIED) {
+        json_object_set_new(call, "denied_by", json_string("user"));
+        run->by_grant = false;
+    }
     step_done(run, o, layer);
+    free(text);
 }
 
-/* A data question's "no" (0) or, when the yes could not be put on record, the step's
- * failure (-1); the step is recorded either way. */
+/* A data question's "no" (0) or, when the yes could not be put on record or the grant
+ * store could not be read, the step's failure (-1); the step is recorded either way. */
 static int data_refused(struct run *run, struct step_out *o, const struct plan_step *s,
                         const json_t *resolved, const char *layer, const char *why,
                         const char *denied)
@@ -109,8 +152,10 @@ static int data_refused(struct run *run, struct step_out *o, const struct plan_s
         step_failed(run, o, s, resolved, HUB_ERR_AUDIT, layer, why);
         return -1;
     }
-    step_failed(run, o, s, resolved, HUB_ERR_DENIED, layer, denied);
-    return 0;
+    char *msg = xasprintf("%s: %s", denied, why);
+    step_failed(run, o, s, resolved, HUB_ERR_DENIED, layer, msg);
+    free(msg);
+    return strcmp(o->outcome, "denied") == 0 ? 0 : -1;
 }
 
 /* The data permission for what a step receives from other apps' results and from the
@@ -239,7 +284,7 @@ static int run_steps(struct run *run, const struct plan *p)
             step_failed(run, o, s, args, code, layer, err);
         }
         json_decref(args);
-        if (code == HUB_ERR_DENIED) {
+        if (code == HUB_ERR_DENIED && strcmp(o->outcome, "denied") == 0) {
             snprintf(run->denied, sizeof(run->denied), "%s.%s", s->m->name, s->t->name);
             return 1;
         }
@@ -266,6 +311,28 @@ static void audit_plan(struct agent *a, const struct plan *p, const char *error)
     if (error)
         json_object_set_new(f, "event.reason", json_string(error));
     agent_audit(a, "plan", error ? "failure" : "success", f);
+}
+
+/* The plan for a user interface: each step with the standing grant that will decide
+ * its exec question ("grant": scope, "grant_allows": bool), if any, so that the user
+ * is told which steps will ask. A store that cannot be read says nothing here. */
+static json_t *plan_event(struct agent *a, const struct plan *p)
+{
+    json_t *j = plan_json(p);
+    json_t *steps = json_object_get(j, "steps");
+    for (size_t i = 0; i < p->n && i < json_array_size(steps); i++) {
+        const struct plan_step *s = &p->steps[i];
+        struct grant g;
+        char err[300];
+        int d = memory_grant_check(a->mem, a->user, GRANT_EXEC, s->m->name, s->t->name, NULL,
+                                   s->t->irreversible, &g, err, sizeof(err));
+        if (d != GRANT_ALLOW && d != GRANT_REFUSE)
+            continue;
+        json_t *st = json_array_get(steps, i);
+        json_object_set_new(st, "grant", json_string(grant_scope_name(g.scope)));
+        json_object_set_new(st, "grant_allows", json_boolean(d == GRANT_ALLOW));
+    }
+    return j;
 }
 
 /* Asks the planner. 0 and *p, or -1 with out->status and out->error set. */
@@ -295,7 +362,20 @@ static int make_plan(struct run *run, const char *note, struct plan *p)
     rc = plan_from_response(&rs, &a->tools, known, n_known, run->n, a->o.limits.max_plan_steps, p,
                             err, sizeof(err));
     free(known);
+    bool cut = rs.truncated;
     llm_response_free(&rs);
+    if (cut && (rc < 0 || p->n > 0)) {
+        /* A plan the model could not finish is never run, not even its whole steps:
+         * the steps it meant to add, or a cut argument that still parses, are unknown. */
+        if (rc == 0)
+            plan_free(p);
+        r->out->truncated = true;
+        snprintf(err, sizeof(err),
+                 "the model hit its token limit (finish_reason \"length\") while writing the "
+                 "plan, so none of it is run; raise llm.max_tokens (or the server's limit) or "
+                 "ask for less at once");
+        rc = -1;
+    }
     if (rc < 0) {
         r->out->status = AGENT_PLAN_REFUSED;
         snprintf(r->out->error, sizeof(r->out->error),
@@ -304,9 +384,11 @@ static int make_plan(struct run *run, const char *note, struct plan *p)
         agent_event(a, "plan-refused", json_pack("{s:s}", "error", r->out->error));
         return -1;
     }
+    if (cut) /* a direct answer in plain text, cut off: shown, and said so */
+        agent_answer_cut(r, "the answer");
     audit_plan(a, p, NULL);
     json_array_append_new(r->out->plans, plan_json(p));
-    agent_event(a, "plan", plan_json(p));
+    agent_event(a, "plan", a->o.on_event ? plan_event(a, p) : plan_json(p));
     return 0;
 }
 
@@ -389,6 +471,8 @@ static int merge(struct run *run)
                     json_pack("{s:s,s:s}", "isolate.tool", rs.tool_calls[i].name, "event.reason",
                               "the merge context has no tools: the call was not run"));
     }
+    if (rs.truncated)
+        agent_answer_cut(r, "the answer");
     if (rs.content && rs.content[0]) {
         r->out->answer = xstrdup(rs.content);
     } else {
@@ -434,7 +518,10 @@ int agent_run_planned(struct agent_req *r)
         if (st == 0 || r->out->replans >= a->o.limits.max_replans)
             break;
         char question[300];
-        snprintf(question, sizeof(question), "%s was denied. Make a new plan without it?",
+        snprintf(question, sizeof(question),
+                 run.by_grant ? "%s is refused by a standing grant of yours. Make a new plan "
+                                "without it?"
+                              : "%s was denied. Make a new plan without it?",
                  run.denied);
         if (!a->asker->confirm(a->asker, question))
             break;

@@ -96,12 +96,13 @@ static void perms_ask(struct perm_hook *h, const struct perm_request *q, perm_do
     int d = memory_grant_check(p->mem, q->user, (enum grant_category)q->category, q->app, q->tool,
                                peer_of(q), q->irreversible, &matched, err, sizeof(err));
     if (d < 0) {
-        snprintf(why, sizeof(why), "grant store unavailable: %s", err);
+        snprintf(why, sizeof(why), PERMS_WHY_STORE_DOWN ": %s", err);
         audit_question(p, q, "permission-answer", "failure", why, NULL, false);
         done(done_ud, PERM_DENY, why);
         return;
     }
     if (d != GRANT_ASK) {
+        /* "deny grant ..." is PERMS_WHY_DENY_GRANT: callers look for it. */
         snprintf(why, sizeof(why), "%s grant %s|%s|%s|%s", grant_scope_name(matched.scope),
                  grant_category_name(matched.category), matched.app, matched.tool, matched.peer);
         done(done_ud, d == GRANT_ALLOW ? PERM_ALLOW : PERM_DENY, why);

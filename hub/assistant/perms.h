@@ -32,6 +32,13 @@ struct audit;
  * (app names start with a lower-case letter). */
 #define PERMS_MEMORY_PEER "_memory"
 
+/* How the hook's reasons start when no one was asked, so that a caller can tell the
+ * user which it was (a standing grant is not a fresh "no", and a store that cannot be
+ * read is no one's "no"): "deny grant CATEGORY|APP|TOOL|PEER" and
+ * "grant store unavailable: ...". */
+#define PERMS_WHY_DENY_GRANT "deny grant "
+#define PERMS_WHY_STORE_DOWN "grant store unavailable"
+
 /* Who answers what the grants do not decide. Synchronous: ask() returns the answer. */
 struct perm_asker {
     enum perm_answer (*ask)(struct perm_asker *a, const struct perm_request *q, bool offer_always,

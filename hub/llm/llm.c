@@ -29,6 +29,7 @@ static const char *const kind_names[] = {
     [LLM_ERR_CANCELLED] = "cancelled",
     [LLM_ERR_UNCOVERED] = "uncovered",
     [LLM_ERR_AUDIT] = "audit",
+    [LLM_ERR_TRUNCATED] = "truncated",
 };
 
 const char *llm_error_kind_name(enum llm_error_kind kind)
@@ -432,8 +433,9 @@ const char *llm_describe(const struct llm *llm)
 const char *llm_setup_hint(void)
 {
     return "  point the hub at an OpenAI-compatible server: --llm http://127.0.0.1:11434/v1 "
-           "(ollama) or :8080/v1 (llama.cpp), with llm.model (and llm.api_key_env for "
-           "OpenAI) in config/hub.json;\n"
+           "(ollama) or :8080/v1 (llama.cpp) with --model NAME (and --api-key-env VAR, the "
+           "variable that holds the key, for OpenAI), or set llm.base_url and llm.model in "
+           "hub.json;\n"
            "  or run offline with recorded answers: --llm replay:FILE (make demo does this).";
 }
 
@@ -454,6 +456,7 @@ int llm_complete(struct llm *llm, const struct llm_request *rq, struct llm_respo
     uint64_t dur = now_mono_ns() - t0;
     if (rc == 0) {
         rs->duration_ns = dur;
+        rs->truncated = rs->finish_reason && strcmp(rs->finish_reason, "length") == 0;
         e->kind = LLM_OK;
         e->attempts = rs->attempts;
     } else {

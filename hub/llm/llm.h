@@ -62,6 +62,8 @@ enum llm_error_kind {
     LLM_ERR_CANCELLED,   /* the delta callback or the cancel flag stopped the call */
     LLM_ERR_UNCOVERED,   /* replay: the recording has no response for this request */
     LLM_ERR_AUDIT,       /* the audit record could not be written: answer withheld */
+    LLM_ERR_TRUNCATED,   /* finish_reason "length" cut a tool call's arguments: the
+                            model hit its token limit (never run a cut call) */
 };
 
 struct llm_error {
@@ -170,6 +172,8 @@ struct llm_response {
     struct llm_tool_call *tool_calls;
     size_t n_tool_calls;
     char *finish_reason; /* "stop", "tool_calls", "length", ... or NULL */
+    bool truncated;      /* finish_reason "length": the model hit its token limit, so
+                            the text (or a call) may be cut off */
     char *model;         /* the model the server says answered, or NULL */
     struct llm_usage usage;
     unsigned attempts;    /* HTTP requests made (0 for replay) */

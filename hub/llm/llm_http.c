@@ -460,7 +460,7 @@ static int http_complete(struct llm *llm, const struct llm_request *rq, struct l
     struct http *h = llm->impl;
     const struct llm_config *cfg = &llm->cfg;
     if (!rq->model && !cfg->model)
-        return llm_fail(e, LLM_ERR_CONFIG, "no model configured: set llm.model in config/hub.json");
+        return llm_fail(e, LLM_ERR_CONFIG, "no model configured: pass --model NAME or set llm.model in hub.json");
     json_t *jbody = llm_wire_body(cfg, rq, rq->on_delta != NULL);
     char *body = json_dumps(jbody, JSON_COMPACT);
     json_decref(jbody);
@@ -625,8 +625,9 @@ struct llm *llm_http_open(const struct llm_config *cfg, char *err, size_t errlen
         goto fail;
     if (!cfg->model || !*cfg->model) {
         snprintf(err, errlen,
-                 "no model configured: set llm.model in config/hub.json "
-                 "(e.g. \"llama3.1\" for ollama, \"gpt-4o-mini\" for OpenAI)");
+                 "no model configured: pass --model NAME (e.g. llama3.1 for ollama, "
+                 "gpt-4o-mini for OpenAI, with --api-key-env VAR naming the variable that "
+                 "holds the key) or set llm.model in hub.json");
         goto fail;
     }
     h = xcalloc(1, sizeof(*h));

@@ -393,12 +393,12 @@ int llm_sse_finish(struct llm_sse *s, struct llm_response *rs, struct llm_error 
         json_array_append_new(calls, call);
     }
     json_object_set_new(msg, "tool_calls", calls);
+    if (s->finish_reason) /* first: cut arguments are then told from malformed ones */
+        rs->finish_reason = xstrdup(s->finish_reason);
     int rc = llm_wire_message(msg, rs, "stream", e);
     json_decref(msg);
     if (rc < 0)
         return -1;
-    if (s->finish_reason)
-        rs->finish_reason = xstrdup(s->finish_reason);
     if (s->model)
         rs->model = xstrdup(s->model);
     llm_wire_usage(s->usage, rs);

@@ -194,6 +194,13 @@ static int read_tool_call(const json_t *call, size_t i, struct llm_response *rs,
                         what, i, LLM_MAX_NAME);
     const char *why = NULL;
     char *args = llm_wire_arguments(json_object_get(fn, "arguments"), &why);
+    if (!args && rs->finish_reason && strcmp(rs->finish_reason, "length") == 0)
+        return llm_fail(e, LLM_ERR_TRUNCATED,
+                        "the model hit its token limit (finish_reason \"length\") while "
+                        "writing the arguments of tool_calls[%zu] (%s): they are cut off, so "
+                        "the call is not run; raise llm.max_tokens (or the server's limit) or "
+                        "ask for less at once",
+                        i, json_string_value(name));
     if (!args)
         return llm_fail(e, LLM_ERR_MALFORMED, "%s: tool_calls[%zu] (%s): %s", what, i,
                         json_string_value(name), why);
@@ -324,10 +331,12 @@ int llm_wire_parse(const char *body, size_t len, struct llm_response *rs, struct
         llm_fail(e, LLM_ERR_MALFORMED, "malformed answer: choices[0] has no \"message\"");
         goto out;
     }
-    if (llm_wire_message(msg, rs, "malformed answer: choices[0].message", e) < 0 ||
-        read_short_string(json_object_get(choice, "finish_reason"), FINISH_REASON_MAX,
+    /* The finish reason first: it says whether cut arguments are the model's token
+     * limit (LLM_ERR_TRUNCATED) or a malformed answer. */
+    if (read_short_string(json_object_get(choice, "finish_reason"), FINISH_REASON_MAX,
                           &rs->finish_reason, "malformed answer: choices[0]", "finish_reason",
                           e) < 0 ||
+        llm_wire_message(msg, rs, "malformed answer: choices[0].message", e) < 0 ||
         read_short_string(json_object_get(root, "model"), MODEL_MAX, &rs->model, "malformed answer",
                           "model", e) < 0)
         goto out;

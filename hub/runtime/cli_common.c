@@ -95,6 +95,27 @@ int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest
         log_warnx("--veth-pool: %s", err);
         return EXIT_USAGE;
     }
+    if (c->llm_key_env) {
+        if (!*c->llm_key_env || strlen(c->llm_key_env) > 128 || strchr(c->llm_key_env, '=')) {
+            log_warnx("--api-key-env must name an environment variable");
+            return EXIT_USAGE;
+        }
+        config_set(&cfg->llm_key_env, c->llm_key_env);
+    }
+    if (c->llm_model) {
+        if (!*c->llm_model || strlen(c->llm_model) > 256) {
+            log_warnx("--model must be 1 to 256 characters");
+            return EXIT_USAGE;
+        }
+        json_t *model = json_string(c->llm_model);
+        if (!model) {
+            log_warnx("--model must be UTF-8");
+            return EXIT_USAGE;
+        }
+        if (!cfg->llm)
+            cfg->llm = json_object();
+        json_object_set_new(cfg->llm, "model", model);
+    }
     /* Taken out of the environment before anything is started: no child of the hub,
      * and no reader of /proc/<hub>/environ, sees it. */
     cfg->llm_api_key = secret_env_take(cfg->llm_key_env);

@@ -22,6 +22,9 @@ struct cli_common {
     bool config_given;
     const char *isolation, *spokes, *user, *answers, *audit, *data_root, *run_dir, *veth_pool;
     bool debug;
+    /* The assistant's own options (--model, --api-key-env), applied by cli_load over
+     * hub.json's llm object; NULL when not given. */
+    const char *llm_model, *llm_key_env;
 };
 
 /* Long options every sub-command takes (ids >= 1000), terminated for appending. */
