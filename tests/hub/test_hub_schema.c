@@ -2,7 +2,7 @@
  * say where, and that it stays bounded against schemas and instances built to make it
  * slow (nested anyOf, $ref loops, catastrophic patterns, huge arrays). The official
  * suite runs in test_hub_schema_suite. */
-#include "hub/schema.h"
+#include "runtime/schema.h"
 #include "tests/unit/test.h"
 
 #include <string.h>

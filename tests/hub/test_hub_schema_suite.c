@@ -9,7 +9,7 @@
  * The optional/ directories (bignum, format, ECMA-262 regex details, content) are not
  * run: the suite marks them optional, and what this validator chose there is written
  * in hub/schema.h and hub/schema_pattern.c. */
-#include "hub/schema.h"
+#include "runtime/schema.h"
 
 #include <dirent.h>
 #include <stdio.h>
