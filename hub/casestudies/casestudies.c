@@ -54,8 +54,8 @@ static void usage(FILE *f)
            "  --keep             keep the run's directory (data, spoke logs, audit logs)\n"
            "The hub's and netproxy's audit lines of every run are appended to the logs\n"
            "hub.json names (--audit for the hub's). Exit status: 0 every case ran, 2 usage\n"
-           "or configuration error, 3 a case could not run (the output says which and\n"
-           "why), 130 interrupted.\n" CLI_COMMON_HELP);
+           "or configuration error, 3 a case or one of its steps could not run (an error\n"
+           "outcome: the output says which and why), 130 interrupted.\n" CLI_COMMON_HELP);
 }
 
 /* The unix socket of the configured Redis, if it is one. */
@@ -270,7 +270,7 @@ int cmd_casestudies(int argc, char **argv)
         }
     bool any_error = false;
     for (size_t i = 0; i < n_results; i++)
-        any_error |= results[i].error != NULL;
+        any_error |= results[i].error != NULL || cs_result_errors(&results[i]) > 0;
 
     cs_collector_free(collector);
     if (base)

@@ -98,11 +98,15 @@ const struct cs_probe *cs_probe_for(const struct cs_case *c, const char *app);
 
 /* ---- results ---- */
 
+/* A step has one of three outcomes: it succeeded, a layer blocked it, or it could not
+ * run (error: its attacker or victim did not start, or a precondition the runner
+ * checks from outside did not hold). A layer is named only for an attack that ran. */
 struct cs_step_result {
     char *attack;
     bool llm; /* kind "llm" or "os" */
     bool succeeded;
-    char *layer; /* NULL when succeeded */
+    bool error;  /* could not run: evidence says why; succeeded is false, layer NULL */
+    char *layer; /* NULL when succeeded or error */
     char *evidence;
 };
 
@@ -116,6 +120,10 @@ struct cs_case_result {
 
 void cs_result_add(struct cs_case_result *r, const char *attack, bool llm, bool succeeded,
                    const char *layer, const char *evidence);
+/* The step could not run: no verdict, the reason instead. */
+void cs_result_error(struct cs_case_result *r, const char *attack, bool llm, const char *why);
+/* Steps with that outcome in r. */
+size_t cs_result_errors(const struct cs_case_result *r);
 void cs_result_free(struct cs_case_result *r);
 
 /* ---- verdicts (casestudies_judge.c) ---- */

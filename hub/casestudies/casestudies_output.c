@@ -13,10 +13,11 @@ json_t *cs_results_json(const char *llm, const struct cs_case_result *rs, size_t
         json_t *steps = json_array();
         for (size_t k = 0; k < r->n_steps; k++) {
             const struct cs_step_result *s = &r->steps[k];
-            json_array_append_new(steps, json_pack("{s:s,s:s,s:s,s:s?,s:s}", "attack", s->attack,
-                                                   "kind", s->llm ? "llm" : "os", "outcome",
-                                                   s->succeeded ? "succeeded" : "blocked", "layer",
-                                                   s->layer, "evidence", s->evidence));
+            const char *outcome = s->error ? "error" : s->succeeded ? "succeeded" : "blocked";
+            json_array_append_new(steps,
+                                  json_pack("{s:s,s:s,s:s,s:s?,s:s}", "attack", s->attack, "kind",
+                                            s->llm ? "llm" : "os", "outcome", outcome, "layer",
+                                            s->layer, "evidence", s->evidence));
         }
         json_t *c = json_pack("{s:s,s:s,s:o}", "case", r->name, "mode", isolation_name(r->mode),
                               "steps", steps);
@@ -39,6 +40,8 @@ static void cell(const struct cs_step_result *s, char *out, size_t outlen)
 {
     if (!s)
         snprintf(out, outlen, "-");
+    else if (s->error)
+        snprintf(out, outlen, "ERROR (did not run)");
     else if (s->succeeded)
         snprintf(out, outlen, "SUCCEEDED");
     else
@@ -97,20 +100,28 @@ void cs_print_table(FILE *f, const char *llm, const struct cs_case_result *rs, s
             }
             fprintf(f, "\n");
         }
-        for (size_t j = 0; j < n; j++)
-            if (strcmp(rs[j].name, rs[i].name) == 0 && rs[j].error)
+        for (size_t j = 0; j < n; j++) {
+            if (strcmp(rs[j].name, rs[i].name) != 0)
+                continue;
+            if (rs[j].error)
                 fprintf(f, "  ! %s in %s: %s\n", rs[j].name, isolation_name(rs[j].mode),
                         rs[j].error);
+            for (size_t k = 0; k < rs[j].n_steps; k++)
+                if (rs[j].steps[k].error)
+                    fprintf(f, "  ! %s in %s did not run: %s\n", rs[j].steps[k].attack,
+                            isolation_name(rs[j].mode), rs[j].steps[k].evidence);
+        }
     }
     fprintf(f, "\n");
     for (int m = 0; m < 3; m++) {
         if (!ran[m])
             continue;
-        size_t total = 0, succeeded = 0, llm_ok = 0, os_ok = 0;
+        size_t total = 0, succeeded = 0, llm_ok = 0, os_ok = 0, errors = 0;
         for (size_t j = 0; j < n; j++)
             if ((int)rs[j].mode == m)
                 for (size_t k = 0; k < rs[j].n_steps; k++) {
                     total++;
+                    errors += rs[j].steps[k].error;
                     if (rs[j].steps[k].succeeded) {
                         succeeded++;
                         if (rs[j].steps[k].llm)
@@ -119,9 +130,10 @@ void cs_print_table(FILE *f, const char *llm, const struct cs_case_result *rs, s
                             os_ok++;
                     }
                 }
-        fprintf(
-            f,
-            "%-9s  %zu of %zu attack steps SUCCEEDED (%zu LLM-level, %zu OS-level), %zu blocked\n",
-            isolation_name((enum isolation)m), succeeded, total, llm_ok, os_ok, total - succeeded);
+        fprintf(f,
+                "%-9s  %zu of %zu attack steps SUCCEEDED (%zu LLM-level, %zu OS-level), %zu "
+                "blocked, %zu could not run\n",
+                isolation_name((enum isolation)m), succeeded, total, llm_ok, os_ok,
+                total - succeeded - errors, errors);
     }
 }

@@ -47,6 +47,25 @@ void cs_result_add(struct cs_case_result *r, const char *attack, bool llm, bool 
     };
 }
 
+void cs_result_error(struct cs_case_result *r, const char *attack, bool llm, const char *why)
+{
+    r->steps = xrealloc(r->steps, (r->n_steps + 1) * sizeof(*r->steps));
+    r->steps[r->n_steps++] = (struct cs_step_result){
+        .attack = xstrdup(attack),
+        .llm = llm,
+        .error = true,
+        .evidence = xstrdup(why && *why ? why : "the step could not run"),
+    };
+}
+
+size_t cs_result_errors(const struct cs_case_result *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_steps; i++)
+        n += r->steps[i].error;
+    return n;
+}
+
 void cs_result_free(struct cs_case_result *r)
 {
     for (size_t i = 0; i < r->n_steps; i++) {
@@ -80,8 +99,7 @@ int cs_run_seed(struct cs_run *run, char *err, size_t errlen)
         if (rc < 0)
             snprintf(err, errlen, "cannot empty %s", dir);
         else
-            rc = datadir_prepare(run->data_root, run->user, *a, NULL, run->mode == ISO_NAMESPACE,
-                                 &made, err, errlen);
+            rc = datadir_prepare(run->data_root, run->user, *a, NULL, &made, err, errlen);
         if (rc == 0 && access(seed, F_OK) < 0) {
             snprintf(err, errlen, "no seed data for %s: %s: %s", *a, seed, strerror(errno));
             rc = -1;
@@ -207,13 +225,13 @@ bool cs_run_interrupted(const struct cs_run *run)
     return *run->env->stop || hub_quit_requested(run->hub);
 }
 
-/* The step could not be carried out: said so, unless Ctrl-C is why (then it gets no
- * verdict at all). */
+/* The step could not be carried out: an error with the reason, never a verdict (none
+ * at all when Ctrl-C is why). */
 static void step_failed(struct cs_run *run, struct cs_case_result *r, const struct cs_os_step *st,
                         const char *why)
 {
     if (!cs_run_interrupted(run))
-        cs_result_add(r, st->attack, false, false, "unexplained", why);
+        cs_result_error(r, st->attack, false, why);
 }
 
 struct step_ctx {
@@ -345,6 +363,12 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
     res = NULL;
     x.attacker_root = spoke_root(run, c->attacker);
     pid_t attacker = x.attacker_root > 0 ? cs_find_spoke_program(x.attacker_root, c->attacker) : 0;
+    if (attacker <= 0) {
+        snprintf(err, sizeof(err), "%s's program is not running on the host after its call",
+                 c->attacker);
+        step_failed(run, r, st, err);
+        return;
+    }
     ob.spoke_uid = attacker > 0 ? cs_pid_uid(attacker) : -1;
     x.limit = manifest_limit(run, c->attacker, st->limit);
     x.cap = x.limit * st->cap_factor;
@@ -368,6 +392,22 @@ static void run_os_step(struct cs_run *run, const struct cs_os_step *st, struct 
         ob.target_there = count_others_files(run) > 0;
     if (st->obs == CS_OBS_PROC_KILLED || st->obs == CS_OBS_MEMORY_TAMPERED)
         ob.target_there = victim_alive0;
+    /* No verdict without a target: an attack on something that is not there would read
+     * as blocked. */
+    if (!ob.target_there) {
+        const char *what = st->obs == CS_OBS_PROC_KILLED || st->obs == CS_OBS_MEMORY_TAMPERED
+                               ? "the victim's process is not running"
+                           : st->obs == CS_OBS_REDIS_READ    ? "the Redis socket is not there"
+                           : st->obs == CS_OBS_FILES_DELETED ? "the other apps have no files"
+                           : victim_file                     ? "the victim file is not there"
+                                                             : NULL;
+        if (what) {
+            snprintf(err, sizeof(err), "precondition not met before the attempt: %s", what);
+            step_failed(run, r, st, err);
+            free(victim_file);
+            return;
+        }
+    }
     if (st->obs == CS_OBS_FILE_CHANGED)
         cs_file_digest(victim_file, &d0);
     if (st->obs == CS_OBS_FILE_READ)

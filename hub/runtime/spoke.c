@@ -272,8 +272,8 @@ static void spoke_spawn(struct spoke *sp)
         }
         uid = h->cfg->host_id_base + (uint32_t)sp->uid_slot;
     }
-    if (datadir_prepare(h->cfg->data_root, sp->user, sp->m->name, sp->instance, ns, &sp->data_dir,
-                        err, sizeof(err)) < 0) {
+    if (datadir_prepare(h->cfg->data_root, sp->user, sp->m->name, sp->instance, &sp->data_dir, err,
+                        sizeof(err)) < 0) {
         start_failed(sp, 125, err);
         return;
     }

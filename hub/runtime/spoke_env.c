@@ -79,26 +79,6 @@ int mkdir_parents(const char *path, mode_t mode)
     return rc;
 }
 
-/* A jail's uid reaches its /data bind source only through directories that others may
- * traverse: say which one is in the way instead of a bare EACCES from the jail. */
-static int check_traversable(const char *dir, char *err, size_t errlen)
-{
-    char *copy = xstrdup(dir);
-    for (char *p = dirname(copy); strcmp(p, "/") != 0 && strcmp(p, ".") != 0; p = dirname(p)) {
-        struct stat st;
-        if (stat(p, &st) == 0 && !(st.st_mode & S_IXOTH)) {
-            snprintf(err, errlen,
-                     "data directory %s: %s is not traversable by other users (needs o+x) "
-                     "and the jail's uid must pass through it",
-                     dir, p);
-            free(copy);
-            return -1;
-        }
-    }
-    free(copy);
-    return 0;
-}
-
 char *datadir_path(const char *root, const char *user, const char *app, const char *instance)
 {
     return instance ? xasprintf("%s/%s/%s.%s", root, user, app, instance)
@@ -106,7 +86,7 @@ char *datadir_path(const char *root, const char *user, const char *app, const ch
 }
 
 int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
-                    bool for_jail, char **path, char *err, size_t errlen)
+                    char **path, char *err, size_t errlen)
 {
     char *user_dir = xasprintf("%s/%s", root, user);
     char *dir = datadir_path(root, user, app, instance);
@@ -124,8 +104,6 @@ int datadir_prepare(const char *root, const char *user, const char *app, const c
         snprintf(err, errlen, "data directory %s: not a directory", dir);
         goto fail;
     }
-    if (for_jail && check_traversable(dir, err, errlen) < 0)
-        goto fail;
     if (chmod(dir, 0700) < 0) {
         snprintf(err, errlen, "data directory %s: %s", dir, strerror(errno));
         goto fail;

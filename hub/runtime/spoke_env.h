@@ -42,11 +42,11 @@ int mkdir_parents(const char *path, mode_t mode);
  * app's would be another spoke's data. ('.' is in no app name.) */
 char *datadir_path(const char *root, const char *user, const char *app, const char *instance);
 
-/* datadir_path(), created 0700 (parents 0711), as an absolute path. for_jail:
- * namespace mode, where nsjail-lite hands the tree to the jail's host uid (the /data
- * bind's chown) and the uid must be able to traverse every parent, which is checked
- * here. 0 and *path, or -1 and err. */
+/* datadir_path(), created 0700 (parents 0711), as an absolute path. Its parents may
+ * be private to the hub's user: in namespace mode nsjail-lite's privileged monitor
+ * opens the /data bind source and hands it to the jail by descriptor. 0 and *path, or
+ * -1 and err. */
 int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
-                    bool for_jail, char **path, char *err, size_t errlen);
+                    char **path, char *err, size_t errlen);
 
 #endif
