@@ -32,7 +32,7 @@ SAN_FLAGS :=
 endif
 
 # The libraries the design names, all from Debian packages through pkg-config.
-PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl
+PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl libpcre2-8
 MISSING_PKGS := $(shell for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
