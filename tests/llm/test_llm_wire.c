@@ -1,9 +1,9 @@
 /* The wire format without a network: hostile chat completion bodies, the SSE parser
  * fed one byte at a time and in one piece, error-message extraction and redaction,
- * and the request body. White-box: uses hub/llm_impl.h. */
+ * and the request body. White-box: uses hub/llm/llm_impl.h. */
 #include "test.h"
 
-#include "llm_impl.h"
+#include "llm/llm_impl.h"
 #include "util.h"
 
 #include <stdlib.h>
