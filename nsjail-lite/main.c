@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 static void usage(FILE *out)
 {
     fprintf(out,

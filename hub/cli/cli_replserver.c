@@ -1,4 +1,5 @@
 /* `hub repl-server`: the command line over replserver.c. */
+#include "notify.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "repl/repl.h"
@@ -192,8 +193,13 @@ int cmd_repl_server(int argc, char **argv)
                (int)(colon - o.listen), o.listen, (unsigned)repl_server_port(srv),
                isolation_name(cfg.isolation), o.app, o.max_sessions);
         fflush(stdout);
+        char status[160];
+        snprintf(status, sizeof(status), "listening on %.*s:%u", (int)(colon - o.listen), o.listen,
+                 (unsigned)repl_server_port(srv));
+        notify_ready(status);
         while (!hub_quit_requested(h))
             event_base_dispatch(base);
+        notify_stopping();
         log_info("repl-server: ending %zu sessions", repl_server_sessions(srv));
         repl_server_shutdown(srv);
     }
