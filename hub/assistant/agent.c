@@ -281,7 +281,10 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
      * nothing happens that the history would not show. */
     if (load_history(&r, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;
-        snprintf(out->error, sizeof(out->error), "memory: the history cannot be read: %s", err);
+        snprintf(out->error, sizeof(out->error),
+                 "memory: the history cannot be read, so nothing was run: %s (start that Redis "
+                 "again, or run the hub with --memory none)",
+                 err);
         rc = -1;
     } else if (memory_history_append(a->mem, a->user, "user", request, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;

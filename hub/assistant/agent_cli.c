@@ -201,6 +201,7 @@ struct session {
     const struct hub_config *cfg;
     struct grant *listed; /* the last /perms listing, for /revoke N */
     size_t n_listed;
+    const char *private_redis; /* the hub's own redis-server's directory, or NULL */
 };
 
 static void cmd_help(struct session *s)
@@ -493,9 +494,30 @@ static void show_error(struct ui *u, const struct agent_result *res)
     free(hub);
 }
 
+/* The hub's own redis-server, when it has one, is started again if it stopped (it
+ * owns it): otherwise every request would wait out the reconnect window and fail. */
+static void revive_memory(struct session *s)
+{
+    char err[1024];
+    if (!s->private_redis)
+        return;
+    int rc = agent_memory_revive_private(s->private_redis, err, sizeof(err));
+    if (rc == 0)
+        return;
+    if (rc > 0)
+        snprintf(err, sizeof(err),
+                 "the hub's private redis-server (%s) was not running: started it again",
+                 s->private_redis);
+    if (s->u->tty_out)
+        term_hub(&s->u->t, "%s!%s %s", term_warn(&s->u->t), term_reset(&s->u->t), err);
+    else
+        fprintf(stderr, "hub: %s\n", err);
+}
+
 static bool run_request(struct session *s, const char *line)
 {
     struct ui *u = s->u;
+    revive_memory(s);
     cancel_request = 0;
     u->streaming = false;
     u->error_shown = false;
@@ -628,7 +650,7 @@ int cmd_assistant(int argc, char **argv)
     struct hub *h = NULL;
     struct llm *llm = NULL;
     struct memory *mem = NULL;
-    char *private_redis = NULL;
+    char *private_redis = NULL, *private_dir = NULL;
     struct answers *answers = NULL;
     struct perm_asker *asker = NULL;
     struct lineedit *le = le_new(STDIN_FILENO, STDOUT_FILENO);
@@ -663,7 +685,7 @@ int cmd_assistant(int argc, char **argv)
         }
         llm = rec;
     }
-    mem = agent_memory_open(&cfg, mem_spec, &private_redis, err, sizeof(err));
+    mem = agent_memory_open(&cfg, mem_spec, &private_redis, &private_dir, err, sizeof(err));
     if (!mem) {
         fprintf(stderr, "hub: memory: %s\n", err);
         rc = EXIT_USAGE;
@@ -720,7 +742,8 @@ int cmd_assistant(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    s = (struct session){.u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg};
+    s = (struct session){
+        .u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg, .private_redis = private_dir};
     u.s = &s;
     if (interactive) {
         /* Ctrl-C while a request runs stops it (at the prompt it is a key). */
@@ -775,6 +798,7 @@ out:
     if (private_redis)
         agent_memory_stop_private(private_redis);
     free(private_redis);
+    free(private_dir);
     if (base)
         event_base_free(base);
     le_free(le);
