@@ -124,6 +124,8 @@ void agent_llm_prepare(struct agent *a, struct llm_request *rq)
     llm_request_set_user(rq, a->user);
     if (a->o.cancel)
         llm_request_set_cancel(rq, a->o.cancel);
+    if (a->o.on_wait)
+        llm_request_set_wait_notice(rq, a->o.on_wait, a->o.wait_arg);
 }
 
 int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_response *rs,

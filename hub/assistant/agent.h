@@ -66,6 +66,8 @@ struct agent_options {
     agent_event_fn on_event; /* may be NULL */
     void *event_arg;
     const volatile sig_atomic_t *cancel; /* non-zero: stop the request soon (may be NULL) */
+    llm_wait_fn on_wait; /* an LLM call waits before a retry (llm.h); may be NULL */
+    void *wait_arg;
 };
 
 struct agent;
