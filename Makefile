@@ -42,7 +42,8 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wpointer-arith -Wundef
 CFLAGS ?=
 LDFLAGS ?=
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARNINGS) $(SAN_FLAGS) -I. -Ilib \
+# -Ihub: hub/'s folders include each other as "runtime/runtime.h".
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARNINGS) $(SAN_FLAGS) -I. -Ilib -Ihub \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 $(call pkg_cflags,$(PKGS)) $(CFLAGS)
 ALL_LDFLAGS := $(SAN_FLAGS) -Wl,-z,relro,-z,now $(LDFLAGS)
 
@@ -68,8 +69,14 @@ $(BUILD)/obj/%.o: %.c
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 # Each component may split its rules over several .mk files in its own directory.
+# hub/ is a folder per subsystem, each with its module.mk; they are read lowest layer
+# first (runtime, then llm and memory, then assistant, repl and casestudies, then cli),
+# so that each can name the libraries below it in its rules. hub/*.mk, if any, first.
+HUB_LAYERS := runtime llm memory assistant repl casestudies cli
 include lib/module.mk
 include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
+include $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk)
+include $(sort $(filter-out $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk),$(wildcard hub/*/module.mk)))
 include tests/module.mk
 
 .PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz load

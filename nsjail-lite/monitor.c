@@ -385,6 +385,11 @@ static _Noreturn void run_namespaces(struct monitor *m)
         snprintf(why, sizeof(why), "setgroups: %s", strerror(errno));
         report_error(m, 125, why);
     }
+    if (mnt_open_sources(p, why, sizeof(why)) < 0)
+        report_error(m, 125, why);
+    if (p->clone_privileged)
+        plan_debug(p, "cloned the bind sources on the host side (read-only/nosuid/nodev as "
+                      "requested)");
     if (cgroup_create(p, why, sizeof(why)) < 0)
         report_error(m, 125, why);
     pid_t pid = raw_clone(JAIL_NS_FLAGS | SIGCHLD);
@@ -410,6 +415,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
         init_main(p, sync_p[0], exec_p[1], status_p[1]);
     }
     m->child = pid;
+    mnt_close_sources(p); /* init has its copies */
     close(sync_p[0]);
     close(exec_p[1]);
     close(status_p[1]);

@@ -1,8 +1,8 @@
 /* Manifests and hub.json: strict loading, errors that name the file and the field,
  * and the veth pool (never 169.254.169.254). */
-#include "hub/config.h"
-#include "hub/manifest.h"
-#include "hub/vethpool.h"
+#include "runtime/config.h"
+#include "runtime/manifest.h"
+#include "runtime/vethpool.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

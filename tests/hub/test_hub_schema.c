@@ -1,6 +1,6 @@
 /* The JSON Schema subset: what it accepts, what it refuses, and that its errors say
  * where. */
-#include "hub/schema.h"
+#include "runtime/schema.h"
 #include "tests/unit/test.h"
 
 #include <string.h>
