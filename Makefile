@@ -32,7 +32,7 @@ SAN_FLAGS :=
 endif
 
 # The libraries the design names, all from Debian packages through pkg-config.
-PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl
+PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl libpcre2-8
 MISSING_PKGS := $(shell for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
@@ -70,9 +70,9 @@ objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 # Each component may split its rules over several .mk files in its own directory.
 # hub/ is a folder per subsystem, each with its module.mk; they are read lowest layer
-# first (runtime, then llm and memory, then assistant, repl and casestudies, then cli),
-# so that each can name the libraries below it in its rules. hub/*.mk, if any, first.
-HUB_LAYERS := runtime llm memory assistant repl casestudies cli
+# first (runtime, then llm and memory, then assistant, repl, serve and casestudies, then
+# cli), so that each can name the libraries below it in its rules. hub/*.mk, if any, first.
+HUB_LAYERS := runtime llm memory assistant repl serve casestudies cli
 include lib/module.mk
 include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
 include $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk)

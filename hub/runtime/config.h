@@ -3,7 +3,7 @@
  * directory. Command-line options override the file. Unknown keys are errors; the
  * "llm" and "memory" objects belong to the agent (issue 5) and are kept as JSON for
  * it, except llm.api_key_env, which the runtime needs to keep that variable out of
- * every spoke. README.md ("hub.json") lists every key. */
+ * every spoke. docs/hub-and-manifests.md ("hub.json") lists every key. */
 #ifndef HUB_CONFIG_H
 #define HUB_CONFIG_H
 

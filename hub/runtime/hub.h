@@ -62,6 +62,10 @@ struct call_opts {
     bool ask_exec; /* ask PERM_EXEC first (planner steps); false for `hub call` */
     bool in_plan;
     uint64_t timeout_ms; /* 0: manifest limits.call_s, else hub.json call_timeout_ms */
+    /* Opaque tag of whoever made the call (a `hub serve` client's request), carried down
+     * the call's whole chain and handed to the hooks with every question asked for it,
+     * so that a question reaches the client whose call caused it. */
+    void *origin;
 };
 
 /* cfg and ms are borrowed and must outlive the hub. The hub starts nothing until the

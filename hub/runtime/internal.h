@@ -70,6 +70,7 @@ struct call {
     unsigned depth; /* 1 for a top-level call */
     enum call_state state;
     bool ask_exec, in_plan;
+    void *origin; /* call_opts.origin, inherited by nested calls */
     uint64_t t_start, t_sent, deadline;
     struct event *timer;
     int64_t rpc_id;

@@ -1,7 +1,8 @@
 /* Spoke manifests (config/spokes/NAME.json): the contract the hub plans from without
  * starting a spoke, checks the spoke's tools/list against, and validates every
  * argument and result with. Loaded strictly: unknown keys and bad values are errors
- * that name the file and the field. See README.md ("Spoke manifests") for the keys. */
+ * that name the file and the field. See docs/hub-and-manifests.md ("Spokes and their
+ * manifests"). */
 #ifndef HUB_MANIFEST_H
 #define HUB_MANIFEST_H
 

@@ -1,518 +1,565 @@
-#include "schema.h"
-#include "schema_pattern.h"
+/* Loading a JSON Schema document: index it (schema_index.c), then compile every schema
+ * reachable from the root into a node whose keywords are checked and pre-digested
+ * (sorted property tables, compiled patterns, resolved references). Nodes are compiled
+ * from a work queue rather than by recursion, so a long chain of "$ref"s costs heap,
+ * not stack. */
+#include "schema_impl.h"
+#include "schema_uri.h"
 #include "util.h"
 
 #include <stdarg.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    T_NULL = 1 << 0,
-    T_BOOLEAN = 1 << 1,
-    T_OBJECT = 1 << 2,
-    T_ARRAY = 1 << 3,
-    T_NUMBER = 1 << 4,
-    T_INTEGER = 1 << 5,
-    T_STRING = 1 << 6,
+/* The base URI of a document without "$id": relative references resolve against it,
+ * and nothing outside the document can be found under it. */
+#define DEFAULT_BASE "urn:hub:schema"
+
+struct pending {
+    struct snode *node;
+    const json_t *js;
+    struct slocation *loc;
+    char *path;
 };
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} type_names[] = {
-    {"null", T_NULL},     {"boolean", T_BOOLEAN}, {"object", T_OBJECT}, {"array", T_ARRAY},
-    {"number", T_NUMBER}, {"integer", T_INTEGER}, {"string", T_STRING},
+struct loader {
+    struct schema *s;
+    struct pending *queue;
+    size_t n_queue, cap_queue;
 };
 
-struct schema_prop {
-    char *name;
-    struct schema *schema;
-};
-
-struct schema {
-    unsigned types;    /* 0: any */
-    bool always_false; /* the schema `false` */
-    struct schema_prop *props;
-    size_t n_props;
-    char **required;
-    size_t n_required;
-    bool additional_forbidden;
-    struct schema *additional; /* schema for properties not in props */
-    json_t *enum_values;       /* array, or NULL */
-    json_t *const_value;
-    struct schema *items;
-    bool has_min_items, has_max_items;
-    size_t min_items, max_items;
-    bool has_minimum, has_maximum;
-    double minimum, maximum;
-    bool has_min_len, has_max_len;
-    size_t min_len, max_len;
-    bool has_pattern;
-    regex_t pattern;
-    char *pattern_src;
-};
-
-static const char *const annotations[] = {
-    "title", "description", "default", "examples", "format", "$schema", "$id", "$comment", NULL};
-
-struct compile_ctx {
-    char *err;
-    size_t errlen;
-};
-
-static bool cfail(struct compile_ctx *c, const char *path, const char *key, const char *msg)
+static bool lfail(struct loader *l, const char *path, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool lfail(struct loader *l, const char *path, const char *key, const char *fmt, ...)
 {
-    snprintf(c->err, c->errlen, "%s%s%s: %s", path, *path ? "." : "", key, msg);
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(l->s->err, l->s->errlen, "%s%s%s: %s", path, *path && *key ? "." : "", key, msg);
+    schema_one_line(l->s->err);
+    l->s->failed = true;
     return false;
 }
 
-static bool is_annotation(const char *key)
+/* The node for a schema location the index has seen; queued for compiling. */
+static struct snode *node_for(struct loader *l, const json_t *js, const char *path)
 {
-    for (size_t i = 0; annotations[i]; i++)
-        if (strcmp(key, annotations[i]) == 0)
-            return true;
-    return false;
+    struct slocation *loc = shash_get(&l->s->locations, js, 0);
+    if (!loc) {
+        lfail(l, path, "", "internal error: a schema the index did not see");
+        return NULL;
+    }
+    if (loc->node)
+        return loc->node;
+    struct snode *n = xcalloc(1, sizeof(*n));
+    n->next_alloc = l->s->nodes;
+    l->s->nodes = n;
+    loc->node = n;
+    n->dialect = loc->dialect;
+    n->min_length = n->max_length = n->min_items = n->max_items = -1;
+    n->min_props = n->max_props = n->max_contains = -1;
+    n->min_contains = 1;
+    if (json_is_boolean(js)) {
+        n->is_bool = true;
+        n->bool_value = json_is_true(js);
+        return n;
+    }
+    if (l->n_queue == l->cap_queue) {
+        l->cap_queue = l->cap_queue ? l->cap_queue * 2 : 32;
+        l->queue = xrealloc(l->queue, l->cap_queue * sizeof(*l->queue));
+    }
+    l->queue[l->n_queue++] = (struct pending){n, js, loc, xstrdup(path)};
+    return n;
+}
+
+static struct snode *child(struct loader *l, const json_t *js, const char *path, const char *key,
+                           const char *sub, long index)
+{
+    char *p = sub          ? xasprintf("%s%s%s.%s", path, *path ? "." : "", key, sub)
+              : index >= 0 ? xasprintf("%s%s%s[%ld]", path, *path ? "." : "", key, index)
+                           : xasprintf("%s%s%s", path, *path ? "." : "", key);
+    struct snode *n = node_for(l, js, p);
+    free(p);
+    return n;
 }
 
 static bool type_bit(const char *name, unsigned *bit)
 {
-    for (size_t i = 0; i < ARRAY_LEN(type_names); i++)
-        if (strcmp(name, type_names[i].name) == 0) {
-            *bit = type_names[i].bit;
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {
+        {"null", T_NULL},     {"boolean", T_BOOLEAN}, {"object", T_OBJECT}, {"array", T_ARRAY},
+        {"number", T_NUMBER}, {"integer", T_INTEGER}, {"string", T_STRING},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(names); i++)
+        if (strcmp(name, names[i].name) == 0) {
+            *bit = names[i].bit;
             return true;
         }
     return false;
 }
 
-static bool get_count(struct compile_ctx *c, const char *path, const char *key, const json_t *v,
-                      size_t *out)
+/* A count keyword: a non-negative integer (2.0 counts as 2). */
+static bool get_count(struct loader *l, const char *path, const char *key, const json_t *v,
+                      long *out)
 {
-    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-        json_integer_value(v) > (json_int_t)INT32_MAX)
-        return cfail(c, path, key, "must be a non-negative integer");
-    *out = (size_t)json_integer_value(v);
+    double d = json_is_integer(v) ? (double)json_integer_value(v)
+               : json_is_real(v)  ? json_real_value(v)
+                                  : -1;
+    if (d < 0 || d > 2147483647.0 || d != (double)(long)d)
+        return lfail(l, path, key, "must be a non-negative integer");
+    *out = (long)d;
     return true;
 }
 
-static struct schema *compile(struct compile_ctx *c, const json_t *js, const char *path, int depth);
-
-static char *child_path(const char *path, const char *a, const char *b)
+static bool compile_list(struct loader *l, const char *path, const char *key, const json_t *v,
+                         struct snode ***out, size_t *n)
 {
-    return xasprintf("%s%s%s%s%s", path, *path ? "." : "", a, b ? "." : "", b ? b : "");
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return lfail(l, path, key, "must be a non-empty array of schemas");
+    *out = xcalloc(json_array_size(v), sizeof(**out));
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        if (!((*out)[i] = child(l, e, path, key, NULL, (long)i)))
+            return false;
+        *n = i + 1;
+    }
+    return true;
 }
 
-static bool compile_keyword(struct compile_ctx *c, struct schema *s, const char *path,
-                            const char *key, const json_t *v, int depth)
+static int prop_cmp(const void *a, const void *b)
 {
-    if (strcmp(key, "type") == 0) {
-        if (json_is_string(v)) {
-            if (!type_bit(json_string_value(v), &s->types))
-                return cfail(c, path, key, "unknown type name");
-            return true;
-        }
-        if (!json_is_array(v) || json_array_size(v) == 0)
-            return cfail(c, path, key, "must be a type name or a non-empty list of them");
-        size_t i;
-        json_t *t;
-        json_array_foreach(v, i, t)
-        {
-            unsigned bit;
-            if (!json_is_string(t) || !type_bit(json_string_value(t), &bit))
-                return cfail(c, path, key, "unknown type name in list");
-            s->types |= bit;
-        }
-        return true;
+    return strcmp(((const struct snode_prop *)a)->name, ((const struct snode_prop *)b)->name);
+}
+
+static bool compile_props(struct loader *l, const char *path, const char *key, const json_t *v,
+                          struct snode_prop **out, size_t *n)
+{
+    if (!json_is_object(v))
+        return lfail(l, path, key, "must be an object of schemas");
+    *out = xcalloc(json_object_size(v) + 1, sizeof(**out));
+    const char *name;
+    json_t *e;
+    json_object_foreach((json_t *)v, name, e)
+    {
+        struct snode *c = child(l, e, path, key, name, -1);
+        if (!c)
+            return false;
+        (*out)[*n].name = name;
+        (*out)[(*n)++].s = c;
     }
-    if (strcmp(key, "properties") == 0) {
-        if (!json_is_object(v))
-            return cfail(c, path, key, "must be an object");
-        s->props = xcalloc(json_object_size(v) + 1, sizeof(*s->props));
-        const char *name;
-        json_t *sub;
-        json_object_foreach((json_t *)v, name, sub)
-        {
-            char *p = child_path(path, "properties", name);
-            struct schema *cs = compile(c, sub, p, depth + 1);
+    qsort(*out, *n, sizeof(**out), prop_cmp);
+    return true;
+}
+
+static bool compile_names(struct loader *l, const char *path, const char *key, const json_t *v,
+                          const char ***out, size_t *n)
+{
+    if (!json_is_array(v))
+        return lfail(l, path, key, "must be an array of property names");
+    *out = xcalloc(json_array_size(v) + 1, sizeof(**out));
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        if (!json_is_string(e))
+            return lfail(l, path, key, "must be an array of property names");
+        (*out)[(*n)++] = json_string_value(e);
+    }
+    return true;
+}
+
+static void add_dep_required(struct snode *n, const char *name, const char **names, size_t count)
+{
+    n->dep_required = xrealloc(n->dep_required, (n->n_dep_required + 1) * sizeof(struct snode_dep));
+    n->dep_required[n->n_dep_required++] = (struct snode_dep){name, names, count};
+}
+
+static bool compile_deps(struct loader *l, struct snode *n, const char *path, const char *key,
+                         const json_t *v, bool names_only, bool schemas_only)
+{
+    if (!json_is_object(v))
+        return lfail(l, path, key, "must be an object");
+    const char *name;
+    json_t *e;
+    json_object_foreach((json_t *)v, name, e)
+    {
+        if (json_is_array(e) && !schemas_only) {
+            const char **names = NULL;
+            size_t count = 0;
+            char *p = xasprintf("%s%s%s", path, *path ? "." : "", key);
+            bool ok = compile_names(l, p, name, e, &names, &count);
             free(p);
-            if (!cs)
+            add_dep_required(n, name, names, count);
+            if (!ok)
                 return false;
-            s->props[s->n_props].name = xstrdup(name);
-            s->props[s->n_props++].schema = cs;
+            continue;
         }
-        return true;
+        if (names_only)
+            return lfail(l, path, key, "must map names to arrays of property names");
+        struct snode *c = child(l, e, path, key, name, -1);
+        if (!c)
+            return false;
+        n->dep_schemas =
+            xrealloc(n->dep_schemas, (n->n_dep_schemas + 1) * sizeof(struct snode_prop));
+        n->dep_schemas[n->n_dep_schemas++] = (struct snode_prop){name, c};
     }
-    if (strcmp(key, "required") == 0) {
-        if (!json_is_array(v))
-            return cfail(c, path, key, "must be an array of property names");
-        s->required = xcalloc(json_array_size(v) + 1, sizeof(char *));
-        size_t i;
-        json_t *n;
-        json_array_foreach(v, i, n)
-        {
-            if (!json_is_string(n))
-                return cfail(c, path, key, "must be an array of property names");
-            s->required[s->n_required++] = xstrdup(json_string_value(n));
-        }
-        return true;
+    qsort(n->dep_schemas, n->n_dep_schemas, sizeof(*n->dep_schemas), prop_cmp);
+    return true;
+}
+
+static bool compile_pattern_props(struct loader *l, struct snode *n, const char *path,
+                                  const char *key, const json_t *v)
+{
+    if (!json_is_object(v))
+        return lfail(l, path, key, "must be an object of schemas");
+    n->pprops = xcalloc(json_object_size(v) + 1, sizeof(*n->pprops));
+    const char *re;
+    json_t *e;
+    json_object_foreach((json_t *)v, re, e)
+    {
+        char why[200];
+        struct snode_pprop *pp = &n->pprops[n->n_pprops];
+        pp->re = schema_pattern_compile(re, strlen(re), why, sizeof(why));
+        if (!pp->re)
+            return lfail(l, path, key, "\"%.64s\": %s", re, why);
+        n->n_pprops++;
+        pp->src = re;
+        if (!(pp->s = child(l, e, path, key, re, -1)))
+            return false;
     }
-    if (strcmp(key, "additionalProperties") == 0) {
-        if (json_is_false(v)) {
-            s->additional_forbidden = true;
-            return true;
-        }
-        if (json_is_true(v))
-            return true;
-        char *p = child_path(path, key, NULL);
-        s->additional = compile(c, v, p, depth + 1);
+    return true;
+}
+
+static bool compile_ref(struct loader *l, struct snode *n, const struct slocation *loc,
+                        const char *path, const char *key, const json_t *v)
+{
+    if (!json_is_string(v))
+        return lfail(l, path, key, "must be a string");
+    char *abs = schema_uri_resolve(loc->base, json_string_value(v));
+    char why[300];
+    const json_t *target = schema_lookup(l->s, abs, why, sizeof(why));
+    bool ok = target != NULL;
+    if (!ok)
+        lfail(l, path, key, "cannot resolve \"%.100s\": %s", json_string_value(v), why);
+    else if (!shash_get(&l->s->locations, target, 0)) {
+        /* A pointer to a place the walk did not enter (under an unknown keyword):
+         * index it now, in its resource's base and dialect. */
+        const char *frag;
+        char *nofrag = schema_uri_split(abs, &frag);
+        const json_t *res = shash_get(&l->s->resources, nofrag, strlen(nofrag));
+        const struct slocation *rl = shash_get(&l->s->locations, res, 0);
+        char *p = xasprintf("%s%s%s", path, *path ? "." : "", key);
+        ok = schema_index(l->s, target, rl ? rl->base : nofrag,
+                          rl ? rl->dialect : SCHEMA_DRAFT_2020_12, p, 0);
         free(p);
-        return s->additional != NULL;
+        free(nofrag);
+    }
+    if (ok) {
+        char *p = xasprintf("%s%s%s", path, *path ? "." : "", key);
+        n->ref = node_for(l, target, p);
+        free(p);
+        ok = n->ref != NULL;
+    }
+    free(abs);
+    return ok;
+}
+
+static bool compile_type(struct loader *l, struct snode *n, const char *path, const json_t *v)
+{
+    if (json_is_string(v)) {
+        if (!type_bit(json_string_value(v), &n->types))
+            return lfail(l, path, "type", "unknown type name \"%.32s\"", json_string_value(v));
+        return true;
+    }
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return lfail(l, path, "type", "must be a type name or a non-empty list of them");
+    size_t i;
+    json_t *t;
+    json_array_foreach(v, i, t)
+    {
+        unsigned bit;
+        if (!json_is_string(t) || !type_bit(json_string_value(t), &bit))
+            return lfail(l, path, "type", "unknown type name in list");
+        n->types |= bit;
+    }
+    return true;
+}
+
+static bool compile_number(struct loader *l, struct snode *n, const char *path, const char *key,
+                           const json_t *v)
+{
+    bool excl = strncmp(key, "exclusive", 9) == 0;
+    bool is_max = strstr(key, "aximum") != NULL;
+    if (excl && json_is_boolean(v)) { /* draft-04: a flag on minimum/maximum */
+        *(is_max ? &n->maximum_exclusive : &n->minimum_exclusive) = json_is_true(v);
+        return true;
+    }
+    if (!json_is_number(v))
+        return lfail(l, path, key, "must be a number");
+    if (strcmp(key, "multipleOf") == 0) {
+        if (json_number_value(v) <= 0)
+            return lfail(l, path, key, "must be greater than 0");
+        n->multiple_of = v;
+    } else if (excl)
+        *(is_max ? &n->exclusive_max : &n->exclusive_min) = v;
+    else
+        *(is_max ? &n->maximum : &n->minimum) = v;
+    return true;
+}
+
+static bool compile_one(struct loader *l, const char *path, const char *key, const json_t *v,
+                        struct snode **out)
+{
+    return (*out = child(l, v, path, key, NULL, -1)) != NULL;
+}
+
+static bool compile_keyword(struct loader *l, struct snode *n, const struct slocation *loc,
+                            const json_t *js, const char *path, const char *key, const json_t *v)
+{
+    enum schema_dialect d = n->dialect;
+    bool d19 = d >= SCHEMA_DRAFT_2019_09;
+    if (strcmp(key, "$ref") == 0)
+        return compile_ref(l, n, loc, path, key, v);
+    if (strcmp(key, "$dynamicRef") == 0 || strcmp(key, "$recursiveRef") == 0)
+        return lfail(l, path, key, "dynamic references are not supported");
+    if (strcmp(key, "type") == 0)
+        return compile_type(l, n, path, v);
+    if (strcmp(key, "enum") == 0) {
+        if (!json_is_array(v))
+            return lfail(l, path, key, "must be an array");
+        n->enum_values = v;
+        return true;
+    }
+    if (strcmp(key, "const") == 0 && d >= SCHEMA_DRAFT_06) {
+        n->const_value = v;
+        return true;
+    }
+    if (strcmp(key, "multipleOf") == 0 || strcmp(key, "minimum") == 0 ||
+        strcmp(key, "maximum") == 0 || strcmp(key, "exclusiveMinimum") == 0 ||
+        strcmp(key, "exclusiveMaximum") == 0)
+        return compile_number(l, n, path, key, v);
+    static const struct {
+        const char *key;
+        size_t off;
+        bool since2019;
+    } counts[] = {
+        {"minLength", offsetof(struct snode, min_length), false},
+        {"maxLength", offsetof(struct snode, max_length), false},
+        {"minItems", offsetof(struct snode, min_items), false},
+        {"maxItems", offsetof(struct snode, max_items), false},
+        {"minProperties", offsetof(struct snode, min_props), false},
+        {"maxProperties", offsetof(struct snode, max_props), false},
+        {"minContains", offsetof(struct snode, min_contains), true},
+        {"maxContains", offsetof(struct snode, max_contains), true},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(counts); i++)
+        if (strcmp(key, counts[i].key) == 0) {
+            if (counts[i].since2019 && !d19)
+                return true;
+            return get_count(l, path, key, v, (long *)((char *)n + counts[i].off));
+        }
+    if (strcmp(key, "pattern") == 0) {
+        if (!json_is_string(v))
+            return lfail(l, path, key, "must be a string");
+        char why[200];
+        n->pattern =
+            schema_pattern_compile(json_string_value(v), json_string_length(v), why, sizeof(why));
+        n->pattern_src = json_string_value(v);
+        return n->pattern || lfail(l, path, key, "%s", why);
+    }
+    if (strcmp(key, "patternProperties") == 0)
+        return compile_pattern_props(l, n, path, key, v);
+    if (strcmp(key, "uniqueItems") == 0) {
+        if (!json_is_boolean(v))
+            return lfail(l, path, key, "must be a boolean");
+        n->unique_items = json_is_true(v);
+        return true;
     }
     if (strcmp(key, "items") == 0) {
-        char *p = child_path(path, key, NULL);
-        s->items = compile(c, v, p, depth + 1);
-        free(p);
-        return s->items != NULL;
-    }
-    if (strcmp(key, "enum") == 0) {
-        if (!json_is_array(v) || json_array_size(v) == 0)
-            return cfail(c, path, key, "must be a non-empty array");
-        s->enum_values = json_deep_copy(v);
-        return true;
-    }
-    if (strcmp(key, "const") == 0) {
-        s->const_value = json_deep_copy(v);
-        return true;
-    }
-    if (strcmp(key, "minimum") == 0 || strcmp(key, "maximum") == 0) {
-        if (!json_is_number(v))
-            return cfail(c, path, key, "must be a number");
-        if (key[1] == 'i') {
-            s->has_minimum = true;
-            s->minimum = json_number_value(v);
-        } else {
-            s->has_maximum = true;
-            s->maximum = json_number_value(v);
+        if (!json_is_array(v)) {
+            /* In 2020-12 "items" takes what "prefixItems" leaves. */
+            return compile_one(l, path, key, v, &n->items);
         }
-        return true;
+        if (json_object_get(js, "prefixItems") && d >= SCHEMA_DRAFT_2020_12)
+            return lfail(l, path, key, "an array of schemas next to prefixItems");
+        /* The tuple form (up to 2019-09; accepted in 2020-12 too, as servers write it),
+         * with additionalItems for the rest. */
+        n->tuple = true;
+        if (json_array_size(v) > 0 && !compile_list(l, path, key, v, &n->prefix, &n->n_prefix))
+            return false;
+        const json_t *ai = json_object_get(js, "additionalItems");
+        return !ai || compile_one(l, path, "additionalItems", ai, &n->items);
     }
-    if (strcmp(key, "minLength") == 0) {
-        s->has_min_len = true;
-        return get_count(c, path, key, v, &s->min_len);
+    if (strcmp(key, "prefixItems") == 0 && d >= SCHEMA_DRAFT_2020_12) {
+        n->tuple = true;
+        return compile_list(l, path, key, v, &n->prefix, &n->n_prefix);
     }
-    if (strcmp(key, "maxLength") == 0) {
-        s->has_max_len = true;
-        return get_count(c, path, key, v, &s->max_len);
+    if (strcmp(key, "contains") == 0 && d >= SCHEMA_DRAFT_06)
+        return compile_one(l, path, key, v, &n->contains);
+    if (strcmp(key, "properties") == 0)
+        return compile_props(l, path, key, v, &n->props, &n->n_props);
+    if (strcmp(key, "additionalProperties") == 0)
+        return compile_one(l, path, key, v, &n->additional_props);
+    if (strcmp(key, "propertyNames") == 0 && d >= SCHEMA_DRAFT_06)
+        return compile_one(l, path, key, v, &n->property_names);
+    if (strcmp(key, "required") == 0)
+        return compile_names(l, path, key, v, &n->required, &n->n_required);
+    if (strcmp(key, "dependencies") == 0) /* kept in 2019-09 and later, as servers write it */
+        return compile_deps(l, n, path, key, v, false, false);
+    if (strcmp(key, "dependentRequired") == 0 && d19)
+        return compile_deps(l, n, path, key, v, true, false);
+    if (strcmp(key, "dependentSchemas") == 0 && d19)
+        return compile_deps(l, n, path, key, v, false, true);
+    if (strcmp(key, "allOf") == 0)
+        return compile_list(l, path, key, v, &n->all_of, &n->n_all_of);
+    if (strcmp(key, "anyOf") == 0)
+        return compile_list(l, path, key, v, &n->any_of, &n->n_any_of);
+    if (strcmp(key, "oneOf") == 0)
+        return compile_list(l, path, key, v, &n->one_of, &n->n_one_of);
+    if (strcmp(key, "not") == 0)
+        return compile_one(l, path, key, v, &n->not_);
+    if (d >= SCHEMA_DRAFT_07) {
+        if (strcmp(key, "if") == 0)
+            return compile_one(l, path, key, v, &n->if_);
+        if (strcmp(key, "then") == 0)
+            return compile_one(l, path, key, v, &n->then_);
+        if (strcmp(key, "else") == 0)
+            return compile_one(l, path, key, v, &n->else_);
     }
-    if (strcmp(key, "minItems") == 0) {
-        s->has_min_items = true;
-        return get_count(c, path, key, v, &s->min_items);
+    if (d19 && strcmp(key, "unevaluatedItems") == 0) {
+        n->collects = true;
+        return compile_one(l, path, key, v, &n->unevaluated_items);
     }
-    if (strcmp(key, "maxItems") == 0) {
-        s->has_max_items = true;
-        return get_count(c, path, key, v, &s->max_items);
+    if (d19 && strcmp(key, "unevaluatedProperties") == 0) {
+        n->collects = true;
+        return compile_one(l, path, key, v, &n->unevaluated_props);
     }
-    if (strcmp(key, "pattern") == 0) {
-        if (!json_is_string(v) || json_string_length(v) > 1024)
-            return cfail(c, path, key, "must be a string of at most 1024 bytes");
-        char why[128];
-        if (!schema_pattern_check(json_string_value(v), why, sizeof(why)))
-            return cfail(c, path, key, why);
-        int rc = regcomp(&s->pattern, json_string_value(v), REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            regerror(rc, &s->pattern, why, sizeof(why));
-            return cfail(c, path, key, why);
-        }
-        s->has_pattern = true;
-        s->pattern_src = xstrdup(json_string_value(v));
-        return true;
-    }
-    if (is_annotation(key))
-        return true;
-    return cfail(c, path, key, "unsupported JSON Schema keyword");
+    /* Annotations (title, description, default, examples, format, content*, ...),
+     * identifiers handled by the index, and unknown keywords: ignored. */
+    return true;
 }
 
-static struct schema *compile(struct compile_ctx *c, const json_t *js, const char *path, int depth)
+static bool compile_node(struct loader *l, const struct pending *p)
 {
-    if (depth > SCHEMA_MAX_DEPTH) {
-        cfail(c, path, "", "schema nested too deeply");
-        return NULL;
-    }
-    struct schema *s = xcalloc(1, sizeof(*s));
-    if (json_is_boolean(js)) {
-        s->always_false = json_is_false(js);
-        return s;
-    }
-    if (!json_is_object(js)) {
-        cfail(c, path, "", "a schema must be an object or a boolean");
-        free(s);
-        return NULL;
-    }
+    const json_t *js = p->js;
+    struct snode *n = p->node;
+    /* Up to draft-07, "$ref" replaces the whole schema it sits in. */
+    const json_t *ref = json_object_get(js, "$ref");
+    if (ref && n->dialect <= SCHEMA_DRAFT_07)
+        return compile_ref(l, n, p->loc, p->path, "$ref", ref);
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)js, key, v)
     {
-        if (!compile_keyword(c, s, path, key, v, depth)) {
-            schema_free(s);
-            return NULL;
-        }
+        if (strcmp(key, "additionalItems") == 0)
+            continue; /* read with "items" */
+        if (!compile_keyword(l, n, p->loc, js, p->path, key, v))
+            return false;
     }
-    return s;
+    /* 2019-09: without a tuple, "items" covers every item and additionalItems nothing;
+     * with one, the same holds, since the rest was read with "items". In 2020-12 a
+     * schema "items" next to "prefixItems" is already the rest. */
+    return true;
 }
 
-struct schema *schema_compile(const json_t *js, char *err, size_t errlen)
+static void free_location(void *p)
 {
-    struct compile_ctx c = {.err = err, .errlen = errlen};
-    return compile(&c, js, "", 0);
+    struct slocation *loc = p;
+    free(loc->base);
+    free(loc);
+}
+
+static void free_node(struct snode *n)
+{
+    free(n->prefix);
+    free(n->props);
+    for (size_t i = 0; i < n->n_pprops; i++)
+        schema_pattern_free(n->pprops[i].re);
+    free(n->pprops);
+    free(n->required);
+    for (size_t i = 0; i < n->n_dep_required; i++)
+        free(n->dep_required[i].names);
+    free(n->dep_required);
+    free(n->dep_schemas);
+    free(n->all_of);
+    free(n->any_of);
+    free(n->one_of);
+    schema_pattern_free(n->pattern);
+    free(n);
 }
 
 void schema_free(struct schema *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_props; i++) {
-        free(s->props[i].name);
-        schema_free(s->props[i].schema);
+    for (struct snode *n = s->nodes, *next; n; n = next) {
+        next = n->next_alloc;
+        free_node(n);
     }
-    free(s->props);
-    for (size_t i = 0; i < s->n_required; i++)
-        free(s->required[i]);
-    free(s->required);
-    schema_free(s->additional);
-    schema_free(s->items);
-    json_decref(s->enum_values);
-    json_decref(s->const_value);
-    if (s->has_pattern)
-        regfree(&s->pattern);
-    free(s->pattern_src);
+    shash_free(&s->locations, free_location);
+    shash_free(&s->resources, NULL);
+    shash_free(&s->anchors, NULL);
+    shash_free(&s->extra, NULL);
+    json_decref(s->docs);
     free(s);
 }
 
-/* ---- validation ---- */
-
-/* The instance path grows and shrinks as validation descends; it is capped so that a
- * deep or long-keyed instance cannot make error messages unbounded. */
-struct vctx {
-    char path[512];
-    size_t len;
-    char *err;
-    size_t errlen;
-};
-
-static size_t path_push_key(struct vctx *v, const char *key)
+struct schema *schema_compile_opts(const json_t *js, const struct schema_options *opts, char *err,
+                                   size_t errlen)
 {
-    size_t old = v->len;
-    bool plain = *key && strlen(key) <= 64;
-    for (const char *p = key; plain && *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '_' || *p == '-'))
-            plain = false;
-    int n = plain ? snprintf(v->path + v->len, sizeof(v->path) - v->len, ".%s", key)
-                  : snprintf(v->path + v->len, sizeof(v->path) - v->len, "[\"%.40s%s\"]", key,
-                             strlen(key) > 40 ? "..." : "");
-    if (n > 0)
-        v->len = v->len + (size_t)n >= sizeof(v->path) ? sizeof(v->path) - 1 : v->len + (size_t)n;
-    return old;
-}
-
-static size_t path_push_index(struct vctx *v, size_t i)
-{
-    size_t old = v->len;
-    int n = snprintf(v->path + v->len, sizeof(v->path) - v->len, "[%zu]", i);
-    if (n > 0)
-        v->len = v->len + (size_t)n >= sizeof(v->path) ? sizeof(v->path) - 1 : v->len + (size_t)n;
-    return old;
-}
-
-static void path_pop(struct vctx *v, size_t old)
-{
-    v->len = old;
-    v->path[old] = '\0';
-}
-
-static bool vfail(struct vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool vfail(struct vctx *v, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    snprintf(v->err, v->errlen, "%s: %s", v->path, msg);
-    return false;
-}
-
-static unsigned instance_type(const json_t *j)
-{
-    switch (json_typeof(j)) {
-    case JSON_NULL:
-        return T_NULL;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return T_BOOLEAN;
-    case JSON_OBJECT:
-        return T_OBJECT;
-    case JSON_ARRAY:
-        return T_ARRAY;
-    case JSON_INTEGER:
-        return T_INTEGER | T_NUMBER;
-    case JSON_REAL: {
-        double d = json_real_value(j);
-        /* Integral within int64 range (no libm: the cast truncates). */
-        bool integral = d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d;
-        return integral ? (T_INTEGER | T_NUMBER) : T_NUMBER;
+    struct schema *s = xcalloc(1, sizeof(*s));
+    s->err = err;
+    s->errlen = errlen;
+    s->docs = json_array();
+    enum schema_dialect d =
+        opts && opts->default_dialect ? opts->default_dialect : SCHEMA_DRAFT_2020_12;
+    bool ok = true;
+    json_t *root = json_deep_copy(js);
+    json_array_append_new(s->docs, root);
+    if (!root) {
+        snprintf(err, errlen, "no schema");
+        ok = false;
     }
-    case JSON_STRING:
-        return T_STRING;
+    s->default_dialect = d;
+    for (size_t i = 0; ok && opts && i < opts->n_documents; i++) {
+        json_t *doc = json_deep_copy(opts->documents[i].schema);
+        json_array_append_new(s->docs, doc);
+        const char *frag;
+        char *nofrag = schema_uri_split(opts->documents[i].uri, &frag);
+        shash_put(&s->extra, nofrag, strlen(nofrag), doc);
+        free(nofrag);
     }
-    return 0;
+    if (ok) {
+        shash_put(&s->resources, DEFAULT_BASE, strlen(DEFAULT_BASE), root);
+        ok = schema_index(s, root, DEFAULT_BASE, d, "", 0);
+    }
+    struct loader l = {.s = s};
+    if (ok)
+        ok = (s->root = node_for(&l, root, "")) != NULL;
+    for (size_t i = 0; i < l.n_queue; i++) {
+        struct pending p = l.queue[i]; /* compiling may grow (move) the queue */
+        if (ok)
+            ok = compile_node(&l, &p);
+        free(p.path);
+    }
+    free(l.queue);
+    if (!ok) {
+        schema_free(s);
+        return NULL;
+    }
+    s->err = NULL;
+    s->errlen = 0;
+    return s;
 }
 
-static void type_list(unsigned types, char *buf, size_t size)
+struct schema *schema_compile(const json_t *js, char *err, size_t errlen)
 {
-    size_t o = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < ARRAY_LEN(type_names); i++) {
-        if (!(types & type_names[i].bit))
-            continue;
-        int n = snprintf(buf + o, size - o, "%s%s", o ? " or " : "", type_names[i].name);
-        if (n < 0 || (size_t)n >= size - o)
-            return;
-        o += (size_t)n;
-    }
-}
-
-static size_t utf8_codepoints(const char *s, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char)s[i] & 0xc0) != 0x80)
-            n++;
-    return n;
-}
-
-static bool validate(struct vctx *v, const struct schema *s, const json_t *inst);
-
-static bool validate_object(struct vctx *v, const struct schema *s, const json_t *inst)
-{
-    for (size_t i = 0; i < s->n_required; i++)
-        if (!json_object_get(inst, s->required[i]))
-            return vfail(v, "missing required property \"%.64s\"", s->required[i]);
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)inst, key, val)
-    {
-        const struct schema *ps = NULL;
-        for (size_t i = 0; i < s->n_props; i++)
-            if (strcmp(s->props[i].name, key) == 0) {
-                ps = s->props[i].schema;
-                break;
-            }
-        if (!ps) {
-            if (s->additional_forbidden) {
-                size_t old = path_push_key(v, key);
-                bool r = vfail(v, "property not allowed here");
-                path_pop(v, old);
-                return r;
-            }
-            ps = s->additional;
-        }
-        if (!ps)
-            continue;
-        size_t old = path_push_key(v, key);
-        bool ok = validate(v, ps, val);
-        path_pop(v, old);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-static bool validate_array(struct vctx *v, const struct schema *s, const json_t *inst)
-{
-    size_t n = json_array_size(inst);
-    if (s->has_min_items && n < s->min_items)
-        return vfail(v, "must have at least %zu items", s->min_items);
-    if (s->has_max_items && n > s->max_items)
-        return vfail(v, "must have at most %zu items", s->max_items);
-    if (!s->items)
-        return true;
-    for (size_t i = 0; i < n; i++) {
-        size_t old = path_push_index(v, i);
-        bool ok = validate(v, s->items, json_array_get(inst, i));
-        path_pop(v, old);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-static bool validate_string(struct vctx *v, const struct schema *s, const json_t *inst)
-{
-    const char *str = json_string_value(inst);
-    size_t len = json_string_length(inst);
-    if (s->has_min_len || s->has_max_len) {
-        size_t cps = utf8_codepoints(str, len);
-        if (s->has_min_len && cps < s->min_len)
-            return vfail(v, "must be at least %zu characters", s->min_len);
-        if (s->has_max_len && cps > s->max_len)
-            return vfail(v, "must be at most %zu characters", s->max_len);
-    }
-    if (s->has_pattern) {
-        /* regexec stops at NUL: a string with one cannot be matched honestly. */
-        if (memchr(str, '\0', len))
-            return vfail(v, "must not contain NUL");
-        if (regexec(&s->pattern, str, 0, NULL, 0) != 0)
-            return vfail(v, "does not match the pattern \"%.100s\"", s->pattern_src);
-    }
-    return true;
-}
-
-static bool validate(struct vctx *v, const struct schema *s, const json_t *inst)
-{
-    if (s->always_false)
-        return vfail(v, "no value is allowed here");
-    unsigned it = instance_type(inst);
-    if (s->types && !(s->types & it)) {
-        char want[96];
-        type_list(s->types, want, sizeof(want));
-        return vfail(v, "must be %s", want);
-    }
-    if (s->const_value && !json_equal((json_t *)inst, s->const_value))
-        return vfail(v, "must equal the constant value");
-    if (s->enum_values) {
-        bool found = false;
-        size_t i;
-        json_t *e;
-        json_array_foreach(s->enum_values, i, e)
-        {
-            if (json_equal((json_t *)inst, e)) {
-                found = true;
-                break;
-            }
-        }
-        if (!found)
-            return vfail(v, "must be one of the enumerated values");
-    }
-    if (it & T_NUMBER) {
-        double d = json_number_value(inst);
-        if (s->has_minimum && d < s->minimum)
-            return vfail(v, "must be at least %g", s->minimum);
-        if (s->has_maximum && d > s->maximum)
-            return vfail(v, "must be at most %g", s->maximum);
-    }
-    if (it & T_OBJECT)
-        return validate_object(v, s, inst);
-    if (it & T_ARRAY)
-        return validate_array(v, s, inst);
-    if (it & T_STRING)
-        return validate_string(v, s, inst);
-    return true;
-}
-
-bool schema_validate(const struct schema *s, const json_t *inst, char *err, size_t errlen)
-{
-    struct vctx v = {.path = "$", .len = 1, .err = err, .errlen = errlen};
-    return validate(&v, s, inst);
+    return schema_compile_opts(js, NULL, err, errlen);
 }

@@ -1,169 +1,97 @@
-/* A JSON Schema "pattern" is compiled with glibc's regcomp(), which expands every
- * counted or "+" repetition by copying the repeated subexpression: "a{1000}" becomes a
- * thousand nodes and "((a+)+)+" doubles at each level, so a short pattern in a manifest
- * can take minutes and gigabytes to compile (found by fuzz_schema: "[a-z]++++...").
- * Matching with back-references can take exponential time too. This estimates the size
- * regcomp() would build, before it runs, and refuses what is too large or ambiguous. */
+/* PCRE2 in place of ECMA-262's regular expressions: UTF mode; "\uXXXX", "\u{X...}" and
+ * "\xXX" as JavaScript reads them (ALT_BSUX); "$" only at the very end; a
+ * back-reference to a group that did not take part matches the empty string; "[]" and
+ * "[^]" as JavaScript's empty and any-character classes; "." stops at every line
+ * terminator. Differences left: "\s", "\w", "\d" are ASCII-only here (JavaScript's "\s"
+ * takes Unicode spaces), and PCRE2's own syntax (possessive quantifiers, atomic groups)
+ * is accepted where JavaScript would refuse it.
+ *
+ * Bounds: the pattern's length and parenthesis nesting at compile time; at match time
+ * PCRE2's match, depth and heap limits, so a pattern that backtracks catastrophically
+ * fails in bounded time instead of hanging the hub. */
 #include "schema_pattern.h"
+#include "schema.h"
+#include "log.h"
+#include "util.h"
 
-#include <ctype.h>
-#include <stdbool.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MAX_NODES 10000u
-#define MAX_GROUP_DEPTH 32
+/* Backtracking steps of one match: a base, and more for a longer subject so that a
+ * linear pattern over a long string is not cut short. */
+#define MATCH_LIMIT_BASE 200000u
+#define MATCH_LIMIT_PER_BYTE 16u
+#define MATCH_LIMIT_MAX 20000000u
+#define DEPTH_LIMIT 5000u /* nested backtracking points */
+#define HEAP_LIMIT_KIB 4096u
+#define PARENS_LIMIT 64u
 
-struct frame {
-    uint64_t alternatives; /* the size of the finished branches of this group */
-    uint64_t branch;       /* the size of the branch being read */
-    uint64_t last;         /* the size of the last atom, 0 when a quantifier may not follow */
+struct schema_pattern {
+    pcre2_code *code;
+    pcre2_match_data *md;
+    pcre2_match_context *mctx;
 };
 
-static uint64_t capped(uint64_t v)
+struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *why, size_t whylen)
 {
-    return v > MAX_NODES + 1 ? MAX_NODES + 1 : v;
+    if (len > SCHEMA_MAX_PATTERN_BYTES) {
+        snprintf(why, whylen, "longer than %d bytes", SCHEMA_MAX_PATTERN_BYTES);
+        return NULL;
+    }
+    pcre2_compile_context *cctx = pcre2_compile_context_create(NULL);
+    if (!cctx)
+        fatalx("out of memory compiling a pattern");
+    pcre2_set_parens_nest_limit(cctx, PARENS_LIMIT);
+    pcre2_set_max_pattern_length(cctx, SCHEMA_MAX_PATTERN_BYTES);
+    pcre2_set_newline(cctx, PCRE2_NEWLINE_ANY);
+    pcre2_set_compile_extra_options(cctx, PCRE2_EXTRA_ALT_BSUX);
+    int errcode;
+    PCRE2_SIZE erroff;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, len,
+                                     PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
+                                         PCRE2_MATCH_UNSET_BACKREF | PCRE2_ALLOW_EMPTY_CLASS |
+                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK,
+                                     &errcode, &erroff, cctx);
+    pcre2_compile_context_free(cctx);
+    if (!code) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(errcode, msg, sizeof(msg));
+        snprintf(why, whylen, "%s at byte %zu", (const char *)msg, (size_t)erroff);
+        return NULL;
+    }
+    struct schema_pattern *p = xcalloc(1, sizeof(*p));
+    p->code = code;
+    p->md = pcre2_match_data_create(1, NULL);
+    p->mctx = pcre2_match_context_create(NULL);
+    if (!p->md || !p->mctx)
+        fatalx("out of memory compiling a pattern");
+    pcre2_set_depth_limit(p->mctx, DEPTH_LIMIT);
+    pcre2_set_heap_limit(p->mctx, HEAP_LIMIT_KIB);
+    return p;
 }
 
-/* The end of a bracket expression that starts at p ('['), or NULL when unclosed. */
-static const char *bracket_end(const char *p)
+void schema_pattern_free(struct schema_pattern *p)
 {
-    p++;
-    if (*p == '^')
-        p++;
-    if (*p == ']') /* a literal ']' first */
-        p++;
-    for (; *p && *p != ']'; p++) {
-        if (*p == '[' && (p[1] == ':' || p[1] == '=' || p[1] == '.')) {
-            char kind = p[1];
-            const char *q = p + 2;
-            while (*q && !(q[0] == kind && q[1] == ']'))
-                q++;
-            if (!*q)
-                return NULL;
-            p = q + 1;
-        }
-    }
-    return *p ? p : NULL;
+    if (!p)
+        return;
+    pcre2_code_free(p->code);
+    pcre2_match_data_free(p->md);
+    pcre2_match_context_free(p->mctx);
+    free(p);
 }
 
-/* "{m}", "{m,}" or "{m,n}" at p: how many copies regcomp makes, and its end. */
-static bool interval(const char *p, uint64_t *copies, const char **end)
+int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len)
 {
-    char *q;
-    if (!isdigit((unsigned char)p[1]))
-        return false;
-    unsigned long m = strtoul(p + 1, &q, 10), n = m;
-    if (*q == ',') {
-        if (isdigit((unsigned char)q[1]))
-            n = strtoul(q + 1, &q, 10);
-        else {
-            n = m + 1; /* "{m,}": m copies and a star */
-            q++;
-        }
-    }
-    if (*q != '}')
-        return false;
-    *copies = n > m ? n : m;
-    if (*copies == 0)
-        *copies = 1;
-    if (*copies > MAX_NODES) /* regcomp refuses over RE_DUP_MAX; this keeps the sum small */
-        *copies = MAX_NODES + 1;
-    *end = q;
-    return true;
-}
-
-bool schema_pattern_check(const char *re, char *why, size_t whylen)
-{
-    struct frame stack[MAX_GROUP_DEPTH + 1] = {{0}};
-    int depth = 0;
-    for (const char *p = re; *p; p++) {
-        struct frame *f = &stack[depth];
-        uint64_t copies = 0;
-        switch (*p) {
-        case '(':
-            if (depth == MAX_GROUP_DEPTH) {
-                snprintf(why, whylen, "groups nested more than %d deep", MAX_GROUP_DEPTH);
-                return false;
-            }
-            stack[++depth] = (struct frame){0};
-            continue;
-        case ')': {
-            if (depth == 0) /* regcomp says what is wrong */
-                return true;
-            uint64_t size = capped(f->alternatives + f->branch + 1);
-            f = &stack[--depth];
-            f->branch = capped(f->branch + size);
-            f->last = size;
-            continue;
-        }
-        case '|':
-            f->alternatives = capped(f->alternatives + f->branch);
-            f->branch = f->last = 0;
-            continue;
-        case '^':
-        case '$':
-            f->last = 0;
-            continue;
-        case '*':
-        case '?':
-            copies = 1;
-            break;
-        case '+':
-            copies = 2; /* "E+" is "EE*" */
-            break;
-        case '{':
-            if (interval(p, &copies, &p))
-                break;
-            f->branch = capped(f->branch + 1); /* a literal '{' */
-            f->last = 1;
-            continue;
-        case '[': {
-            const char *end = bracket_end(p);
-            if (!end)
-                return true; /* unclosed: regcomp says so */
-            p = end;
-            f->branch = capped(f->branch + 1);
-            f->last = 1;
-            continue;
-        }
-        case '\\':
-            if (p[1] >= '1' && p[1] <= '9') {
-                snprintf(why, whylen, "back-references (\\%c) are not supported", p[1]);
-                return false;
-            }
-            if (p[1]) /* an escaped character is one atom */
-                p++;
-            /* fall through */
-        default:
-            f->branch = capped(f->branch + 1);
-            f->last = 1;
-            continue;
-        }
-        /* A quantifier: it repeats the last atom, and nothing else may repeat it again
-         * ("a++", "a{2}*" are undefined in POSIX and exponential in glibc). */
-        if (f->last == 0) {
-            snprintf(why, whylen, "a repetition operator at byte %zu follows no atom",
-                     (size_t)(p - re));
-            return false;
-        }
-        f->branch = capped(f->branch + f->last * (copies - 1));
-        f->last = 0;
-        if (f->branch > MAX_NODES) {
-            snprintf(why, whylen, "too complex: its repetitions expand to more than %u nodes",
-                     MAX_NODES);
-            return false;
-        }
-    }
-    /* Unclosed groups are regcomp's to report; the size so far still counts. */
-    uint64_t total = 0;
-    for (int d = 0; d <= depth; d++)
-        total = capped(total + stack[d].alternatives + stack[d].branch);
-    if (total > MAX_NODES) {
-        snprintf(why, whylen, "too complex: its repetitions expand to more than %u nodes",
-                 MAX_NODES);
-        return false;
-    }
-    return true;
+    size_t limit = MATCH_LIMIT_BASE + MATCH_LIMIT_PER_BYTE * len;
+    pcre2_set_match_limit(p->mctx, limit > MATCH_LIMIT_MAX ? MATCH_LIMIT_MAX : (uint32_t)limit);
+    /* jansson hands over valid UTF-8 only, NUL bytes included by length. */
+    int rc = pcre2_match(p->code, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, p->md, p->mctx);
+    if (rc >= 0) /* 0: a match, with more groups than the match data holds */
+        return 1;
+    if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    return -1;
 }

@@ -85,7 +85,7 @@ int main(void)
         "{\"name\":\"schema\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[{\"name\":"
         "\"t\",\"description\":\"d\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
         "\"a\":{\"anyOf\":[]}}}}]}",
-        "tools[0].inputSchema: properties.a.anyOf: unsupported");
+        "tools[0].inputSchema: properties.a.anyOf: must be a non-empty array");
     expect_error("dup.json",
                  "{\"name\":\"dup\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[" GOOD_TOOL
                  "," GOOD_TOOL "]}",
