@@ -1,4 +1,5 @@
 /* `hub repl-server`: the command line over replserver.c. */
+#include "notify.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "repl/repl.h"
@@ -26,7 +27,8 @@ static void usage(FILE *f)
         "own jail of the code app (config/spokes/code.json) that keeps its variables,\n"
         "functions and imports between requests. \"close\": true ends it after the run.\n"
         "Exit status: 0 after SIGTERM/SIGINT (every session's sandbox ended), 1 when it\n"
-        "cannot listen, 2 usage or configuration error.\n\n"
+        "cannot listen, 2 usage or configuration error. SIGHUP reopens the audit logs\n"
+        "(the hub's and its netproxy's), for logrotate.\n\n"
         "  --listen ADDR:PORT  where to listen (default " REPL_DEFAULT_LISTEN
         "; IPv6 as [ADDR]:PORT;\n"
         "                      port 0 picks a free one, printed on stdout)\n"
@@ -187,6 +189,7 @@ int cmd_repl_server(int argc, char **argv)
         }
     }
     if (rc == EXIT_OK) {
+        hub_reopen_on_sighup(h);
         srv = repl_server_new(h, &cfg, base, &o, err, sizeof(err));
         if (!srv) {
             log_warnx("%s", err);
@@ -200,8 +203,13 @@ int cmd_repl_server(int argc, char **argv)
                (int)(colon - o.listen), o.listen, (unsigned)repl_server_port(srv),
                isolation_name(cfg.isolation), o.app, o.max_sessions);
         fflush(stdout);
+        char status[160];
+        snprintf(status, sizeof(status), "listening on %.*s:%u", (int)(colon - o.listen), o.listen,
+                 (unsigned)repl_server_port(srv));
+        notify_ready(status);
         while (!hub_quit_requested(h))
             event_base_dispatch(base);
+        notify_stopping();
         log_info("repl-server: ending %zu sessions", repl_server_sessions(srv));
         repl_server_shutdown(srv);
     }

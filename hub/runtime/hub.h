@@ -110,6 +110,14 @@ void hub_spoke_timing(struct hub *h, const char *user, const char *app, const ch
 /* True once SIGINT/SIGTERM arrived; hub_call_sync() then fails its call. */
 bool hub_quit_requested(const struct hub *h);
 
+/* logrotate's postrotate: reopens the hub's audit log at its path and has the hub's
+ * netproxy reopen its own. 0, or -1 when the hub's log could not be reopened (it then
+ * goes on writing to the old file, and says so). */
+int hub_reopen_logs(struct hub *h);
+/* The daemons (repl-server, serve) reopen their logs on SIGHUP. The assistant does not
+ * ask for it: on a terminal SIGHUP keeps meaning that the terminal went away. */
+void hub_reopen_on_sighup(struct hub *h);
+
 /* The hub's audit log, for the agent's own records (requests, plans, questions) so
  * that one file tells the whole story. */
 struct audit *hub_audit(struct hub *h);

@@ -238,7 +238,7 @@ struct hub {
     struct slots *uid_slots;
     struct gateway *gw;
     struct proxy_sup *proxy;
-    struct event *ev_sigint, *ev_sigterm, *ev_sigchld;
+    struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
     struct event *ev_start_queue;
