@@ -210,7 +210,8 @@ static bool compile_deps(struct loader *l, struct snode *n, const char *path, co
             xrealloc(n->dep_schemas, (n->n_dep_schemas + 1) * sizeof(struct snode_prop));
         n->dep_schemas[n->n_dep_schemas++] = (struct snode_prop){name, c};
     }
-    qsort(n->dep_schemas, n->n_dep_schemas, sizeof(*n->dep_schemas), prop_cmp);
+    if (n->n_dep_schemas) /* qsort(NULL, 0, ...) is undefined */
+        qsort(n->dep_schemas, n->n_dep_schemas, sizeof(*n->dep_schemas), prop_cmp);
     return true;
 }
 
