@@ -32,6 +32,8 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     struct spoke *target = spoke_get(h, user, m->name, o->instance, true);
     if (!target)
         return NULL;
+    if (o->instance && o->data_tmpfs_mb)
+        target->data_tmpfs_mb = o->data_tmpfs_mb; /* for its next start */
     struct call *c = xcalloc(1, sizeof(*c));
     c->hub = h;
     audit_new_id(c->id);
@@ -45,6 +47,7 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     c->state = CALL_ASK_EXEC;
     c->ask_exec = o->ask_exec;
     c->in_plan = o->in_plan;
+    c->origin = parent ? parent->origin : o->origin;
     c->t_start = now_mono_ns();
     c->deadline = deadline;
     c->timer = evtimer_new(h->base, on_deadline, c);
@@ -282,6 +285,7 @@ void call_start(struct call *c)
             .irreversible = c->tool->irreversible,
             .in_plan = c->in_plan,
             .call_id = c->id,
+            .origin = c->origin,
         };
         call_pause(c);
         c->hub->perm->ask(c->hub->perm, &q, on_exec_answer, c);

@@ -22,6 +22,7 @@ struct hook_request {
     const char *app; /* the asking spoke's app: known by its socket */
     const char *spoke_id;
     const json_t *params; /* the request's params, borrowed for the call */
+    void *origin;         /* call_opts.origin of the top-level call (hub.h) */
 };
 
 typedef void (*hook_done_fn)(void *done_ud, json_t *result, int code, const char *message);

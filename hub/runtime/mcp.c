@@ -384,7 +384,8 @@ static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_ki
     r->stage = SREQ_HOOK;
     r->hook_pending = true;
     struct hook_request hr = {
-        .user = sp->user, .app = sp->m->name, .spoke_id = sp->id, .params = r->params};
+        .user = sp->user, .app = sp->m->name, .spoke_id = sp->id, .params = r->params,
+        .origin = r->parent ? r->parent->origin : NULL};
     if (kind == SREQ_ELICIT) {
         r->paused = true;
         call_pause(r->parent);

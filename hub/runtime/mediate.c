@@ -109,6 +109,7 @@ static void ask(struct sreq *r, enum perm_stage stage, const json_t *body, perm_
         .irreversible = r->target_t->irreversible,
         .in_plan = false,
         .call_id = r->call_id,
+        .origin = r->parent ? r->parent->origin : NULL,
     };
     r->hook_pending = true;
     r->paused = true;
@@ -160,8 +161,9 @@ static void on_relay_answer(void *ud, enum perm_decision d, const char *reason)
     if (!answered(r, PERM_STAGE_RELAY, r->result, d, reason))
         return;
     if (d != PERM_ALLOW) {
-        refuse(r, HUB_ERR_DENIED, "permission", "relaying the result of %s.%s to %s was denied",
-               r->target_m->name, r->target_t->name, r->sp->m->name);
+        refuse(r, HUB_ERR_DENIED, "permission", "relaying the result of %s.%s to %s was denied%s%.300s",
+               r->target_m->name, r->target_t->name, r->sp->m->name, reason && *reason ? ": " : "",
+               reason ? reason : "");
         return;
     }
     audit_mediation(r, "success", "relayed", "");
@@ -194,8 +196,10 @@ static void on_call_answer(void *ud, enum perm_decision d, const char *reason)
     if (!answered(r, PERM_STAGE_CALL, args, d, reason))
         return;
     if (d != PERM_ALLOW) {
-        refuse(r, HUB_ERR_DENIED, "permission", "calling %s.%s from %s was denied",
-               r->target_m->name, r->target_t->name, r->sp->m->name);
+        /* With the reason, as for exec (call.c): the caller learns why. */
+        refuse(r, HUB_ERR_DENIED, "permission", "calling %s.%s from %s was denied%s%.300s",
+               r->target_m->name, r->target_t->name, r->sp->m->name, reason && *reason ? ": " : "",
+               reason ? reason : "");
         return;
     }
     struct hub *h = r->hub;

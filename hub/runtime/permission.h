@@ -37,6 +37,7 @@ struct perm_request {
     bool irreversible;   /* the manifest marks the tool irreversible: never "always" */
     bool in_plan;        /* the step is part of the plan the user saw */
     const char *call_id; /* audit id shared with the call's records */
+    void *origin;        /* call_opts.origin of the top-level call (hub.h) */
 };
 
 /* What the user (or a script, answers.h) answers to a permission question, with its
