@@ -7,7 +7,9 @@ OpenAI-compatible server, so that both ends are timed on one clock:
   enter_to_token    the request line written -> the first byte of the answer on stdout
 The server answers each request at once with a plain-text answer (a direct answer: no
 app runs), so what is left is the hub's own work: history read and write in Redis,
-the audit records, building the planner request, parsing, printing.
+the audit records, building the planner request, parsing, printing. Requests are
+THINK_MS (default 50) apart, as a user's are: the hub's work after an answer (storing
+it) is not counted against the next request.
 
 Usage: assistant_latency.py HUB CONFIG N [HUB ARGS...]; prints one JSON object.
 """
@@ -96,7 +98,9 @@ def main():
     out = p.stdout.fileno()
     to_req, to_tok = [], []
     pending = b""
+    think = float(os.environ.get("THINK_MS", "50")) / 1000.0
     for i in range(n + 5):
+        time.sleep(think)
         t0 = time.monotonic_ns()
         p.stdin.write(b"request number %d\n" % i)
         t_req = srv.read_request(time.time() + 30)
