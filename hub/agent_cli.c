@@ -51,8 +51,8 @@ void cmd_assistant_usage(FILE *f)
             "                     with neither, a private redis-server in the run directory)\n"
             "  --record FILE      record the LLM's answers to FILE (a replay recording)\n"
             "  --json             from a pipe: one JSON result per request line\n" CLI_COMMON_HELP
-            "\nExit status: 0, 1 when a request from a pipe was not answered, 2 usage or\n"
-            "configuration error.\n");
+            "\nExit status: 0, 1 when a request from a pipe was not answered or a step of\n"
+            "its plan failed to run, 2 usage or configuration error.\n");
 }
 
 /* --- output ----------------------------------------------------------------------- */
@@ -302,6 +302,38 @@ static bool command(struct session *s, const char *line, bool *quit)
 
 /* --- one request ----------------------------------------------------------------- */
 
+/* A step none of whose calls ran (every one "failed": the spoke could not start, was
+ * killed, timed out...) makes the request a failure for the exit status, whatever the
+ * answer says: a script must not take an answer built on a step that never ran for a
+ * success. A denied call is the user's decision, a tool error the tool's answer. */
+static bool a_step_failed(const json_t *calls)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(calls, i, c)
+    {
+        const char *outcome = json_string_value(json_object_get(c, "outcome"));
+        if (!outcome || strcmp(outcome, "failed") != 0)
+            continue;
+        const char *step = json_string_value(json_object_get(c, "step"));
+        if (!step)
+            return true; /* no plan (none mode): each call is its own step */
+        bool other_ran = false;
+        size_t k;
+        const json_t *d;
+        json_array_foreach(calls, k, d)
+        {
+            const char *s2 = json_string_value(json_object_get(d, "step"));
+            const char *out = json_string_value(json_object_get(d, "outcome"));
+            if (s2 && strcmp(s2, step) == 0 && out && strcmp(out, "failed") != 0)
+                other_ran = true;
+        }
+        if (!other_ran)
+            return true;
+    }
+    return false;
+}
+
 static bool run_request(struct session *s, const char *line)
 {
     struct ui *u = s->u;
@@ -353,8 +385,9 @@ static bool run_request(struct session *s, const char *line)
             free(safe);
         }
     }
+    bool ok = rc == 0 && !a_step_failed(res.calls);
     agent_result_free(&res);
-    return rc == 0;
+    return ok;
 }
 
 static void seed_history(struct session *s, struct lineedit *le)
@@ -427,7 +460,7 @@ int cmd_assistant(int argc, char **argv)
     struct hub *h = NULL;
     struct llm *llm = NULL;
     struct memory *mem = NULL;
-    char *private_redis = NULL;
+    struct private_redis *private_redis = NULL;
     struct answers *answers = NULL;
     struct perm_asker *asker = NULL;
     struct lineedit *le = le_new(STDIN_FILENO, STDOUT_FILENO);
@@ -570,9 +603,7 @@ out:
         fclose(tty_out);
     llm_close(llm);
     memory_close(mem);
-    if (private_redis)
-        agent_memory_stop_private(private_redis);
-    free(private_redis);
+    agent_memory_release_private(private_redis);
     if (base)
         event_base_free(base);
     le_free(le);
