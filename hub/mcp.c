@@ -8,6 +8,7 @@
 #include "hooks.h"
 #include "internal.h"
 #include "log.h"
+#include "pin.h"
 #include "schema.h"
 #include "util.h"
 
@@ -55,46 +56,9 @@ bool mcp_check_initialize(const json_t *result, char *err, size_t errlen)
     return true;
 }
 
-static bool same_json(const json_t *a, const json_t *b)
-{
-    if (!a || !b)
-        return !a && !b;
-    return json_equal((json_t *)a, (json_t *)b);
-}
-
 bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen)
 {
-    if (json_array_size(tools) != m->n_tools) {
-        snprintf(err, errlen, "tools/list has %zu tools, the manifest %zu", json_array_size(tools),
-                 m->n_tools);
-        return false;
-    }
-    size_t i;
-    json_t *t;
-    json_array_foreach(tools, i, t)
-    {
-        const char *name = json_string_value(json_object_get(t, "name"));
-        const struct manifest_tool *mt = name ? manifest_tool(m, name) : NULL;
-        if (!mt) {
-            snprintf(err, errlen, "tools/list names \"%.64s\", which the manifest does not have",
-                     name ? name : "(no name)");
-            return false;
-        }
-        const char *desc = json_string_value(json_object_get(t, "description"));
-        if (!desc || strcmp(desc, mt->description) != 0) {
-            snprintf(err, errlen, "tool %s: description differs from the manifest", mt->name);
-            return false;
-        }
-        if (!same_json(json_object_get(t, "inputSchema"), mt->input_schema_json)) {
-            snprintf(err, errlen, "tool %s: inputSchema differs from the manifest", mt->name);
-            return false;
-        }
-        if (!same_json(json_object_get(t, "outputSchema"), mt->output_schema_json)) {
-            snprintf(err, errlen, "tool %s: outputSchema differs from the manifest", mt->name);
-            return false;
-        }
-    }
-    return true;
+    return pin_check_tools(m->pinned, tools, err, errlen);
 }
 
 bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char *err, size_t errlen)
