@@ -385,6 +385,7 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
         !load_mounts(c, root, m))
         return false;
     json_t *tools = json_object_get(root, "tools");
+    m->unpinned = allow_no_tools && json_array_size(tools) == 0;
     if (allow_no_tools && !tools)
         return true;
     if (!json_is_array(tools) || (json_array_size(tools) == 0 && !allow_no_tools) ||

@@ -59,6 +59,9 @@ struct manifest {
     struct manifest_tool *tools;
     size_t n_tools;
     json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */
+    /* Being made by `hub spokes add`: no tools pinned yet, whatever the server lists
+     * is taken (never true for a manifest a hub loads from its spokes dir). */
+    bool unpinned;
 };
 
 struct manifest_set {
