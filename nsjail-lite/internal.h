@@ -51,8 +51,11 @@ struct mnt_op {
     uint64_t size_mb;
     unsigned mode;
     unsigned depth;
-    int fd; /* MNT_BIND: the detached clone of src, in init only */
+    int fd; /* MNT_BIND: the detached clone of src (monitor or init), else -1 */
 };
+
+/* /dev/null, zero, full, random, urandom: bound into the jail's minimal /dev. */
+#define MNT_DEV_NODES 5
 
 struct rlimit_set {
     int resource;
@@ -82,7 +85,11 @@ struct jail_plan {
     /* filesystem */
     struct mnt_op *ops;
     size_t n_ops;
-    int root_fd; /* init: the new root while it is being built */
+    int root_fd;                /* init: the new root while it is being built */
+    int dev_fds[MNT_DEV_NODES]; /* detached clones of the /dev nodes, else -1 */
+    /* The caller holds CAP_SYS_ADMIN on the host: the monitor clones the bind
+     * sources, which the jail's own host id may not be able to reach. */
+    bool clone_privileged;
     char *cwd;
 
     /* program */
@@ -165,6 +172,11 @@ int uidpool_acquire(uint32_t base, uint32_t count, uint32_t *id, int *lock_fd,
 
 /* mnt.c */
 int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+/* Monitor: clones the bind sources and /dev nodes into detached trees that init
+ * inherits (nothing when !clone_privileged); mnt_close_sources drops its copies
+ * once init exists. */
+int mnt_open_sources(struct jail_plan *p, char *err, size_t errlen);
+void mnt_close_sources(struct jail_plan *p);
 int mnt_build(struct jail_plan *p, char *err, size_t errlen);
 int mnt_pivot(struct jail_plan *p, char *err, size_t errlen);
 void mnt_plan_free(struct jail_plan *p);
@@ -181,6 +193,7 @@ int rlimit_apply(const struct jail_plan *p, char *err, size_t errlen);
 /* caps.c */
 int caps_check_caller(const struct jail_config *cfg, struct jail_error *err);
 int caps_last_cap(void);
+bool caps_have(int cap);
 int caps_drop_all(int cap_last, char *err, size_t errlen);
 
 /* seccomp.c */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -108,6 +109,9 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
     p->hostname = cfg->hostname;
     p->cwd = cfg->cwd;
     p->cap_last = caps_last_cap();
+    for (size_t i = 0; i < MNT_DEV_NODES; i++)
+        p->dev_fds[i] = -1;
+    p->clone_privileged = cfg->namespaces && caps_have(CAP_SYS_ADMIN);
 
     if (cfg->namespaces) {
         if (cfg->inside_uid == 0 || cfg->inside_gid == 0 || cfg->inside_uid > 65533 ||

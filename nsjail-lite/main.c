@@ -4,6 +4,7 @@
  * status (env(1)/timeout(1) style codes). */
 #include "jail.h"
 #include "log.h"
+#include "paths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,8 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_PROFILE "config/profiles/spoke.json"
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -28,9 +27,10 @@ static void usage(FILE *out)
             "own unprivileged host uid/gid, on a read-only tmpfs root with read-only system\n"
             "binds, under rlimits and a seccomp allowlist, with no capabilities.\n"
             "\n"
-            "  --profile FILE        JSON sandbox profile (default: " DEFAULT_PROFILE "\n"
-            "                        in the current directory if it exists, else the same\n"
-            "                        built-in defaults)\n"
+            "  --profile FILE        JSON sandbox profile (default: profiles/spoke.json of\n"
+            "                        the tree's config/ beside the build directory, else\n"
+            "                        /etc/isolategpt/, else ./config/; without any, the\n"
+            "                        same built-in defaults)\n"
             "  --net none            loopback only (the default)\n"
             "  --net veth:HOST_CIDR,SPOKE_CIDR\n"
             "                        one veth: the jail's eth0 gets SPOKE_CIDR and a route to\n"
@@ -339,11 +339,13 @@ int main(int argc, char **argv)
         }
     }
     char err[JAIL_ERR_MAX];
+    char *default_profile = profile ? NULL : paths_default_config("profiles/spoke.json");
     struct stat st;
-    if (!profile && stat(DEFAULT_PROFILE, &st) == 0)
-        profile = DEFAULT_PROFILE;
+    if (default_profile && stat(default_profile, &st) == 0)
+        profile = default_profile;
     if (profile && jail_config_load_profile(&config, profile, err, sizeof(err)) < 0)
         die(125, "%s", err);
+    free(default_profile); /* the profile is loaded: its path is no longer needed */
     config.verbose = verbose;
 
     optind = 0; /* glibc: rescan from the start */

@@ -371,6 +371,11 @@ static _Noreturn void run_namespaces(struct monitor *m)
         snprintf(why, sizeof(why), "setgroups: %s", strerror(errno));
         report_error(m, 125, why);
     }
+    if (mnt_open_sources(p, why, sizeof(why)) < 0)
+        report_error(m, 125, why);
+    if (p->clone_privileged)
+        plan_debug(p, "cloned the bind sources on the host side (read-only/nosuid/nodev as "
+                      "requested)");
     pid_t pid = raw_clone(JAIL_NS_FLAGS | SIGCHLD);
     if (pid < 0) {
         snprintf(why, sizeof(why), "creating the namespaces (clone): %s%s", strerror(errno),
@@ -394,6 +399,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
         init_main(p, sync_p[0], exec_p[1], status_p[1]);
     }
     m->child = pid;
+    mnt_close_sources(p); /* init has its copies */
     close(sync_p[0]);
     close(exec_p[1]);
     close(status_p[1]);

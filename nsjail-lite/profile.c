@@ -1,6 +1,6 @@
 /* Sandbox profiles: the built-in defaults (identical to config/profiles/spoke.json, a
  * unit test compares them) and loading a JSON profile over a jail_config. The format
- * is documented in README.md ("Profile format"). */
+ * is documented in docs/nsjail-lite.md ("Profile format"). */
 #include "internal.h"
 #include "jsonfile.h"
 #include "util.h"

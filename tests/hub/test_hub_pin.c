@@ -1,8 +1,8 @@
 /* The pin (hub/pin.c): tool objects compared as canonical JSON, differences named by
  * tool and field; and manifests that hold MCP tool objects as servers send them, with
  * "mounts". */
-#include "hub/manifest.h"
-#include "hub/pin.h"
+#include "runtime/manifest.h"
+#include "runtime/pin.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

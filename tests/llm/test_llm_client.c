@@ -6,9 +6,9 @@
 #include "test.h"
 
 #include "audit.h"
-#include "llm.h"
+#include "llm/llm.h"
 #include "log.h"
-#include "replay.h"
+#include "llm/replay.h"
 #include "util.h"
 
 #include <arpa/inet.h>

@@ -1,0 +1,101 @@
+/* Spoke manifests (config/spokes/NAME.json): the contract the hub plans from without
+ * starting a spoke, checks the spoke's tools/list against, and validates every
+ * argument and result with. Loaded strictly: unknown keys and bad values are errors
+ * that name the file and the field. See docs/hub-and-manifests.md ("Spokes and their
+ * manifests"). */
+#ifndef HUB_MANIFEST_H
+#define HUB_MANIFEST_H
+
+#include "schema.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MANIFEST_NAME_MAX 64
+#define MANIFEST_MAX_TOOLS 64
+#define MANIFEST_MAX_PORTS 16
+#define MANIFEST_MAX_MOUNTS 16
+
+/* A tool is the MCP Tool object as the server listed it (name, title, description,
+ * inputSchema, outputSchema, annotations, icons, execution, _meta), plus this
+ * project's own key "irreversible". */
+struct manifest_tool {
+    char *name;
+    char *description;          /* "" when the server gives none */
+    json_t *object;             /* the MCP object as pinned, manifest-only keys removed */
+    json_t *input_schema_json;  /* in object */
+    json_t *output_schema_json; /* in object; NULL when the tool has none */
+    struct schema *input;
+    struct schema *output; /* NULL: results are checked for MCP shape only */
+    bool irreversible;
+};
+
+/* Each limit is 0 when the manifest leaves it to the profile / hub defaults. */
+struct manifest_limits {
+    uint64_t cpu_s, as_mb, fsize_mb, nofile, nproc, wall_s;
+    uint64_t call_s; /* deadline of one tools/call; 0: hub.json call_timeout_ms */
+};
+
+struct manifest {
+    char *file;
+    char *name;
+    char *description;
+    char **command; /* NULL-terminated argv; command[0] is resolved at spawn */
+    char *runtime;  /* seccomp preset: "c", "python", "node" */
+    char *profile;  /* optional nsjail-lite profile path (resolved against the file) */
+    char **allow;   /* NULL-terminated registrable domains; empty: no network */
+    size_t n_allow;
+    uint16_t ports[MANIFEST_MAX_PORTS];
+    size_t n_ports;
+    struct manifest_limits limits;
+    char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
+    /* Host paths bound read-only into the jail (a server's code), as SRC and DST
+     * (DST = SRC when the manifest gives one path). */
+    struct manifest_mount {
+        char *src, *dst;
+    } mounts[MANIFEST_MAX_MOUNTS];
+    size_t n_mounts;
+    struct manifest_tool *tools;
+    size_t n_tools;
+    json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */
+    /* Being made by `hub spokes add`: no tools pinned yet, whatever the server lists
+     * is taken (never true for a manifest a hub loads from its spokes dir). */
+    bool unpinned;
+};
+
+struct manifest_set {
+    struct manifest **v;
+    size_t n;
+};
+
+/* Parses one manifest file; the file's base name must equal its "name". */
+struct manifest *manifest_load(const char *path, char *err, size_t errlen);
+/* The same from a JSON object (path names it in messages and resolves "profile").
+ * allow_no_tools: a manifest being made (`hub spokes add`) before its tools are
+ * pinned; a hub never loads one. */
+struct manifest *manifest_from_json(const json_t *root, const char *path, bool allow_no_tools,
+                                    char *err, size_t errlen);
+/* Keys of a tool object that are this project's, not MCP's: left out of the pin. */
+bool manifest_tool_key_is_local(const char *key);
+void manifest_free(struct manifest *m);
+
+/* Loads every *.json in dir (sorted by name). One bad file fails the whole set: a hub
+ * must not run with half its contract. */
+int manifest_set_load(const char *dir, struct manifest_set *set, char *err, size_t errlen);
+void manifest_set_free(struct manifest_set *set);
+
+const struct manifest *manifest_find(const struct manifest_set *set, const char *name);
+const struct manifest_tool *manifest_tool(const struct manifest *m, const char *name);
+
+/* Splits "APP.TOOL" at the first dot into app and tool names that pass the naming
+ * rules; false (with a reason in err) otherwise. */
+bool manifest_split_name(const char *full, char *app, size_t app_size, char *tool, size_t tool_size,
+                         char *err, size_t errlen);
+
+/* App names: [a-z][a-z0-9_]{0,63}. Tool names: [A-Za-z0-9_-]{1,64}. */
+bool manifest_valid_app_name(const char *s);
+bool manifest_valid_tool_name(const char *s);
+
+#endif

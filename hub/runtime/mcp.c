@@ -1,0 +1,834 @@
+/* The MCP client side of the hub: the initialize handshake, the tools/list check
+ * against the manifest, tools/call, and what a spoke may ask of the hub.
+ *
+ * A spoke is known by the socket it speaks on: nothing in a frame (serverInfo, ids,
+ * extra fields) changes which app the hub believes it is talking to. A spoke may ask
+ * something only while it serves a call (its requests belong to that call's chain);
+ * frames outside a call, unsolicited responses and malformed frames end it. */
+#include "hooks.h"
+#include "internal.h"
+#include "log.h"
+#include "pin.h"
+#include "schema.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST_PAGES 16
+/* Notifications a spoke may send during one call, and frames of any kind while idle. */
+#define NOTIFY_BUDGET_PER_CALL 1024
+#define IDLE_FRAME_BUDGET 16
+
+static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
+
+void spoke_ready(struct spoke *sp);
+
+json_t *mcp_initialize_params(void)
+{
+    return json_pack("{s:s,s:{s:{},s:{}},s:{s:s,s:s}}", "protocolVersion", MCP_PROTOCOL_VERSION,
+                     "capabilities", "sampling", "elicitation", "clientInfo", "name",
+                     "isolategpt-hub", "version", "0.1");
+}
+
+bool mcp_check_initialize(const json_t *result, char *err, size_t errlen)
+{
+    if (!json_is_object(result)) {
+        snprintf(err, errlen, "initialize result is not an object");
+        return false;
+    }
+    const char *v = json_string_value(json_object_get(result, "protocolVersion"));
+    bool known = false;
+    for (size_t i = 0; v && supported_versions[i]; i++)
+        if (strcmp(v, supported_versions[i]) == 0)
+            known = true;
+    if (!known) {
+        snprintf(err, errlen, "unsupported MCP protocol version \"%.40s\"", v ? v : "(none)");
+        return false;
+    }
+    json_t *caps = json_object_get(result, "capabilities");
+    if (!json_is_object(caps) || !json_is_object(json_object_get(caps, "tools"))) {
+        snprintf(err, errlen, "initialize result lacks capabilities.tools");
+        return false;
+    }
+    return true;
+}
+
+bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen)
+{
+    return pin_check_tools(m->pinned, tools, err, errlen);
+}
+
+static bool is_str(const json_t *o, const char *key)
+{
+    return json_is_string(json_object_get(o, key));
+}
+
+/* One content block of a result or a prompt message, by its type (MCP 2025-11-25:
+ * text, image, audio, resource_link, resource). */
+static bool check_content(const json_t *item, const char *where, char *err, size_t errlen)
+{
+    const char *type = json_string_value(json_object_get(item, "type"));
+    if (!json_is_object(item) || !type) {
+        snprintf(err, errlen, "%s must be an object with a \"type\"", where);
+        return false;
+    }
+    const char *need = NULL;
+    if (strcmp(type, "text") == 0) {
+        if (!is_str(item, "text"))
+            need = "a string \"text\"";
+    } else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
+        if (!is_str(item, "data") || !is_str(item, "mimeType"))
+            need = "string \"data\" (base64) and \"mimeType\"";
+    } else if (strcmp(type, "resource_link") == 0) {
+        if (!is_str(item, "uri") || !is_str(item, "name"))
+            need = "string \"uri\" and \"name\"";
+    } else if (strcmp(type, "resource") == 0) {
+        const json_t *r = json_object_get(item, "resource");
+        if (!json_is_object(r) || !is_str(r, "uri") || !(is_str(r, "text") || is_str(r, "blob")))
+            need = "a \"resource\" with a string \"uri\" and \"text\" or \"blob\"";
+    } else {
+        snprintf(err, errlen, "%s has an unknown content type \"%.40s\"", where, type);
+        return false;
+    }
+    if (need) {
+        snprintf(err, errlen, "%s (%s) needs %s", where, type, need);
+        return false;
+    }
+    const json_t *ann = json_object_get(item, "annotations");
+    if (ann && !json_is_object(ann)) {
+        snprintf(err, errlen, "%s: \"annotations\" must be an object", where);
+        return false;
+    }
+    return true;
+}
+
+bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char *err, size_t errlen)
+{
+    if (!json_is_object(result)) {
+        snprintf(err, errlen, "tools/call result is not an object");
+        return false;
+    }
+    json_t *content = json_object_get(result, "content");
+    if (!json_is_array(content)) {
+        snprintf(err, errlen, "tools/call result lacks a \"content\" array");
+        return false;
+    }
+    size_t i;
+    json_t *item;
+    json_array_foreach(content, i, item)
+    {
+        char where[32];
+        snprintf(where, sizeof(where), "content[%zu]", i);
+        if (!check_content(item, where, err, errlen))
+            return false;
+    }
+    json_t *is_error = json_object_get(result, "isError");
+    if (is_error && !json_is_boolean(is_error)) {
+        snprintf(err, errlen, "\"isError\" must be a boolean");
+        return false;
+    }
+    if (json_is_true(is_error))
+        return true; /* an error result carries no structured content to check */
+    json_t *sc = json_object_get(result, "structuredContent");
+    if (sc && !json_is_object(sc)) {
+        snprintf(err, errlen, "\"structuredContent\" must be an object");
+        return false;
+    }
+    if (!t->output)
+        return true;
+    if (!sc) {
+        snprintf(err, errlen, "%s declares an outputSchema but returned no structuredContent",
+                 t->name);
+        return false;
+    }
+    char why[400];
+    if (!schema_validate(t->output, sc, why, sizeof(why))) {
+        snprintf(err, errlen, "structuredContent%s", why + 1); /* "$.x: ..." -> ".x: ..." */
+        return false;
+    }
+    return true;
+}
+
+/* ---- read-only requests (hub_request) ---- */
+
+/* Each method, the capability a server must declare for it, and a stand-in tool
+ * (named for the method, no schemas) so that a request travels as a call. */
+static struct request_method {
+    const char *method, *capability;
+    struct manifest_tool tool;
+} request_methods[] = {
+    {"tools/list", "tools", {.name = (char *)"tools/list", .description = (char *)""}},
+    {"resources/list", "resources", {.name = (char *)"resources/list", .description = (char *)""}},
+    {"resources/templates/list",
+     "resources",
+     {.name = (char *)"resources/templates/list", .description = (char *)""}},
+    {"resources/read", "resources", {.name = (char *)"resources/read", .description = (char *)""}},
+    {"prompts/list", "prompts", {.name = (char *)"prompts/list", .description = (char *)""}},
+    {"prompts/get", "prompts", {.name = (char *)"prompts/get", .description = (char *)""}},
+    {"completion/complete",
+     "completions",
+     {.name = (char *)"completion/complete", .description = (char *)""}},
+};
+
+static const struct request_method *request_method(const char *method)
+{
+    for (size_t i = 0; i < ARRAY_LEN(request_methods); i++)
+        if (strcmp(request_methods[i].method, method) == 0)
+            return &request_methods[i];
+    return NULL;
+}
+
+const struct manifest_tool *mcp_method_tool(const char *method)
+{
+    const struct request_method *rm = request_method(method);
+    return rm ? &rm->tool : NULL;
+}
+
+/* An array of objects under key, each with the string members named in need. */
+static bool check_list(const json_t *result, const char *key, const char *const need[], char *err,
+                       size_t errlen)
+{
+    const json_t *arr = json_object_get(result, key);
+    if (!json_is_array(arr)) {
+        snprintf(err, errlen, "no \"%s\" array", key);
+        return false;
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o)
+    {
+        for (size_t k = 0; need[k]; k++)
+            if (!json_is_object(o) || !is_str(o, need[k])) {
+                snprintf(err, errlen, "%s[%zu] needs a string \"%s\"", key, i, need[k]);
+                return false;
+            }
+    }
+    const json_t *cursor = json_object_get(result, "nextCursor");
+    if (cursor && !json_is_string(cursor)) {
+        snprintf(err, errlen, "\"nextCursor\" must be a string");
+        return false;
+    }
+    return true;
+}
+
+bool mcp_check_method_result(const struct spoke *sp, const char *method, const json_t *result,
+                             char *err, size_t errlen)
+{
+    if (!json_is_object(result)) {
+        snprintf(err, errlen, "the result is not an object");
+        return false;
+    }
+    if (strcmp(method, "tools/list") == 0) {
+        static const char *const need[] = {"name", NULL};
+        if (!check_list(result, "tools", need, err, errlen))
+            return false;
+        /* A page of a longer list cannot be held against the whole pin; the list was
+         * checked whole when the spoke started and after each list_changed. */
+        if (sp->m->unpinned || json_object_get(result, "nextCursor"))
+            return true;
+        return mcp_check_tools(sp->m, json_object_get(result, "tools"), err, errlen);
+    }
+    if (strcmp(method, "resources/list") == 0) {
+        static const char *const need[] = {"uri", "name", NULL};
+        return check_list(result, "resources", need, err, errlen);
+    }
+    if (strcmp(method, "resources/templates/list") == 0) {
+        static const char *const need[] = {"uriTemplate", "name", NULL};
+        return check_list(result, "resourceTemplates", need, err, errlen);
+    }
+    if (strcmp(method, "resources/read") == 0) {
+        static const char *const need[] = {"uri", NULL};
+        if (!check_list(result, "contents", need, err, errlen))
+            return false;
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(result, "contents"), i, o)
+        {
+            if (!is_str(o, "text") && !is_str(o, "blob")) {
+                snprintf(err, errlen, "contents[%zu] needs a string \"text\" or \"blob\"", i);
+                return false;
+            }
+        }
+        return true;
+    }
+    if (strcmp(method, "prompts/list") == 0) {
+        static const char *const need[] = {"name", NULL};
+        return check_list(result, "prompts", need, err, errlen);
+    }
+    if (strcmp(method, "prompts/get") == 0) {
+        static const char *const need[] = {"role", NULL};
+        if (!check_list(result, "messages", need, err, errlen))
+            return false;
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(result, "messages"), i, o)
+        {
+            const char *role = json_string_value(json_object_get(o, "role"));
+            char where[40];
+            snprintf(where, sizeof(where), "messages[%zu].content", i);
+            if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0) {
+                snprintf(err, errlen, "messages[%zu].role must be \"user\" or \"assistant\"", i);
+                return false;
+            }
+            if (!check_content(json_object_get(o, "content"), where, err, errlen))
+                return false;
+        }
+        return true;
+    }
+    if (strcmp(method, "completion/complete") == 0) {
+        const json_t *c = json_object_get(result, "completion");
+        const json_t *values = json_object_get(c, "values");
+        size_t i;
+        json_t *v;
+        if (!json_is_object(c) || !json_is_array(values) || json_array_size(values) > 100) {
+            snprintf(err, errlen, "needs \"completion\" with \"values\", at most 100");
+            return false;
+        }
+        json_array_foreach(values, i, v)
+        {
+            if (!json_is_string(v)) {
+                snprintf(err, errlen, "completion.values[%zu] must be a string", i);
+                return false;
+            }
+        }
+        return true;
+    }
+    snprintf(err, errlen, "the hub does not take \"%.60s\"", method);
+    return false;
+}
+
+/* ---- requests the hub sends ---- */
+
+/* Records the request as pending (and its id in *id_out, before anything is sent: a
+ * send can end the spoke and with it whatever the caller holds), then sends it. */
+static int64_t send_request(struct spoke *sp, const char *method, json_t *params,
+                            enum pending_kind kind, int64_t *id_out)
+{
+    int slot = -1;
+    for (int i = 0; i < SPOKE_MAX_PENDING; i++)
+        if (sp->pending[i].kind == PEND_NONE) {
+            slot = i;
+            break;
+        }
+    if (slot < 0) {
+        json_decref(params);
+        spoke_kill(sp, "protocol", false, "spoke %s: too many requests outstanding", sp->m->name);
+        return -1;
+    }
+    int64_t id = sp->next_id++;
+    sp->pending[slot].id = id;
+    sp->pending[slot].kind = kind;
+    if (id_out)
+        *id_out = id;
+    if (spoke_send(sp, jrpc_request(id, method, params)) < 0)
+        return -1;
+    return id;
+}
+
+void mcp_begin(struct spoke *sp)
+{
+    send_request(sp, "initialize", mcp_initialize_params(), PEND_INITIALIZE, NULL);
+}
+
+void mcp_send_call(struct spoke *sp, struct call *c)
+{
+    if (c->method) {
+        const struct request_method *rm = request_method(c->method);
+        const json_t *caps = json_object_get(sp->init_result, "capabilities");
+        if (!json_is_object(json_object_get(caps, rm->capability))) {
+            c->state = CALL_OFF;
+            call_fail(c, HUB_ERR_UNSUPPORTED, "spoke",
+                      "%s does not offer %s (no \"%s\" capability)", sp->m->name, c->method,
+                      rm->capability);
+            return;
+        }
+    }
+    c->state = CALL_SENT;
+    c->t_sent = now_mono_ns();
+    c->notifications = 0;
+    if (c->method) {
+        send_request(sp, c->method, json_incref(c->args), PEND_CALL, &c->rpc_id);
+        return;
+    }
+    /* The call's id is its progress token: progress notifications name their call. */
+    json_t *params = json_pack("{s:s,s:O,s:{s:s}}", "name", c->tool->name, "arguments", c->args,
+                               "_meta", "progressToken", c->id);
+    send_request(sp, "tools/call", params, PEND_CALL, &c->rpc_id);
+}
+
+void mcp_send_cancelled(struct spoke *sp, int64_t id, const char *reason)
+{
+    for (int i = 0; i < SPOKE_MAX_PENDING; i++)
+        if (sp->pending[i].kind == PEND_CALL && sp->pending[i].id == id)
+            sp->pending[i].kind = PEND_NONE;
+    sp->cancelled_ids[sp->n_cancelled++ % SPOKE_CANCELLED_IDS] = id;
+    spoke_send(sp, jrpc_notification("notifications/cancelled",
+                                     json_pack("{s:I,s:s}", "requestId", (json_int_t)id, "reason",
+                                               reason ? reason : "cancelled")));
+}
+
+void mcp_reply(struct spoke *sp, json_t *id, json_t *result)
+{
+    spoke_send(sp, jrpc_result(id, result));
+}
+
+void mcp_reply_error(struct spoke *sp, json_t *id, int code, const char *msg)
+{
+    spoke_send(sp, jrpc_error(id, code, msg, NULL));
+}
+
+/* ---- responses ---- */
+
+static void on_initialize(struct spoke *sp, struct jrpc_msg *msg)
+{
+    char err[256];
+    if (msg->kind == JRPC_ERROR) {
+        spoke_kill(sp, "start-failed", true, "spoke %s refused initialize: %.200s", sp->m->name,
+                   msg->error_message);
+        return;
+    }
+    if (!mcp_check_initialize(msg->result, err, sizeof(err))) {
+        spoke_kill(sp, "start-failed", true, "spoke %s: %s", sp->m->name, err);
+        return;
+    }
+    sp->t_init = now_mono_ns();
+    sp->state = SP_LISTING;
+    json_decref(sp->init_result);
+    sp->init_result = json_incref(msg->result);
+    if (spoke_send(sp, jrpc_notification("notifications/initialized", NULL)) < 0)
+        return;
+    send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
+}
+
+/* After notifications/tools/list_changed: the list is fetched and held against the
+ * pin again (a server that swaps a tool's description later is refused like one that
+ * starts with it). */
+static void mcp_relist(struct spoke *sp)
+{
+    if (sp->relisting) {
+        sp->relist_again = true;
+        return;
+    }
+    sp->relisting = true;
+    json_decref(sp->tools_seen);
+    sp->tools_seen = NULL;
+    sp->list_pages = 0;
+    send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
+}
+
+static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
+{
+    char err[300];
+    json_t *tools = msg->kind == JRPC_RESULT ? json_object_get(msg->result, "tools") : NULL;
+    if (!json_is_array(tools)) {
+        spoke_kill(sp, "start-failed", true, "spoke %s: tools/list gave no tools array",
+                   sp->m->name);
+        return;
+    }
+    if (!sp->tools_seen)
+        sp->tools_seen = json_array();
+    if (json_array_size(sp->tools_seen) + json_array_size(tools) > MANIFEST_MAX_TOOLS) {
+        spoke_kill(sp, "start-failed", true, "spoke %s: tools/list lists too many tools",
+                   sp->m->name);
+        return;
+    }
+    json_array_extend(sp->tools_seen, tools);
+    json_t *cursor = json_object_get(msg->result, "nextCursor");
+    if (json_is_string(cursor) && ++sp->list_pages < MAX_LIST_PAGES) {
+        send_request(sp, "tools/list", json_pack("{s:O}", "cursor", cursor), PEND_TOOLS_LIST, NULL);
+        return;
+    }
+    if (!sp->m->unpinned && !mcp_check_tools(sp->m, sp->tools_seen, err, sizeof(err))) {
+        if (sp->relisting)
+            spoke_kill(sp, "pin", false,
+                       "spoke %s changed its tools after they were pinned (list_changed): %s",
+                       sp->m->name, err);
+        else
+            spoke_kill(sp, "start-failed", true, "spoke %s does not match its manifest: %s",
+                       sp->m->name, err);
+        return;
+    }
+    json_decref(sp->tools_seen);
+    sp->tools_seen = NULL;
+    sp->list_pages = 0;
+    if (sp->relisting) {
+        sp->relisting = false;
+        if (sp->relist_again) {
+            sp->relist_again = false;
+            mcp_relist(sp);
+        }
+        return;
+    }
+    spoke_ready(sp);
+}
+
+static void on_call_response(struct spoke *sp, struct jrpc_msg *msg, int64_t id)
+{
+    struct call *c = sp->current;
+    if (!c || c->rpc_id != id) {
+        spoke_kill(sp, "protocol", false, "spoke %s answered a call that is not current",
+                   sp->m->name);
+        return;
+    }
+    if (msg->kind == JRPC_ERROR) {
+        call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s answered with error %ld: %.300s", sp->m->name,
+                  c->tool->name, msg->error_code, msg->error_message);
+        return;
+    }
+    call_complete(c, msg->result);
+}
+
+static void on_response(struct spoke *sp, struct jrpc_msg *msg)
+{
+    if (!json_is_integer(msg->id)) {
+        spoke_kill(sp, "protocol", false, "spoke %s answered with an id the hub never used",
+                   sp->m->name);
+        return;
+    }
+    int64_t id = json_integer_value(msg->id);
+    for (int i = 0; i < SPOKE_MAX_PENDING; i++) {
+        if (sp->pending[i].kind == PEND_NONE || sp->pending[i].id != id)
+            continue;
+        enum pending_kind kind = sp->pending[i].kind;
+        sp->pending[i].kind = PEND_NONE;
+        switch (kind) {
+        case PEND_INITIALIZE:
+            on_initialize(sp, msg);
+            return;
+        case PEND_TOOLS_LIST:
+            on_tools_list(sp, msg);
+            return;
+        case PEND_CALL:
+            on_call_response(sp, msg, id);
+            return;
+        case PEND_NONE:
+            break;
+        }
+    }
+    for (unsigned i = 0; i < SPOKE_CANCELLED_IDS && i < sp->n_cancelled; i++)
+        if (sp->cancelled_ids[i] == id)
+            return; /* crossed the cancellation: dropped */
+    spoke_kill(sp, "protocol", false, "spoke %s answered a request it was never sent", sp->m->name);
+}
+
+/* ---- requests from the spoke ---- */
+
+struct sreq *sreq_new(struct spoke *sp, enum sreq_kind kind, struct call *parent, json_t *id,
+                      json_t *params)
+{
+    struct sreq *r = xcalloc(1, sizeof(*r));
+    r->hub = sp->hub;
+    r->kind = kind;
+    r->sp = sp;
+    r->gen = sp->gen;
+    r->parent = parent;
+    r->id = json_incref(id);
+    r->params = params ? json_incref(params) : json_object();
+    r->t_start = now_mono_ns();
+    LIST_INSERT_HEAD(&parent->children, r, link);
+    sp->sreqs++;
+    return r;
+}
+
+static void hook_done(void *ud, json_t *result, int code, const char *message)
+{
+    struct sreq *r = ud;
+    r->hook_pending = false;
+    if (r->cancelled) {
+        json_decref(result);
+        sreq_cancel(r);
+        return;
+    }
+    if (r->paused) {
+        r->paused = false;
+        call_resume(r->parent);
+    }
+    struct spoke *sp = r->sp;
+    if (result && r->kind == SREQ_ELICIT) {
+        /* An accepted answer must fit what the spoke asked for before it sees it. */
+        const char *action = json_string_value(json_object_get(result, "action"));
+        json_t *content = json_object_get(result, "content");
+        json_t *rs = json_object_get(r->params, "requestedSchema");
+        if (action && strcmp(action, "accept") == 0 && rs) {
+            char why[300] = "";
+            struct schema *s = schema_compile(rs, why, sizeof(why));
+            bool ok = s && content && schema_validate(s, content, why, sizeof(why));
+            schema_free(s);
+            if (!ok) {
+                json_decref(result);
+                result = NULL;
+                code = JRPC_INVALID_PARAMS;
+                message = "the answer does not fit requestedSchema";
+            }
+        }
+    }
+    json_t *rec = haudit_new(r->kind == SREQ_ELICIT ? "elicitation" : "sampling",
+                             result ? "success" : "failure");
+    haudit_spoke(rec, sp);
+    audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - r->t_start));
+    if (!result)
+        audit_set_str(rec, "event.reason", message);
+    else if (r->kind == SREQ_ELICIT)
+        audit_set(rec, "isolate.elicitation.action",
+                  json_incref(json_object_get(result, "action")));
+    /* The user's answer or the LLM's text goes to the spoke only once that is on
+     * record. */
+    char unlogged[512];
+    if (haudit_write(sp->hub, rec) < 0 && result) {
+        haudit_refusal(sp->hub, errno, unlogged, sizeof(unlogged), "hand %s to %s",
+                       r->kind == SREQ_ELICIT ? "the user's answer" : "the LLM's answer",
+                       sp->m->name);
+        json_decref(result);
+        result = NULL;
+        code = HUB_ERR_AUDIT;
+        message = unlogged;
+    }
+    r->hook_pending = true; /* held while sending: a send can end the spoke and r */
+    if (result)
+        mcp_reply(sp, r->id, result);
+    else
+        mcp_reply_error(sp, r->id, code, message ? message : "failed");
+    r->hook_pending = false;
+    r->stage = SREQ_DONE;
+    sreq_cancel(r); /* done: unlink and free */
+}
+
+static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_kind kind)
+{
+    struct hub *h = sp->hub;
+    if (!json_is_object(msg->params)) {
+        mcp_reply_error(sp, msg->id, JRPC_INVALID_PARAMS, "params must be an object");
+        return;
+    }
+    struct sreq *r = sreq_new(sp, kind, sp->current, msg->id, msg->params);
+    r->stage = SREQ_HOOK;
+    r->hook_pending = true;
+    struct hook_request hr = {
+        .user = sp->user, .app = sp->m->name, .spoke_id = sp->id, .params = r->params,
+        .origin = r->parent ? r->parent->origin : NULL};
+    if (kind == SREQ_ELICIT) {
+        r->paused = true;
+        call_pause(r->parent);
+        h->elicit->create(h->elicit, &hr, hook_done, r);
+    } else {
+        h->sampling->create_message(h->sampling, &hr, hook_done, r);
+    }
+}
+
+static bool idle_budget(struct spoke *sp)
+{
+    if (++sp->idle_frames <= IDLE_FRAME_BUDGET)
+        return true;
+    spoke_kill(sp, "flood", false, "spoke %s sent too many frames outside a call", sp->m->name);
+    return false;
+}
+
+static void on_request(struct spoke *sp, struct jrpc_msg *msg)
+{
+    if (strcmp(msg->method, "ping") == 0) {
+        if (sp->current || idle_budget(sp))
+            mcp_reply(sp, msg->id, json_object());
+        return;
+    }
+    if (!sp->current || sp->state != SP_READY) {
+        if (idle_budget(sp))
+            mcp_reply_error(sp, msg->id, JRPC_INVALID_REQUEST,
+                            "a spoke may ask the hub only while it serves a call");
+        return;
+    }
+    if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
+        spoke_kill(sp, "flood", false, "spoke %s sent too many frames during one call",
+                   sp->m->name);
+        return;
+    }
+    if (sp->sreqs >= SPOKE_MAX_SREQS) {
+        spoke_kill(sp, "flood", false, "spoke %s has too many requests in flight", sp->m->name);
+        return;
+    }
+    if (strcmp(msg->method, "isolate/call") == 0) {
+        mediate_isolate_call(sp->hub, sp, sp->current, msg->id, msg->params);
+    } else if (strcmp(msg->method, "sampling/createMessage") == 0) {
+        on_hook_request(sp, msg, SREQ_SAMPLING);
+    } else if (strcmp(msg->method, "elicitation/create") == 0) {
+        on_hook_request(sp, msg, SREQ_ELICIT);
+    } else {
+        char text[200];
+        snprintf(text, sizeof(text), "method \"%.100s\" is not offered by the hub", msg->method);
+        mcp_reply_error(sp, msg->id, JRPC_METHOD_NOT_FOUND, text);
+    }
+}
+
+/* Text from a spoke made safe to record and show: a string as it is, anything else as
+ * compact JSON; control characters become spaces; cut at a character boundary. */
+void hub_text_neutral(const json_t *v, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (!v || len == 0)
+        return;
+    char *dump = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    const char *src = json_is_string(v) ? json_string_value(v) : dump;
+    size_t n = src ? strlen(src) : 0;
+    if (n > len - 1) {
+        n = len - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--; /* not inside a UTF-8 sequence */
+    }
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *u = (const unsigned char *)src + i;
+        out[i] = u[0] < 0x20 || u[0] == 0x7f ? ' ' : (char)u[0];
+        /* C1 controls (U+0080-U+009F) and the bidirectional overrides and isolates
+         * (U+202A-U+202E, U+2066-U+2069) would reorder or restyle a terminal line. */
+        size_t seq = 0;
+        if (u[0] == 0xC2 && i + 1 < n && u[1] >= 0x80 && u[1] <= 0x9F)
+            seq = 2;
+        else if (u[0] == 0xE2 && i + 2 < n &&
+                 ((u[1] == 0x80 && u[2] >= 0xAA && u[2] <= 0xAE) ||
+                  (u[1] == 0x81 && u[2] >= 0xA6 && u[2] <= 0xA9)))
+            seq = 3;
+        for (size_t k = 0; k < seq; k++)
+            out[i + k] = ' ';
+        if (seq)
+            i += seq - 1;
+    }
+    out[n] = '\0';
+    free(dump);
+}
+
+#define EVENT_TEXT_MAX 512
+
+static const char *const log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
+                                         "critical", "alert", "emergency", NULL};
+
+/* notifications/progress and notifications/message during a call: on record, then to
+ * whoever made the call. */
+static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
+{
+    struct call *c = sp->current;
+    const json_t *p = msg->params;
+    char text[EVENT_TEXT_MAX], logger[65];
+    struct call_event ev = {
+        .app = sp->m->name, .tool = c->tool->name, .call_id = c->id, .total = -1};
+    if (progress) {
+        /* Only the current call's token: the spoke cannot speak for another call. */
+        const char *token = json_string_value(json_object_get(p, "progressToken"));
+        const json_t *pv = json_object_get(p, "progress"), *tv = json_object_get(p, "total");
+        if (!token || strcmp(token, c->id) != 0 || !json_is_number(pv))
+            return;
+        ev.kind = CALL_EVENT_PROGRESS;
+        ev.progress = json_number_value(pv);
+        ev.total = json_is_number(tv) ? json_number_value(tv) : -1;
+        hub_text_neutral(json_object_get(p, "message"), text, sizeof(text));
+    } else {
+        const char *level = json_string_value(json_object_get(p, "level"));
+        ev.kind = CALL_EVENT_LOG;
+        ev.level = "info";
+        for (size_t i = 0; level && log_levels[i]; i++)
+            if (strcmp(level, log_levels[i]) == 0)
+                ev.level = log_levels[i];
+        hub_text_neutral(json_object_get(p, "logger"), logger, sizeof(logger));
+        ev.logger = logger[0] ? logger : NULL;
+        hub_text_neutral(json_object_get(p, "data"), text, sizeof(text));
+    }
+    ev.text = text;
+    json_t *rec = haudit_new(progress ? "spoke-progress" : "spoke-log", "unknown");
+    haudit_call(rec, c);
+    if (progress) {
+        audit_set(rec, "isolate.progress", json_real(ev.progress));
+        if (ev.total >= 0)
+            audit_set(rec, "isolate.progress_total", json_real(ev.total));
+    } else {
+        audit_set_str(rec, "log.level", ev.level);
+        if (ev.logger)
+            audit_set_str(rec, "log.logger", ev.logger);
+    }
+    audit_set_str(rec, "message", text);
+    haudit_note(sp->hub, rec);
+    if (c->on_event)
+        c->on_event(c->event_ud, &ev);
+}
+
+static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
+{
+    /* A changed tool list is held against the pin again, whenever it comes (not
+     * while starting: the hub lists the tools then anyway). */
+    if (strcmp(msg->method, "notifications/tools/list_changed") == 0 && sp->state == SP_READY &&
+        !sp->m->unpinned) {
+        if (!sp->current && !idle_budget(sp))
+            return;
+        mcp_relist(sp);
+        return;
+    }
+    if (!sp->current) {
+        idle_budget(sp);
+        return;
+    }
+    if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
+        spoke_kill(sp, "flood", false, "spoke %s sent too many notifications during one call",
+                   sp->m->name);
+        return;
+    }
+    if (!json_is_object(msg->params))
+        return;
+    if (strcmp(msg->method, "notifications/progress") == 0)
+        on_call_event(sp, msg, true);
+    else if (strcmp(msg->method, "notifications/message") == 0)
+        on_call_event(sp, msg, false);
+}
+
+void mcp_on_frame(struct spoke *sp, const char *line, size_t len)
+{
+    struct jrpc_msg msg;
+    int code;
+    char err[256];
+    if (jrpc_parse(line, len, &msg, &code, err, sizeof(err)) < 0) {
+        spoke_kill(sp, "malformed-frame", false, "spoke %s sent a malformed frame: %s", sp->m->name,
+                   err);
+        return;
+    }
+    switch (msg.kind) {
+    case JRPC_RESULT:
+    case JRPC_ERROR:
+        on_response(sp, &msg);
+        break;
+    case JRPC_REQUEST:
+        on_request(sp, &msg);
+        break;
+    case JRPC_NOTIFICATION:
+        on_notification(sp, &msg);
+        break;
+    }
+    jrpc_msg_free(&msg);
+}
+
+/* ---- spoke requests' lifetime ---- */
+
+void sreq_cancel(struct sreq *r)
+{
+    if (!r->cancelled || r->stage == SREQ_DONE) {
+        /* First cancel (or completion): unlink from the call and the spoke. */
+        if (r->parent) {
+            if (r->paused) {
+                r->paused = false;
+                call_resume(r->parent);
+            }
+            LIST_REMOVE(r, link);
+            r->parent = NULL;
+            if (r->sp->gen == r->gen && r->sp->sreqs > 0)
+                r->sp->sreqs--;
+        }
+        r->cancelled = true;
+        if (r->inner) {
+            call_detach(r->inner);
+            r->inner = NULL;
+        }
+    }
+    if (r->hook_pending)
+        return; /* freed when the hook answers */
+    json_decref(r->id);
+    json_decref(r->params);
+    json_decref(r->result);
+    free(r);
+}

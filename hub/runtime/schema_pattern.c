@@ -1,0 +1,97 @@
+/* PCRE2 in place of ECMA-262's regular expressions: UTF mode; "\uXXXX", "\u{X...}" and
+ * "\xXX" as JavaScript reads them (ALT_BSUX); "$" only at the very end; a
+ * back-reference to a group that did not take part matches the empty string; "[]" and
+ * "[^]" as JavaScript's empty and any-character classes; "." stops at every line
+ * terminator. Differences left: "\s", "\w", "\d" are ASCII-only here (JavaScript's "\s"
+ * takes Unicode spaces), and PCRE2's own syntax (possessive quantifiers, atomic groups)
+ * is accepted where JavaScript would refuse it.
+ *
+ * Bounds: the pattern's length and parenthesis nesting at compile time; at match time
+ * PCRE2's match, depth and heap limits, so a pattern that backtracks catastrophically
+ * fails in bounded time instead of hanging the hub. */
+#include "schema_pattern.h"
+#include "schema.h"
+#include "log.h"
+#include "util.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Backtracking steps of one match: a base, and more for a longer subject so that a
+ * linear pattern over a long string is not cut short. */
+#define MATCH_LIMIT_BASE 200000u
+#define MATCH_LIMIT_PER_BYTE 16u
+#define MATCH_LIMIT_MAX 20000000u
+#define DEPTH_LIMIT 5000u /* nested backtracking points */
+#define HEAP_LIMIT_KIB 4096u
+#define PARENS_LIMIT 64u
+
+struct schema_pattern {
+    pcre2_code *code;
+    pcre2_match_data *md;
+    pcre2_match_context *mctx;
+};
+
+struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *why, size_t whylen)
+{
+    if (len > SCHEMA_MAX_PATTERN_BYTES) {
+        snprintf(why, whylen, "longer than %d bytes", SCHEMA_MAX_PATTERN_BYTES);
+        return NULL;
+    }
+    pcre2_compile_context *cctx = pcre2_compile_context_create(NULL);
+    if (!cctx)
+        fatalx("out of memory compiling a pattern");
+    pcre2_set_parens_nest_limit(cctx, PARENS_LIMIT);
+    pcre2_set_max_pattern_length(cctx, SCHEMA_MAX_PATTERN_BYTES);
+    pcre2_set_newline(cctx, PCRE2_NEWLINE_ANY);
+    pcre2_set_compile_extra_options(cctx, PCRE2_EXTRA_ALT_BSUX);
+    int errcode;
+    PCRE2_SIZE erroff;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, len,
+                                     PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
+                                         PCRE2_MATCH_UNSET_BACKREF | PCRE2_ALLOW_EMPTY_CLASS |
+                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK,
+                                     &errcode, &erroff, cctx);
+    pcre2_compile_context_free(cctx);
+    if (!code) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(errcode, msg, sizeof(msg));
+        snprintf(why, whylen, "%s at byte %zu", (const char *)msg, (size_t)erroff);
+        return NULL;
+    }
+    struct schema_pattern *p = xcalloc(1, sizeof(*p));
+    p->code = code;
+    p->md = pcre2_match_data_create(1, NULL);
+    p->mctx = pcre2_match_context_create(NULL);
+    if (!p->md || !p->mctx)
+        fatalx("out of memory compiling a pattern");
+    pcre2_set_depth_limit(p->mctx, DEPTH_LIMIT);
+    pcre2_set_heap_limit(p->mctx, HEAP_LIMIT_KIB);
+    return p;
+}
+
+void schema_pattern_free(struct schema_pattern *p)
+{
+    if (!p)
+        return;
+    pcre2_code_free(p->code);
+    pcre2_match_data_free(p->md);
+    pcre2_match_context_free(p->mctx);
+    free(p);
+}
+
+int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len)
+{
+    size_t limit = MATCH_LIMIT_BASE + MATCH_LIMIT_PER_BYTE * len;
+    pcre2_set_match_limit(p->mctx, limit > MATCH_LIMIT_MAX ? MATCH_LIMIT_MAX : (uint32_t)limit);
+    /* jansson hands over valid UTF-8 only, NUL bytes included by length. */
+    int rc = pcre2_match(p->code, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, p->md, p->mctx);
+    if (rc >= 0) /* 0: a match, with more groups than the match data holds */
+        return 1;
+    if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    return -1;
+}
