@@ -137,6 +137,7 @@ int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_respo
         r->out->truncated = true;
     snprintf(r->out->error, sizeof(r->out->error), "%s (%s): %s", what, llm_error_kind_name(e.kind),
              e.msg);
+    str_copy(r->out->error_detail, e.detail, sizeof(r->out->error_detail));
     return -1;
 }
 

@@ -112,6 +112,9 @@ struct agent_result {
      * refused before it ran. */
     bool truncated;
     char error[1024]; /* why, when status is not AGENT_OK */
+    /* The part of error that is an LLM server's own words (llm_error.detail; error ends
+     * with LLM_SERVER_SAID and it): to be shown as quoted data. "" when none. */
+    char error_detail[384];
     /* What the user must know although the request may have succeeded: an answer or a
      * grant that could not be stored in the memory (Redis unreachable). Strings. */
     json_t *warnings;

@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 #include "log.h"
 #include "llm/llm.h"
+#include "planner.h"
 #include "term.h"
 #include "termtext.h"
 #include "util.h"
@@ -404,6 +405,94 @@ static bool command(struct session *s, const char *line, bool *quit)
 
 /* --- one request ----------------------------------------------------------------- */
 
+/* When no answer could be composed (the model failed at the answer step), what the
+ * steps that ran returned: the user still gets the result, as quoted data. */
+static void show_results(struct ui *u, const struct agent_result *res)
+{
+    bool any = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(res->calls, i, c)
+    {
+        const json_t *r = json_object_get(c, "result");
+        if (!r)
+            continue;
+        const char *step = json_string_value(json_object_get(c, "step"));
+        const char *tool = json_string_value(json_object_get(c, "tool"));
+        json_t *v = plan_result_value(r);
+        if (u->tty_out) {
+            if (!any)
+                term_hub(&u->t, "no answer was composed; what the steps returned (data, quoted):");
+            term_hub(&u->t, "  %s%s%s:", step ? step : "", step ? " " : "", tool);
+            term_quote_json(&u->t, TERM_QUOTE, v, 8192);
+        } else {
+            if (!any)
+                fprintf(stderr, "hub: no answer was composed; what the steps returned is on "
+                                "stdout\n");
+            char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            char *safe = tt_inline_str(dump ? dump : "null", 8192);
+            printf("%s%s%s: %s\n", step ? step : "", step ? " " : "", tool, safe);
+            free(safe);
+            free(dump);
+        }
+        json_decref(v);
+        any = true;
+    }
+}
+
+/* Tool calls an LLM asked for where none may run (the answer step) or that name no
+ * installed tool (none mode): not run, and said, with the call quoted as data. */
+static void show_ignored_calls(struct ui *u, const struct agent_result *res)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(res->ignored_tool_calls, i, c)
+    {
+        bool merge = !strcmp(json_string_value(json_object_get(c, "context")), "merge");
+        const char *what = merge ? "the model asked to call a tool while composing the answer; "
+                                   "it was not run (that step has no tools):"
+                                 : "the model asked for a tool that is not installed; it was not "
+                                   "run:";
+        char *args = json_dumps(json_object_get(c, "arguments"), JSON_COMPACT | JSON_ENCODE_ANY);
+        char *line = xasprintf("%s %s", json_string_value(json_object_get(c, "name")),
+                               args ? args : "{}");
+        char *safe = tt_inline_str(line, 400);
+        if (u->tty_out) {
+            term_hub(&u->t, "%s!%s %s", term_warn(&u->t), term_reset(&u->t), what);
+            fprintf(u->t.out, TERM_QUOTE "%s\n", safe);
+        } else {
+            fprintf(stderr, "hub: %s\n" TERM_QUOTE "%s\n", what, safe);
+        }
+        free(safe);
+        free(line);
+        free(args);
+    }
+}
+
+/* The request's error as the hub's line; an LLM server's own words in it (its error
+ * message) after it as quoted data, never as part of the hub's line. */
+static void show_error(struct ui *u, const struct agent_result *res)
+{
+    size_t hub_len = strlen(res->error);
+    const char *said = res->error_detail[0] ? strstr(res->error, LLM_SERVER_SAID) : NULL;
+    if (said)
+        hub_len = (size_t)(said - res->error);
+    char *hub = xstrndup(res->error, hub_len);
+    char *safe = tt_inline_str(hub, 600);
+    const char *tail = said ? "; the server said:" : "";
+    if (u->tty_out)
+        term_hub(&u->t, "%s\u2717%s %s%s", term_warn(&u->t), term_reset(&u->t), safe, tail);
+    else
+        fprintf(stderr, "hub: %s%s\n", safe, tail);
+    if (said) {
+        char *data = tt_inline_str(res->error_detail, 600);
+        fprintf(u->tty_out ? u->t.out : stderr, TERM_QUOTE "%s\n", data);
+        free(data);
+    }
+    free(safe);
+    free(hub);
+}
+
 static bool run_request(struct session *s, const char *line)
 {
     struct ui *u = s->u;
@@ -436,14 +525,11 @@ static bool run_request(struct session *s, const char *line)
                 term_quote_json(&u->t, TERM_QUOTE, r, 8192);
             }
         }
-        if (rc < 0 && !u->error_shown) {
-            char *safe = tt_inline_str(res.error, 600);
-            if (u->tty_out)
-                term_hub(&u->t, "%s\u2717%s %s", term_warn(&u->t), term_reset(&u->t), safe);
-            else
-                fprintf(stderr, "hub: %s\n", safe);
-            free(safe);
-        }
+        if (rc < 0 && !u->error_shown)
+            show_error(u, &res);
+        if (!res.answer && !(u->t.verbose && u->show_progress))
+            show_results(u, &res);
+        show_ignored_calls(u, &res);
         size_t i;
         json_t *w;
         if (!u->tty_out && res.status == AGENT_STEPS_FAILED)

@@ -39,10 +39,12 @@ static void usage(FILE *f)
         "  --time-limit S      per run; then KeyboardInterrupt, and %d ms later the\n"
         "                      session's sandbox is killed (default %g)\n"
         "  --pool N            sessions kept pre-started for new clients (default %d)\n"
-        "  --max-clients N     connections at once (default %d)\n" CLI_COMMON_HELP,
+        "  --max-clients N     connections at once (default %d)\n"
+        "  --data-mb MB        each session's /data: a tmpfs of this size that ends with\n"
+        "                      the session (namespace isolation; default %d)\n" CLI_COMMON_HELP,
         REPL_DEFAULT_MAX_SESSIONS, REPL_DEFAULT_IDLE_TIMEOUT_S, REPL_DEFAULT_MAX_FRAME,
         REPL_KILL_GRACE_MS, REPL_DEFAULT_TIME_LIMIT_MS / 1000.0, REPL_DEFAULT_POOL,
-        REPL_DEFAULT_MAX_CLIENTS);
+        REPL_DEFAULT_MAX_CLIENTS, REPL_DEFAULT_DATA_MB);
 }
 
 /* Seconds with an optional fraction ("2", "0.5") into milliseconds. */
@@ -66,6 +68,7 @@ int cmd_repl_server(int argc, char **argv)
                                          {"time-limit", required_argument, NULL, 't'},
                                          {"pool", required_argument, NULL, 'p'},
                                          {"max-clients", required_argument, NULL, 'c'},
+                                         {"data-mb", required_argument, NULL, 'd'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_common common = {0};
@@ -78,6 +81,7 @@ int cmd_repl_server(int argc, char **argv)
         .time_limit_ms = REPL_DEFAULT_TIME_LIMIT_MS,
         .pool = REPL_DEFAULT_POOL,
         .max_clients = REPL_DEFAULT_MAX_CLIENTS,
+        .data_mb = REPL_DEFAULT_DATA_MB,
     };
     uint64_t v;
     int opt;
@@ -128,6 +132,12 @@ int cmd_repl_server(int argc, char **argv)
                 return EXIT_USAGE;
             }
             o.max_clients = (size_t)v;
+            break;
+        case 'd':
+            if (!parse_u64(optarg, 1, 65536, &o.data_mb)) {
+                log_warnx("--data-mb must be 1 to 65536 (MiB)");
+                return EXIT_USAGE;
+            }
             break;
         case 'h':
             usage(stdout);

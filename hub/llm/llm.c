@@ -468,6 +468,7 @@ int llm_complete(struct llm *llm, const struct llm_request *rq, struct llm_respo
         if (rc == 0)
             llm_response_free(rs);
         unsigned attempts = e->attempts;
+        e->detail[0] = '\0';
         llm_fail(e, LLM_ERR_AUDIT,
                  "the audit record for this LLM call could not be written (%s: %s): answer "
                  "withheld rather than used unlogged",

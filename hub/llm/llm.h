@@ -70,8 +70,14 @@ struct llm_error {
     enum llm_error_kind kind;
     int http_status;   /* last HTTP status seen, 0 when none */
     unsigned attempts; /* HTTP requests made */
-    char msg[768];     /* one line for the user; never contains the API key */
+    char msg[768];     /* one line for the user; never contains the API key. A server's
+                          own words (its error message), when it sent some, come last,
+                          after LLM_SERVER_SAID */
+    char detail[384];  /* those words alone (sanitised, key redacted; "" when none): text
+                          from the server, to be shown as quoted data, never as the
+                          hub's own line */
 };
+#define LLM_SERVER_SAID "; the server said: "
 
 /* Stable lower-case names ("timeout", "rate-limit", ...) used as audit event.reason. */
 const char *llm_error_kind_name(enum llm_error_kind kind);

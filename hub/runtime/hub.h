@@ -78,7 +78,11 @@ struct call_opts {
     const char *user;     /* NULL: the configured user */
     const char *instance; /* NULL: the user's one instance of the app; else a separate
                              spoke with its own data directory (sessions, issue 7) */
-    bool ask_exec;        /* ask PERM_EXEC first (planner steps); false for `hub call` */
+    /* With instance, in namespace mode: the spoke's /data is a tmpfs of this many MiB,
+     * private to its jail and gone with it, counted by the jail's memory cgroup, instead
+     * of a host directory (repl sessions: nothing a session writes outlives it). */
+    uint64_t data_tmpfs_mb;
+    bool ask_exec; /* ask PERM_EXEC first (planner steps); false for `hub call` */
     bool in_plan;
     uint64_t timeout_ms; /* 0: manifest limits.call_s, else hub.json call_timeout_ms */
     /* Opaque tag of whoever made the call (a `hub serve` client's request), carried down

@@ -198,6 +198,7 @@ struct spoke {
     char host_ip[16];
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
+    uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
     /* SP_STARTING, waiting in the hub's start queue for its turn to be spawned */
     bool start_queued;
     TAILQ_ENTRY(spoke) start_link;
