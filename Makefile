@@ -32,7 +32,8 @@ SAN_FLAGS :=
 endif
 
 # The libraries the design names, all from Debian packages through pkg-config.
-PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl
+PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl libpcre2-8 \
+	libsystemd
 MISSING_PKGS := $(shell for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
@@ -42,7 +43,8 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wpointer-arith -Wundef
 CFLAGS ?=
 LDFLAGS ?=
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARNINGS) $(SAN_FLAGS) -I. -Ilib \
+# -Ihub: hub/'s folders include each other as "runtime/runtime.h".
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARNINGS) $(SAN_FLAGS) -I. -Ilib -Ihub \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 $(call pkg_cflags,$(PKGS)) $(CFLAGS)
 ALL_LDFLAGS := $(SAN_FLAGS) -Wl,-z,relro,-z,now $(LDFLAGS)
 
@@ -68,8 +70,14 @@ $(BUILD)/obj/%.o: %.c
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 # Each component may split its rules over several .mk files in its own directory.
+# hub/ is a folder per subsystem, each with its module.mk; they are read lowest layer
+# first (runtime, then llm and memory, then assistant, repl, serve and casestudies, then
+# cli), so that each can name the libraries below it in its rules. hub/*.mk, if any, first.
+HUB_LAYERS := runtime llm memory assistant repl serve casestudies cli
 include lib/module.mk
 include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
+include $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk)
+include $(sort $(filter-out $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk),$(wildcard hub/*/module.mk)))
 include tests/module.mk
 
 .PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz load
@@ -133,17 +141,16 @@ fuzz:
 clean:
 	rm -rf build
 
+# A standard system layout under DESTDIR (scripts/install says what goes where):
+# configuration in /etc/isolategpt (never overwriting an edited file), units, tmpfiles,
+# logrotate. uninstall leaves the configuration, data and logs.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/spokes $(DESTDIR)$(DATADIR)
-	install -m 0755 $(filter $(BUILD)/hub $(BUILD)/netproxy $(BUILD)/nsjail-lite,$(BINARIES)) \
-		$(DESTDIR)$(BINDIR)/
-	@if ls $(BUILD)/spokes/* >/dev/null 2>&1; then \
-		install -m 0755 $(BUILD)/spokes/* $(DESTDIR)$(LIBEXECDIR)/spokes/; fi
-	cp -R config $(DESTDIR)$(DATADIR)/
+	@BUILD=$(BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) \
+		LIBEXECDIR=$(LIBEXECDIR) DATADIR=$(DATADIR) scripts/install install
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/hub $(DESTDIR)$(BINDIR)/netproxy $(DESTDIR)$(BINDIR)/nsjail-lite
-	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+	@DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) LIBEXECDIR=$(LIBEXECDIR) \
+		DATADIR=$(DATADIR) scripts/install uninstall
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

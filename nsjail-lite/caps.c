@@ -24,6 +24,12 @@ static bool cap_effective(const struct __user_cap_data_struct data[2], int cap)
     return (data[cap / 32].effective >> (cap % 32)) & 1;
 }
 
+bool caps_have(int cap)
+{
+    struct __user_cap_data_struct data[2];
+    return capget_self(data) == 0 && cap_effective(data, cap);
+}
+
 struct need {
     int cap;
     const char *name;

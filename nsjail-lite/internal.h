@@ -51,8 +51,11 @@ struct mnt_op {
     uint64_t size_mb;
     unsigned mode;
     unsigned depth;
-    int fd; /* MNT_BIND: the detached clone of src, in init only */
+    int fd; /* MNT_BIND: the detached clone of src (monitor or init), else -1 */
 };
+
+/* /dev/null, zero, full, random, urandom: bound into the jail's minimal /dev. */
+#define MNT_DEV_NODES 5
 
 struct rlimit_set {
     int resource;
@@ -61,6 +64,26 @@ struct rlimit_set {
 };
 
 #define JAIL_MAX_RLIMITS 6
+
+/* The jail's cgroup (cgroup.c): one directory per hierarchy used (v1), or the same
+ * directory for every controller (v2). */
+enum cgroup_ctl { CG_MEMORY, CG_PIDS, CG_CPU, CG_N };
+
+struct cgroup_plan {
+    int version; /* 0: no cgroup; 1 or 2 */
+    uint64_t memory_mb, pids, cpu_percent;
+    char *parent[CG_N]; /* host paths; NULL for a controller not used */
+    char *dir[CG_N];    /* the jail's own, filled in by the monitor ("" once removed) */
+    uint32_t rnd;       /* makes the name unique with the monitor's pid */
+};
+
+/* What the cgroup saw, read by the monitor before it removes it. */
+struct cgroup_end {
+    uint64_t oom_kills;    /* processes of the jail the OOM killer ended */
+    uint64_t pids_refused; /* forks refused at pids.max */
+    uint64_t memory_peak;  /* bytes */
+    uint64_t pids_peak;
+};
 
 struct jail_plan {
     bool namespaces;
@@ -82,7 +105,11 @@ struct jail_plan {
     /* filesystem */
     struct mnt_op *ops;
     size_t n_ops;
-    int root_fd; /* init: the new root while it is being built */
+    int root_fd;                /* init: the new root while it is being built */
+    int dev_fds[MNT_DEV_NODES]; /* detached clones of the /dev nodes, else -1 */
+    /* The caller holds CAP_SYS_ADMIN on the host: the monitor clones the bind
+     * sources, which the jail's own host id may not be able to reach. */
+    bool clone_privileged;
     char *cwd;
 
     /* program */
@@ -103,6 +130,7 @@ struct jail_plan {
     size_t n_rlimits;
     uint64_t cpu_s;
     uint64_t wall_s;
+    struct cgroup_plan cg;
 
     /* seccomp: the BPF program, compiled in the caller */
     struct sock_fprog seccomp;
@@ -165,6 +193,11 @@ int uidpool_acquire(uint32_t base, uint32_t count, uint32_t *id, int *lock_fd,
 
 /* mnt.c */
 int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+/* Monitor: clones the bind sources and /dev nodes into detached trees that init
+ * inherits (nothing when !clone_privileged); mnt_close_sources drops its copies
+ * once init exists. */
+int mnt_open_sources(struct jail_plan *p, char *err, size_t errlen);
+void mnt_close_sources(struct jail_plan *p);
 int mnt_build(struct jail_plan *p, char *err, size_t errlen);
 int mnt_pivot(struct jail_plan *p, char *err, size_t errlen);
 void mnt_plan_free(struct jail_plan *p);
@@ -178,9 +211,22 @@ int net_setup_inside(const struct jail_plan *p, char *err, size_t errlen);
 int rlimit_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
 int rlimit_apply(const struct jail_plan *p, char *err, size_t errlen);
 
+/* cgroup.c: prepare in the caller; create, attach (init's pid, before it starts
+ * anything) and remove in the monitor. remove fills *end (may be NULL) first. */
+int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
+int cgroup_attach(const struct jail_plan *p, pid_t pid, char *err, size_t errlen);
+void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
+void cgroup_plan_free(struct jail_plan *p);
+
+/* ipc.c: in init, before it leaves host root: the System V shm limits of the jail's
+ * ipc namespace, from the memory limit. */
+int ipc_limit_shm(const struct jail_plan *p, char *err, size_t errlen);
+
 /* caps.c */
 int caps_check_caller(const struct jail_config *cfg, struct jail_error *err);
 int caps_last_cap(void);
+bool caps_have(int cap);
 int caps_drop_all(int cap_last, char *err, size_t errlen);
 
 /* seccomp.c */

@@ -3,9 +3,14 @@
  * performs them (mnt_setup) in its new mount namespace:
  *
  *   1. make every mount private, so nothing propagates back to the host;
- *   2. clone each bind source into a detached mount tree (open_tree) and make it
- *      read-only/nosuid/nodev before it is ever visible; sources are resolved in the
- *      host's view, before anything is mounted over it;
+ *   2. each bind source is cloned into a detached mount tree (open_tree) and made
+ *      read-only/nosuid/nodev before it is ever visible. The monitor does this
+ *      (mnt_open_sources), in the host's namespaces and with the caller's privilege,
+ *      before it clones init: the jail's own unprivileged host id could not even
+ *      traverse a source under a private directory (Debian's /root is 0700). init
+ *      only attaches the trees it inherits, which the kernel allows for detached
+ *      trees in any mount namespace init may mount in. A caller without
+ *      CAP_SYS_ADMIN leaves the clones to init, as its own user;
  *   3. mount a tmpfs on STAGING and build the new root there: mount points, the
  *      merged-/usr symlinks, /tmp and other tmpfs, a fresh /proc (with /proc/sys,
  *      /proc/sysrq-trigger, /proc/irq and /proc/bus read-only), a minimal /dev and
@@ -36,6 +41,7 @@
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 #define N_DEV_NODES (sizeof(dev_nodes) / sizeof(dev_nodes[0]))
+_Static_assert(N_DEV_NODES == MNT_DEV_NODES, "MNT_DEV_NODES counts dev_nodes");
 static const char *const proc_readonly[] = {"sys", "sysrq-trigger", "irq", "bus"};
 
 /* ---- caller side ---- */
@@ -312,12 +318,61 @@ static int set_attr(int fd, const char *path, unsigned flags, uint64_t set, cons
     return 0;
 }
 
+/* Why a source cannot be cloned: the first component of its path that the same
+ * lookup fails on (the one that blocks it), with that directory's owner and mode. */
+static void explain_source(const char *src, int e, unsigned host_uid, char *err, size_t errlen)
+{
+    char prefix[PATH_MAX];
+    size_t len = strlen(src);
+    if (len >= sizeof(prefix) || (e != EACCES && e != EPERM)) {
+        snprintf(err, errlen, "bind %s: %s", src, strerror(e));
+        return;
+    }
+    for (size_t i = 1; i <= len; i++) {
+        if (src[i] != '/' && src[i] != '\0')
+            continue;
+        memcpy(prefix, src, i);
+        prefix[i] = '\0';
+        int fd = open(prefix, O_PATH | O_CLOEXEC);
+        if (fd >= 0) {
+            close(fd);
+            continue;
+        }
+        /* The parent of the component that failed is the directory it could not
+         * search. */
+        char parent[PATH_MAX];
+        memcpy(parent, src, i);
+        parent[i] = '\0';
+        char *slash = strrchr(parent, '/');
+        if (slash == parent)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        struct stat st;
+        if (stat(parent, &st) == 0)
+            snprintf(err, errlen,
+                     "bind %s: %s: host uid %u cannot search %s (mode %04o); bind a path "
+                     "outside it, or give nsjail-lite CAP_SYS_ADMIN so that it opens the "
+                     "sources itself",
+                     src, strerror(e), host_uid, parent, (unsigned)(st.st_mode & 07777));
+        else
+            snprintf(err, errlen, "bind %s: %s (at %s)", src, strerror(e), prefix);
+        return;
+    }
+    snprintf(err, errlen, "bind %s: %s", src, strerror(e));
+}
+
 /* A detached clone of a host path with its flags already set. */
-static int clone_tree(const char *src, uint64_t attrs, char *err, size_t errlen)
+static int clone_tree(const struct jail_plan *p, const char *src, uint64_t attrs, char *err,
+                      size_t errlen)
 {
     int fd = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-    if (fd < 0)
-        FAIL("bind %s: %s", src, strerror(errno));
+    if (fd < 0) {
+        /* Who looked it up: the caller's host uid (the monitor), or the jail's (init). */
+        explain_source(src, errno, p->clone_privileged ? (unsigned)geteuid() : p->host_uid, err,
+                       errlen);
+        return -1;
+    }
     if (set_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, src, err, errlen) < 0) {
         close(fd);
         return -1;
@@ -485,27 +540,54 @@ static int do_bind(int rootfd, const struct mnt_op *op, char *err, size_t errlen
     return rc;
 }
 
-static int clone_sources(struct jail_plan *p, int *node_fds, char *err, size_t errlen)
+/* Clones what is not cloned yet: everything when init runs it itself, nothing when
+ * the monitor already has (mnt_open_sources). */
+static int clone_sources(struct jail_plan *p, char *err, size_t errlen)
 {
     for (size_t i = 0; i < p->n_ops; i++) {
         struct mnt_op *op = &p->ops[i];
-        if (op->kind != MNT_BIND)
+        if (op->kind != MNT_BIND || op->fd >= 0)
             continue;
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!op->writable)
             attrs |= MOUNT_ATTR_RDONLY;
-        op->fd = clone_tree(op->src, attrs, err, errlen);
+        op->fd = clone_tree(p, op->src, attrs, err, errlen);
         if (op->fd < 0)
             return -1;
     }
     for (size_t i = 0; i < N_DEV_NODES; i++) {
+        if (p->dev_fds[i] >= 0)
+            continue;
         char path[32];
         snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-        node_fds[i] = clone_tree(path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
-        if (node_fds[i] < 0)
+        p->dev_fds[i] = clone_tree(p, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
+        if (p->dev_fds[i] < 0)
             return -1;
     }
     return 0;
+}
+
+int mnt_open_sources(struct jail_plan *p, char *err, size_t errlen)
+{
+    /* Without CAP_SYS_ADMIN on the host, open_tree(OPEN_TREE_CLONE) is refused here;
+     * init, root of its own namespaces, then clones the sources itself. */
+    if (!p->clone_privileged)
+        return 0;
+    return clone_sources(p, err, errlen);
+}
+
+void mnt_close_sources(struct jail_plan *p)
+{
+    for (size_t i = 0; i < p->n_ops; i++)
+        if (p->ops[i].kind == MNT_BIND && p->ops[i].fd >= 0) {
+            close(p->ops[i].fd);
+            p->ops[i].fd = -1;
+        }
+    for (size_t i = 0; i < N_DEV_NODES; i++)
+        if (p->dev_fds[i] >= 0) {
+            close(p->dev_fds[i]);
+            p->dev_fds[i] = -1;
+        }
 }
 
 int mnt_build(struct jail_plan *p, char *err, size_t errlen)
@@ -513,10 +595,10 @@ int mnt_build(struct jail_plan *p, char *err, size_t errlen)
     /* Nothing we mount may propagate to the host's mount namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         FAIL("making / private: %s", strerror(errno));
-    int node_fds[N_DEV_NODES];
-    if (clone_sources(p, node_fds, err, errlen) < 0)
+    if (clone_sources(p, err, errlen) < 0)
         return -1;
-    plan_debug(p, "cloned the bind sources (read-only/nosuid/nodev as requested)");
+    if (!p->clone_privileged)
+        plan_debug(p, "cloned the bind sources (read-only/nosuid/nodev as requested)");
 
     if (mount("tmpfs", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=1024") <
         0)
@@ -544,7 +626,7 @@ int mnt_build(struct jail_plan *p, char *err, size_t errlen)
             rc = do_proc(rootfd, op, err, errlen);
             break;
         case MNT_DEV:
-            rc = do_dev(rootfd, op, node_fds, err, errlen);
+            rc = do_dev(rootfd, op, p->dev_fds, err, errlen);
             break;
         case MNT_FILE:
             rc = do_file(rootfd, op, err, errlen);

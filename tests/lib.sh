@@ -9,7 +9,6 @@ BUILD=${BUILD:-build}
 BIN=${BIN:-$ROOT/$BUILD}
 TEST_NAME=$(basename "$0" .sh)
 TMP=$(mktemp -d "/tmp/isolate-${TEST_NAME}.XXXXXX")
-chmod 755 "$TMP"
 _cleanups=()
 _failures=0
 

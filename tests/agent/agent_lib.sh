@@ -74,6 +74,11 @@ EOF
 #   sse_tools(("app__tool", {args}))   a streamed tool-call answer
 #   status(N, times=1, delay_ms=0)     an HTTP error answer
 #   raw("...")                         a 200 with this body (malformed JSON)
+#   cut_text("...")                    a plain answer cut by the token limit
+#                                      (finish_reason "length")
+#   cut_plan(("app__tool", "ARGS TEXT"), ...)  tool calls whose arguments are given as
+#                                      text (cut JSON), finish_reason "length"
+#   sse_cut("...")                     a streamed answer cut by the token limit
 standin_start() {
     local n=${STANDIN_N:-0}
     STANDIN_N=$((n + 1))
@@ -111,6 +116,18 @@ def sse_tools(*tcs, **kw):
 def status(n, **kw):
     r = {"status": n, "json": {"error": {"message": "stand-in error %d" % n}}}
     r.update(kw); return r
+def cut_text(t, **kw):
+    r = {"json": completion({"role": "assistant", "content": t}, "length")}
+    r.update(kw); return r
+def cut_plan(*tcs, **kw):
+    cs = [{"id": "call_%d" % i, "type": "function", "function": {"name": n, "arguments": a}}
+          for i, (n, a) in enumerate(tcs)]
+    r = {"json": completion({"role": "assistant", "content": None, "tool_calls": cs}, "length")}
+    r.update(kw); return r
+def sse_cut(t, **kw):
+    r = sse(t, **kw)
+    r["sse"][-2]["choices"][0]["finish_reason"] = "length"
+    return r
 def raw(body, **kw):
     r = {"status": 200, "headers": {"Content-Type": "application/json"}, "body": body}
     r.update(kw); return r
@@ -163,3 +180,26 @@ for line in sys.stdin:
         out.append(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else str(v))
 print(" ".join(out))' "$1"
 }
+
+# tmux_start COMMAND: a 150x50 terminal (its own tmux server) running COMMAND, then
+# "hub-exited-STATUS"; pane (the screen and scrollback), pane_has TEXT,
+# wait_pane TEXT [SECONDS] (shows the screen when it fails), keys KEYS...
+tmux_start() {
+    exec 3>&1 # where wait_pane shows the screen when it fails (check hides the rest)
+    T="tmux -L itest-agent-$$"
+    at_exit "$T kill-server"
+    $T -f /dev/null new-session -d -s s -x 150 -y 50 "$1; echo hub-exited-\$?; sleep 30"
+}
+pane() { $T capture-pane -p -J -t s -S -400; }
+pane_has() { pane | grep -qF -- "$1"; }
+wait_pane() {
+    if ! wait_for "\"$1\" on the terminal" "${2:-10}" pane_has "$1"; then
+        pane | sed 's/^/#   | /' >&3
+        return 1
+    fi
+}
+keys() { $T send-keys -t s "$@"; }
+# prompt_ready: the last line on the screen is an empty prompt (the request is done;
+# keys typed before it are type-ahead, which the hub discards).
+prompt_ready() { pane | grep -v '^ *$' | tail -n 1 | grep -qx 'you› *'; }
+wait_prompt() { wait_pane "you›" && wait_for "the prompt" 10 prompt_ready; }

@@ -17,4 +17,4 @@ $(BUILD)/tests/agent/test_%: $(BUILD)/obj/tests/agent/test_%.o $(LIBHUBASSIST) $
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)
 
-$(BUILD)/obj/tests/agent/%.o: ALL_CFLAGS += -Itests/unit -Ihub
+$(BUILD)/obj/tests/agent/%.o: ALL_CFLAGS += -Itests/unit

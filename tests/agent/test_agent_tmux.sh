@@ -21,26 +21,13 @@ standin_start '[
   plan(("asker__ask", {})), sse("You live in Irvine."),
   text("too late", delay_ms=8000)]'
 
-exec 3>&1 # where wait_pane shows the screen when it fails (check hides the rest)
-T="tmux -L itest-agent-$$"
-at_exit "$T kill-server"
-$T -f /dev/null new-session -d -s s -x 150 -y 50 \
-    "$BIN/hub --config $CONF --llm $LLM_URL --memory $MEM; echo hub-exited-\$?; sleep 30"
-pane() { $T capture-pane -p -J -t s -S -200; }
-pane_has() { pane | grep -qF -- "$1"; }
-wait_pane() {
-    if ! wait_for "\"$1\" on the terminal" "${2:-10}" pane_has "$1"; then
-        pane | sed 's/^/#   | /' >&3
-        return 1
-    fi
-}
-keys() { $T send-keys -t s "$@"; }
+tmux_start "$BIN/hub --config $CONF --llm $LLM_URL --memory $MEM"
 
 check "the session starts with the hub's banner" wait_pane "IsolateGPT-C assistant for $AUSER"
 check "... and a prompt" wait_pane "you›"
 # Typed with a mistake, then fixed with the editor: Ctrl-U clears, Left/Right move.
 keys "garbage" C-u "How much is a ride to Elm Avenu?" Left "e" Enter
-check "the plan is shown before anything runs" wait_pane "plan (1 step; each asks before it runs):"
+check "the plan is shown before anything runs" wait_pane "plan (1 step; it asks before it runs):"
 check "a permission question appears" wait_pane "hub: permission needed"
 p=$(pane)
 like "... framed at column 0 by the hub" "$p" $'\n┏━━ hub: permission needed'

@@ -1,12 +1,12 @@
 /* Unit tests of the assistant's parts that need no spoke: the offered tool names,
  * plan validation and references, the memory heuristic, scripted answers, the
  * terminal's neutralisation of untrusted text, and secret memory across fork. */
-#include "agent_impl.h"
-#include "answers.h"
-#include "planner.h"
+#include "assistant/agent_impl.h"
+#include "runtime/answers.h"
+#include "assistant/planner.h"
 #include "secret.h"
-#include "spoke_env.h"
-#include "termtext.h"
+#include "runtime/spoke_env.h"
+#include "assistant/termtext.h"
 #include "test.h"
 #include "util.h"
 

@@ -1,7 +1,7 @@
 /* The case studies' verdicts against known inputs: a wrong outcome or a wrong layer
  * for any of these would put a wrong cell in the table. And the attacker's collection
  * server: it counts what a client sends and finds a secret in it. */
-#include "hub/casestudies.h"
+#include "casestudies/casestudies.h"
 #include "tests/unit/test.h"
 
 #include <arpa/inet.h>

@@ -1,5 +1,6 @@
 /* The MCP stdio frame reader (lib/jsonrpc): what the hub runs on every byte a spoke
- * writes (hub/spoke.c, hub/mcp.c) and a spoke on every byte from the hub (spokes/sdk).
+ * writes (hub/runtime/spoke.c, hub/runtime/mcp.c) and a spoke on every byte from the hub
+ * (spokes/sdk).
  * The input arrives in pieces through lr_feed(); every complete line goes through
  * jrpc_parse().
  *

@@ -1,4 +1,4 @@
-/* Spoke manifests (hub/manifest.c, with the JSON Schema compiler it calls for every
+/* Spoke manifests (hub/runtime/manifest.c, with the JSON Schema compiler it calls for every
  * tool): the file the hub plans from. Loaded through manifest_load() from a real file
  * named after the input's "name" when that is a valid app name (the loader insists
  * that they match), so that most mutations get past the first check.
@@ -6,7 +6,7 @@
  * Invariants beyond "no crash": a loaded manifest has what the loader promises (a
  * valid name equal to the file's, a program, 1..64 tools with valid unique names and
  * compiled input schemas, 1..16 ports), and every lookup finds what it loaded. */
-#include "hub/manifest.h"
+#include "runtime/manifest.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The replay file loader (hub/replay.c, `--llm replay:FILE`), which treats a recording
+/* The replay file loader (hub/llm/replay.c, `--llm replay:FILE`), which treats a recording
  * as hostile, and the answers it then serves: after a load, requests from the
  * contexts the hub uses (planner, a spoke's, merge, the none baseline; with and
  * without tools; the last one streaming) are completed until the recording runs out.
@@ -7,8 +7,8 @@
  * the HTTP client would return (content or tool calls, at most LLM_MAX_TOOL_CALLS,
  * each with a bounded printable name and arguments that are a JSON object); a
  * failed call says why; streamed pieces add up to the content. */
-#include "hub/llm.h"
-#include "hub/replay.h"
+#include "llm/llm.h"
+#include "llm/replay.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
-/* The repl-server's frame reader (hub/replframe.c): a stream of 4-byte big-endian
+/* The repl-server's frame reader (hub/repl/replframe.c): a stream of 4-byte big-endian
  * lengths and UTF-8 JSON requests from any TCP client, cut into frames as the server
- * does (hub/replserver.c), each request checked, and each answer encoded.
+ * does (hub/repl/replserver.c), each request checked, and each answer encoded.
  *
  * Invariants beyond "no crash":
  * - frames are found only whole, never past the bytes received, never over the
@@ -8,7 +8,7 @@
  * - the UTF-8 check agrees with jansson's own (an independent implementation);
  * - an accepted request's code, sent back as the output of a response frame, decodes
  *   to the same bytes (what a client reads is what was run). */
-#include "hub/replframe.h"
+#include "repl/replframe.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* The JSON Schema subset (hub/schema.c) that checks every tool argument a planner or a
+/* The JSON Schema subset (hub/runtime/schema.c) that checks every tool argument a planner or a
  * spoke sends and every result a spoke returns. The input is a schema (the first JSON
  * value, an object) followed by an instance (the rest, any JSON value): the schema
  * comes from a manifest, the instance from the hostile side.
@@ -6,7 +6,7 @@
  * Invariants beyond "no crash": a refusal to compile or to validate says why (and a
  * validation error says where, starting with "$"); validation is deterministic and
  * does not depend on the instance being shared or copied. */
-#include "hub/schema.h"
+#include "runtime/schema.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <string.h>

@@ -10,12 +10,12 @@ FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_jsonrpc :=
-FUZZ_SRCS_manifest := hub/manifest.c hub/schema.c hub/schema_pattern.c
+FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard hub/runtime/schema*.c)
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
-FUZZ_SRCS_schema := hub/schema.c hub/schema_pattern.c
-FUZZ_SRCS_replay := $(wildcard hub/llm*.c hub/replay*.c)
-FUZZ_SRCS_replframe := hub/replframe.c
+FUZZ_SRCS_schema := $(wildcard hub/runtime/schema*.c)
+FUZZ_SRCS_replay := $(wildcard hub/llm/*.c)
+FUZZ_SRCS_replframe := hub/repl/replframe.c
 
 .PHONY: fuzzers
 ifeq ($(FUZZ),1)

@@ -14,8 +14,8 @@
  * 5. "big" closed as soon as its jail is being set up (a kill while starting), then
  *    called again and the hub freed while its jail is being set up.
  * Prints one JSON object; the script checks it, the audit log and what is left. */
-#include "hub/answers.h"
-#include "hub/hub.h"
+#include "runtime/answers.h"
+#include "runtime/hub.h"
 #include "util.h"
 
 #include <stdio.h>

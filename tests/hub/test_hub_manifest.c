@@ -1,8 +1,8 @@
 /* Manifests and hub.json: strict loading, errors that name the file and the field,
  * and the veth pool (never 169.254.169.254). */
-#include "hub/config.h"
-#include "hub/manifest.h"
-#include "hub/vethpool.h"
+#include "runtime/config.h"
+#include "runtime/manifest.h"
+#include "runtime/vethpool.h"
 #include "tests/unit/test.h"
 #include "util.h"
 
@@ -85,7 +85,7 @@ int main(void)
         "{\"name\":\"schema\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[{\"name\":"
         "\"t\",\"description\":\"d\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
         "\"a\":{\"anyOf\":[]}}}}]}",
-        "tools[0].inputSchema: properties.a.anyOf: unsupported");
+        "tools[0].inputSchema: properties.a.anyOf: must be a non-empty array");
     expect_error("dup.json",
                  "{\"name\":\"dup\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[" GOOD_TOOL
                  "," GOOD_TOOL "]}",

@@ -3,8 +3,8 @@
  * time on one loop. They must all answer, together in far less than 100 x 300 ms, and
  * a hung instance among them must cost only its own call. Then every instance is
  * closed and nothing is left. Mode none (what this needs is the loop, not a jail). */
-#include "hub/answers.h"
-#include "hub/hub.h"
+#include "runtime/answers.h"
+#include "runtime/hub.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

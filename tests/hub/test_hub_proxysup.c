@@ -6,8 +6,8 @@
  *     again; a proxy that stops answering pings is killed and restarted;
  *   - a refused add reaches the error callback; remove hands it back;
  *   - the published /run/netns name disappears with the gateway. */
-#include "hub/gateway.h"
-#include "hub/proxy.h"
+#include "runtime/gateway.h"
+#include "runtime/proxy.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

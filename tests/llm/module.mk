@@ -17,5 +17,5 @@ $(LLM_TESTS): $(BUILD)/tests/llm/%: $(BUILD)/obj/tests/llm/%.o $(LLM_TEST_HARNES
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(AGENT_PKGS))
 
-# Test sources include tests/unit/test.h and the hub headers.
-$(BUILD)/obj/tests/llm/%.o: ALL_CFLAGS += -Itests/unit -Ihub
+# Test sources include tests/unit/test.h and the hub headers (as "llm/llm.h": -Ihub).
+$(BUILD)/obj/tests/llm/%.o: ALL_CFLAGS += -Itests/unit

@@ -5,8 +5,8 @@
 #include "test.h"
 
 #include "audit.h"
-#include "llm.h"
-#include "replay.h"
+#include "llm/llm.h"
+#include "llm/replay.h"
 #include "util.h"
 
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* The wire format without a network: hostile chat completion bodies, the SSE parser
  * fed one byte at a time and in one piece, error-message extraction and redaction,
- * and the request body. White-box: uses hub/llm_impl.h. */
+ * and the request body. White-box: uses hub/llm/llm_impl.h. */
 #include "test.h"
 
-#include "llm_impl.h"
+#include "llm/llm_impl.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -194,8 +194,9 @@ static void test_sse(void)
     s = llm_sse_new(1 << 20, NULL, NULL, "sk-SECRET-123");
     const char *err_event = "event: error\ndata: {\"message\":\"bad key sk-SECRET-123\"}\n\n";
     CHECK(llm_sse_feed(s, err_event, strlen(err_event), &e) < 0 && e.kind == LLM_ERR_SERVER &&
-              !strstr(e.msg, "sk-SECRET-123") && strstr(e.msg, "[redacted]"),
-          "an error event is an error, with the key redacted");
+              !strstr(e.msg, "sk-SECRET-123") && !strstr(e.detail, "sk-SECRET-123") &&
+              strstr(e.detail, "[redacted]") && !strstr(e.msg, "bad key"),
+          "an error event is an error, the server's words apart (key redacted) from the hub's");
     llm_sse_free(s);
 
     s = llm_sse_new(1 << 20, NULL, NULL, NULL);
@@ -212,6 +213,43 @@ static void test_sse(void)
         "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":99}]}}]}\n\n";
     CHECK(llm_sse_feed(s, bad_index, strlen(bad_index), &e) < 0 && e.kind == LLM_ERR_MALFORMED,
           "a tool call index out of range is malformed");
+    llm_sse_free(s);
+}
+
+/* finish_reason "length" (the model's token limit): cut arguments are TRUNCATED with a
+ * hint, never "not valid JSON"; whole ones parse (the caller sees rs.finish_reason). */
+static void test_length(void)
+{
+    struct llm_response rs;
+    struct llm_error e;
+    const char *cut = "{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":"
+                      "\"f\",\"arguments\":\"{\\\"a\\\": \\\"x\"}}]},\"finish_reason\":\"length\"}]}";
+    CHECK(parse(cut, &rs, &e) < 0 && e.kind == LLM_ERR_TRUNCATED &&
+              strstr(e.msg, "token limit") && strstr(e.msg, "llm.max_tokens") &&
+              !strstr(e.msg, "not valid JSON"),
+          "cut tool arguments with finish_reason length: truncated, with the fix");
+    char *stop = xstrdup(cut);
+    memcpy(strstr(stop, "length"), "stop\"}]}", 9);
+    CHECK(parse(stop, &rs, &e) < 0 && e.kind == LLM_ERR_MALFORMED && strstr(e.msg, "not valid JSON"),
+          "the same arguments with finish_reason stop: malformed");
+    free(stop);
+    const char *whole = "{\"choices\":[{\"message\":{\"content\":\"Hel\"},\"finish_reason\":"
+                        "\"length\"}]}";
+    CHECK(parse(whole, &rs, &e) == 0 && strcmp(rs.finish_reason, "length") == 0 &&
+              strcmp(rs.content, "Hel") == 0,
+          "cut text parses, finish_reason kept");
+    llm_response_free(&rs);
+
+    struct llm_sse *s = llm_sse_new(1 << 20, NULL, NULL, NULL);
+    const char *stream =
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\","
+        "\"function\":{\"name\":\"get\",\"arguments\":\"{\\\"k\\\"\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n";
+    memset(&rs, 0, sizeof(rs));
+    CHECK(llm_sse_feed(s, stream, strlen(stream), &e) == 0 && llm_sse_finish(s, &rs, &e) < 0 &&
+              e.kind == LLM_ERR_TRUNCATED,
+          "a stream whose tool arguments were cut: truncated");
+    llm_response_free(&rs);
     llm_sse_free(s);
 }
 
@@ -278,6 +316,7 @@ int main(void)
 {
     test_hostile_bodies();
     test_sse();
+    test_length();
     test_error_messages();
     test_body();
     return test_done();

@@ -16,8 +16,8 @@
  * run's own: the temp directory and the gateway namespace itest-load-PID, veths
  * vld<pid>-<slot> in the pool 169.254.116.0/22, host uids from 2,000,000. The caller
  * must be root for process and namespace modes. */
-#include "hub/answers.h"
-#include "hub/hub.h"
+#include "runtime/answers.h"
+#include "runtime/hub.h"
 #include "util.h"
 
 #include <dirent.h>

@@ -6,7 +6,7 @@
  * reach other keys, tampered data, AUTH, and an unreachable server. */
 #include "test.h"
 
-#include "memory.h"
+#include "memory/memory.h"
 #include "util.h"
 
 #include <hiredis/hiredis.h>

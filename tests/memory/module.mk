@@ -1,4 +1,4 @@
-# tests/memory: hub/memory.h against a real private redis-server (test_memory.sh runs
+# tests/memory: hub/memory/memory.h against a real private redis-server (test_memory.sh runs
 # memory_check and owns the server) and scripts/redis-private itself.
 TEST_BINARIES += $(BUILD)/tests/memory/memory_check
 
@@ -8,4 +8,4 @@ $(BUILD)/tests/memory/memory_check: $(BUILD)/obj/tests/memory/memory_check.o $(L
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(AGENT_PKGS))
 
-$(BUILD)/obj/tests/memory/%.o: ALL_CFLAGS += -Itests/unit -Ihub
+$(BUILD)/obj/tests/memory/%.o: ALL_CFLAGS += -Itests/unit

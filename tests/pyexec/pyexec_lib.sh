@@ -86,7 +86,7 @@ leftover_sessions() {
 }
 
 # Session data directories on the host (<data_root>/<user>/code.<tag>, beside the app's
-# own code/; see datadir_path in hub/spoke_env.c).
+# own code/; see datadir_path in hub/runtime/spoke_env.c).
 session_dirs() {
     local n=0 d
     for d in "$DATA"/tester/code.*; do [ -d "$d" ] && n=$((n + 1)); done

@@ -1,6 +1,6 @@
-/* The repl-server's frame reader and request parser (hub/replframe.c) on every class
+/* The repl-server's frame reader and request parser (hub/repl/replframe.c) on every class
  * of malformed input, and the response encoder's round trip. */
-#include "hub/replframe.h"
+#include "repl/replframe.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

@@ -1,0 +1,223 @@
+/* `hub repl-server`: the command line over replserver.c. */
+#include "notify.h"
+#include "runtime/runtime.h"
+#include "log.h"
+#include "repl/repl.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_repl_server(int argc, char **argv);
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: hub repl-server [--listen ADDR:PORT] [--max-sessions N] [--idle-timeout S]\n"
+        "                       [--max-frame BYTES] [--time-limit S] [--pool N] [OPTIONS]\n"
+        "Serves sandboxed Python sessions over TCP. Each message is a 4-byte big-endian\n"
+        "length and then UTF-8 JSON:\n"
+        "  request  {\"code\": \"...\", \"session_id\": \"optional\", \"close\": optional bool}\n"
+        "  response {\"status\": \"ok\"|\"error\", \"output\": \"...\", \"error\": \"...\",\n"
+        "            \"session_id\": \"...\"}\n"
+        "Without session_id a new session starts (its id is in the response); each is its\n"
+        "own jail of the code app (config/spokes/code.json) that keeps its variables,\n"
+        "functions and imports between requests. \"close\": true ends it after the run.\n"
+        "Exit status: 0 after SIGTERM/SIGINT (every session's sandbox ended), 1 when it\n"
+        "cannot listen, 2 usage or configuration error. SIGHUP reopens the audit logs\n"
+        "(the hub's and its netproxy's), for logrotate.\n\n"
+        "  --listen ADDR:PORT  where to listen (default " REPL_DEFAULT_LISTEN
+        "; IPv6 as [ADDR]:PORT;\n"
+        "                      port 0 picks a free one, printed on stdout)\n"
+        "  --max-sessions N    sessions at once, pre-started ones included (default %d)\n"
+        "  --idle-timeout S    end a session, and close a connection, idle this long\n"
+        "                      (default %d)\n"
+        "  --max-frame BYTES   longest request accepted (default %d)\n"
+        "  --time-limit S      per run; then KeyboardInterrupt, and %d ms later the\n"
+        "                      session's sandbox is killed (default %g)\n"
+        "  --pool N            sessions kept pre-started for new clients (default %d)\n"
+        "  --max-clients N     connections at once (default %d)\n"
+        "  --data-mb MB        each session's /data: a tmpfs of this size that ends with\n"
+        "                      the session (namespace isolation; default %d)\n" CLI_COMMON_HELP,
+        REPL_DEFAULT_MAX_SESSIONS, REPL_DEFAULT_IDLE_TIMEOUT_S, REPL_DEFAULT_MAX_FRAME,
+        REPL_KILL_GRACE_MS, REPL_DEFAULT_TIME_LIMIT_MS / 1000.0, REPL_DEFAULT_POOL,
+        REPL_DEFAULT_MAX_CLIENTS, REPL_DEFAULT_DATA_MB);
+}
+
+/* Seconds with an optional fraction ("2", "0.5") into milliseconds. */
+static bool parse_seconds_ms(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !isfinite(v) || v * 1000.0 < (double)min_ms ||
+        v * 1000.0 > (double)max_ms)
+        return false;
+    *out = (uint64_t)(v * 1000.0 + 0.5);
+    return true;
+}
+
+int cmd_repl_server(int argc, char **argv)
+{
+    static const struct option opts[] = {{"listen", required_argument, NULL, 'l'},
+                                         {"max-sessions", required_argument, NULL, 'm'},
+                                         {"idle-timeout", required_argument, NULL, 'i'},
+                                         {"max-frame", required_argument, NULL, 'f'},
+                                         {"time-limit", required_argument, NULL, 't'},
+                                         {"pool", required_argument, NULL, 'p'},
+                                         {"max-clients", required_argument, NULL, 'c'},
+                                         {"data-mb", required_argument, NULL, 'd'},
+                                         CLI_COMMON_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
+    struct cli_common common = {0};
+    struct repl_opts o = {
+        .listen = REPL_DEFAULT_LISTEN,
+        .app = "code",
+        .max_sessions = REPL_DEFAULT_MAX_SESSIONS,
+        .idle_timeout_s = REPL_DEFAULT_IDLE_TIMEOUT_S,
+        .max_frame = REPL_DEFAULT_MAX_FRAME,
+        .time_limit_ms = REPL_DEFAULT_TIME_LIMIT_MS,
+        .pool = REPL_DEFAULT_POOL,
+        .max_clients = REPL_DEFAULT_MAX_CLIENTS,
+        .data_mb = REPL_DEFAULT_DATA_MB,
+    };
+    uint64_t v;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (cli_common_option(&common, opt, optarg))
+            continue;
+        switch (opt) {
+        case 'l':
+            o.listen = optarg;
+            break;
+        case 'm':
+            if (!parse_u64(optarg, 1, 4096, &v)) {
+                log_warnx("--max-sessions must be 1 to 4096");
+                return EXIT_USAGE;
+            }
+            o.max_sessions = (size_t)v;
+            break;
+        case 'i':
+            if (!parse_u64(optarg, 1, 7 * 86400, &o.idle_timeout_s)) {
+                log_warnx("--idle-timeout must be 1 to 604800 seconds");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'f':
+            if (!parse_u64(optarg, 16, REPL_MAX_MAX_FRAME, &v)) {
+                log_warnx("--max-frame must be 16 to %d bytes", REPL_MAX_MAX_FRAME);
+                return EXIT_USAGE;
+            }
+            o.max_frame = (size_t)v;
+            break;
+        case 't':
+            if (!parse_seconds_ms(optarg, 100, 3600 * 1000, &o.time_limit_ms)) {
+                log_warnx("--time-limit must be 0.1 to 3600 seconds");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'p':
+            if (!parse_u64(optarg, 0, 64, &v)) {
+                log_warnx("--pool must be 0 to 64");
+                return EXIT_USAGE;
+            }
+            o.pool = (size_t)v;
+            break;
+        case 'c':
+            if (!parse_u64(optarg, 1, 65536, &v)) {
+                log_warnx("--max-clients must be 1 to 65536");
+                return EXIT_USAGE;
+            }
+            o.max_clients = (size_t)v;
+            break;
+        case 'd':
+            if (!parse_u64(optarg, 1, 65536, &o.data_mb)) {
+                log_warnx("--data-mb must be 1 to 65536 (MiB)");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    o.debug = common.debug;
+
+    struct hub_config cfg;
+    struct manifest_set ms = {0};
+    memset(&cfg, 0, sizeof(cfg));
+    int rc = cli_load(&common, &cfg, &ms);
+    const struct manifest *m = rc == EXIT_OK ? manifest_find(&ms, o.app) : NULL;
+    if (rc == EXIT_OK && (!m || !manifest_tool(m, "run"))) {
+        log_warnx("the manifests in %s have no %s app with a run tool (config/spokes/code.json)",
+                  cfg.spokes_dir, o.app);
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK && o.max_sessions > cfg.max_spokes) {
+        log_warnx("--max-sessions %zu is above the hub's max_spokes (%zu)", o.max_sessions,
+                  cfg.max_spokes);
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK && o.pool > o.max_sessions)
+        o.pool = o.max_sessions;
+    if (rc == EXIT_OK && cfg.isolation != ISO_NAMESPACE)
+        log_warnx("isolation %s: sessions share the host's file system%s; use namespace "
+                  "isolation for untrusted code",
+                  isolation_name(cfg.isolation),
+                  cfg.isolation == ISO_NONE ? ", network and processes, without seccomp" : "");
+    /* The runner's interrupt must come before the hub's deadline for the manifest too. */
+    char err[1024];
+    struct event_base *base = NULL;
+    struct hub *h = NULL;
+    struct repl_server *srv = NULL;
+    if (rc == EXIT_OK) {
+        base = event_base_new();
+        h = hub_new(&cfg, &ms, base, common.debug, err, sizeof(err));
+        if (!h) {
+            log_warnx("%s", err);
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc == EXIT_OK) {
+        hub_reopen_on_sighup(h);
+        srv = repl_server_new(h, &cfg, base, &o, err, sizeof(err));
+        if (!srv) {
+            log_warnx("%s", err);
+            rc = 1;
+        }
+    }
+    if (rc == EXIT_OK) {
+        /* The bound port, for --listen ADDR:0. */
+        const char *colon = strrchr(o.listen, ':');
+        printf("repl-server: listening on %.*s:%u (isolation %s, app %s, at most %zu sessions)\n",
+               (int)(colon - o.listen), o.listen, (unsigned)repl_server_port(srv),
+               isolation_name(cfg.isolation), o.app, o.max_sessions);
+        fflush(stdout);
+        char status[160];
+        snprintf(status, sizeof(status), "listening on %.*s:%u", (int)(colon - o.listen), o.listen,
+                 (unsigned)repl_server_port(srv));
+        notify_ready(status);
+        while (!hub_quit_requested(h))
+            event_base_dispatch(base);
+        notify_stopping();
+        log_info("repl-server: ending %zu sessions", repl_server_sessions(srv));
+        repl_server_shutdown(srv);
+    }
+    hub_free(h);
+    repl_server_free(srv);
+    if (base)
+        event_base_free(base);
+    manifest_set_free(&ms);
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,237 @@
+/* `hub serve`: the sandboxed apps for any MCP client, over stdio or Streamable HTTP
+ * (serve.h). Also `hub serve token add USER --tokens FILE`. */
+#include "log.h"
+#include "runtime/runtime.h"
+#include "serve/serve.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_serve(int argc, char **argv);
+
+#define MAX_ORIGINS 16
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hub serve --stdio | --http ADDR:PORT [OPTIONS]\n"
+            "       hub serve token add USER --tokens FILE\n"
+            "Serves the installed apps, each in its sandbox, to any MCP client. Every call\n"
+            "runs through the hub's mediation; the hub's permission questions go to the\n"
+            "client as elicitation/create when it offers elicitation, otherwise --answers\n"
+            "decides (default deny). Without --app every app is served, tools named\n"
+            "APP__TOOL; with it, that one app under its own tool names.\n\n"
+            "  --stdio            one client on stdin/stdout (the user from --user)\n"
+            "  --http ADDR:PORT   MCP Streamable HTTP on /mcp (protocol 2025-06-18, 2025-11-25)\n"
+            "  --app NAME         serve one app with its own tool names\n"
+            "  --ask-exec         ask the user before every call, not only between apps\n"
+            "  --tokens FILE      bearer tokens: lines 'sha256:HEX USER' (# comments)\n"
+            "  --tls-cert FILE    TLS certificate chain (PEM), with --tls-key\n"
+            "  --tls-key FILE     TLS private key (PEM)\n"
+            "  --insecure-http    allow plain HTTP beyond loopback\n"
+            "  --allow-origin O   also accept this Origin (repeatable; default: loopback ones)\n"
+            "  --max-sessions N   HTTP sessions at once (default 1000)\n"
+            "  --max-sessions-per-token N   (default 100)\n"
+            "  --max-inflight-per-token N   requests in flight per token (default 64)\n"
+            "  --idle-timeout S   end HTTP sessions idle this long (default 1800)\n"
+            "  --metrics ADDR:PORT  Prometheus text on GET /metrics\n" CLI_COMMON_HELP);
+}
+
+static int token_cmd(int argc, char **argv)
+{
+    /* argv: token add USER [--tokens FILE] */
+    const char *file = NULL, *user = NULL;
+    if (argc < 2 || strcmp(argv[1], "add") != 0) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
+            file = argv[++i];
+        else if (strncmp(argv[i], "--tokens=", 9) == 0)
+            file = argv[i] + 9;
+        else if (!user && argv[i][0] != '-')
+            user = argv[i];
+        else {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (!file || !user) {
+        log_warnx("usage: hub serve token add USER --tokens FILE");
+        return EXIT_USAGE;
+    }
+    if (!user_id_valid(user)) {
+        log_warnx("USER must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
+        return EXIT_USAGE;
+    }
+    return serve_token_add(file, user) == 0 ? EXIT_OK : EXIT_USAGE;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "token") == 0)
+        return token_cmd(argc - 1, argv + 1);
+    static const struct option opts[] = {{"stdio", no_argument, NULL, 's'},
+                                         {"http", required_argument, NULL, 'H'},
+                                         {"app", required_argument, NULL, 'a'},
+                                         {"ask-exec", no_argument, NULL, 'e'},
+                                         {"tokens", required_argument, NULL, 't'},
+                                         {"tls-cert", required_argument, NULL, 'c'},
+                                         {"tls-key", required_argument, NULL, 'k'},
+                                         {"insecure-http", no_argument, NULL, 'I'},
+                                         {"allow-origin", required_argument, NULL, 'o'},
+                                         {"max-sessions", required_argument, NULL, 'S'},
+                                         {"max-sessions-per-token", required_argument, NULL, 'T'},
+                                         {"max-inflight-per-token", required_argument, NULL, 'F'},
+                                         {"idle-timeout", required_argument, NULL, 'i'},
+                                         {"metrics", required_argument, NULL, 'm'},
+                                         CLI_COMMON_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
+    struct cli_common common = {0};
+    struct serve_opts so = {0};
+    const char *origins[MAX_ORIGINS + 1] = {0};
+    size_t n_origins = 0;
+    struct serve_http_opts ho = {.max_sessions = 1000,
+                                 .max_sessions_per_token = 100,
+                                 .max_inflight_per_token = 64,
+                                 .idle_timeout_s = 1800,
+                                 .allow_origins = origins};
+    bool stdio = false;
+    uint64_t v;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (cli_common_option(&common, opt, optarg))
+            continue;
+        switch (opt) {
+        case 's':
+            stdio = true;
+            break;
+        case 'H':
+            ho.listen = optarg;
+            break;
+        case 'a':
+            so.app = optarg;
+            break;
+        case 'e':
+            so.ask_exec = true;
+            break;
+        case 't':
+            ho.tokens_file = optarg;
+            break;
+        case 'c':
+            ho.tls_cert = optarg;
+            break;
+        case 'k':
+            ho.tls_key = optarg;
+            break;
+        case 'I':
+            ho.insecure_http = true;
+            break;
+        case 'o':
+            if (n_origins >= MAX_ORIGINS) {
+                log_warnx("at most %d --allow-origin", MAX_ORIGINS);
+                return EXIT_USAGE;
+            }
+            origins[n_origins++] = optarg;
+            break;
+        case 'S':
+        case 'T':
+        case 'F':
+            if (!parse_u64(optarg, 1, 100000, &v)) {
+                log_warnx("session and request limits must be 1 to 100000");
+                return EXIT_USAGE;
+            }
+            if (opt == 'S')
+                ho.max_sessions = v;
+            else if (opt == 'T')
+                ho.max_sessions_per_token = v;
+            else
+                ho.max_inflight_per_token = v;
+            break;
+        case 'i':
+            if (!parse_u64(optarg, 1, 86400 * 7, &ho.idle_timeout_s)) {
+                log_warnx("--idle-timeout must be 1 to 604800 seconds");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'm':
+            so.metrics_addr = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc || stdio == (ho.listen != NULL)) {
+        log_warnx("give exactly one of --stdio and --http ADDR:PORT");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!!ho.tls_cert != !!ho.tls_key) {
+        log_warnx("--tls-cert and --tls-key go together");
+        return EXIT_USAGE;
+    }
+    if (stdio && (ho.tokens_file || ho.tls_cert)) {
+        log_warnx("--tokens and TLS are for --http; --stdio serves the one user of --user");
+        return EXIT_USAGE;
+    }
+    if (stdio && common.audit && strcmp(common.audit, "-") == 0) {
+        log_warnx("--audit - would mix audit lines into the MCP stream on stdout");
+        return EXIT_USAGE;
+    }
+    struct hub_config cfg;
+    struct manifest_set ms = {0};
+    memset(&cfg, 0, sizeof(cfg));
+    int rc = cli_load(&common, &cfg, &ms);
+    char err[1024];
+    struct answers *answers = NULL;
+    if (rc == EXIT_OK) {
+        answers = answers_load(common.answers ? common.answers : "deny", err, sizeof(err));
+        if (!answers) {
+            log_warnx("--answers: %s", err);
+            rc = EXIT_USAGE;
+        }
+    }
+    struct event_base *base = NULL;
+    struct hub *h = NULL;
+    struct serve *sv = NULL;
+    if (rc == EXIT_OK) {
+        base = event_base_new();
+        h = hub_new(&cfg, &ms, base, common.debug, err, sizeof(err));
+        if (!h) {
+            log_warnx("%s", err);
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc == EXIT_OK) {
+        so.answers = answers;
+        sv = serve_new(h, &cfg, &ms, base, &so, err, sizeof(err));
+        if (!sv) {
+            log_warnx("%s", err);
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc == EXIT_OK) {
+        ho.user = cfg.user;
+        int r = stdio ? serve_stdio(sv, cfg.user) : serve_http(sv, &ho);
+        rc = r == 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (sv)
+        serve_close_sessions(sv, "the hub is shutting down");
+    if (h)
+        hub_free(h);
+    serve_free(sv);
+    if (base)
+        event_base_free(base);
+    answers_free(answers);
+    manifest_set_free(&ms);
+    config_free(&cfg);
+    return rc;
+}

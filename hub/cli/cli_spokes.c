@@ -1,0 +1,141 @@
+/* `hub spokes`: the installed spokes, their tools, network policy and limits, from the
+ * manifests alone (nothing is started). */
+#include "runtime/runtime.h"
+#include "log.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_spokes(int argc, char **argv);
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hub spokes [OPTIONS]\n"
+               "Lists the installed spokes (config/spokes/*.json): tools, network policy,\n"
+               "limits. Nothing is started.\n\n"
+               "  --format FMT       text (default) or json\n" CLI_COMMON_HELP);
+}
+
+static json_t *limits_json(const struct manifest_limits *l)
+{
+    json_t *o = json_object();
+    struct {
+        const char *k;
+        uint64_t v;
+    } f[] = {{"cpu_s", l->cpu_s},       {"as_mb", l->as_mb},
+             {"fsize_mb", l->fsize_mb}, {"nofile", l->nofile},
+             {"nproc", l->nproc},       {"wall_s", l->wall_s},
+             {"call_s", l->call_s},     {"memory_mb", l->memory_mb},
+             {"pids", l->pids},         {"cpu_percent", l->cpu_percent}};
+    for (size_t i = 0; i < ARRAY_LEN(f); i++)
+        if (f[i].v)
+            json_object_set_new(o, f[i].k, json_integer((json_int_t)f[i].v));
+    return o;
+}
+
+static json_t *manifest_json(const struct manifest *m)
+{
+    json_t *allow = json_array();
+    for (char **a = m->allow; *a; a++)
+        json_array_append_new(allow, json_string(*a));
+    json_t *ports = json_array();
+    for (size_t i = 0; m->n_allow && i < m->n_ports; i++)
+        json_array_append_new(ports, json_integer(m->ports[i]));
+    json_t *tools = json_array();
+    for (size_t i = 0; i < m->n_tools; i++)
+        json_array_append_new(tools, json_pack("{s:s,s:s,s:b}", "name", m->tools[i].name,
+                                               "description", m->tools[i].description,
+                                               "irreversible", m->tools[i].irreversible));
+    json_t *cmd = json_array();
+    for (char **c = m->command; *c; c++)
+        json_array_append_new(cmd, json_string(*c));
+    return json_pack("{s:s,s:s,s:s,s:o,s:{s:o,s:o},s:o,s:o}", "name", m->name, "description",
+                     m->description, "runtime", m->runtime, "command", cmd, "network", "allow",
+                     allow, "ports", ports, "limits", limits_json(&m->limits), "tools", tools);
+}
+
+static void print_text(const struct manifest_set *ms, const struct hub_config *cfg)
+{
+    printf("%zu spokes in %s (isolation %s)\n", ms->n, cfg->spokes_dir,
+           isolation_name(cfg->isolation));
+    for (size_t i = 0; i < ms->n; i++) {
+        const struct manifest *m = ms->v[i];
+        printf("\n%s - %s\n", m->name, m->description);
+        printf("  command:  %s", m->command[0]);
+        for (char **c = m->command + 1; *c; c++)
+            printf(" %s", *c);
+        printf("   (runtime %s)\n", m->runtime);
+        if (m->n_allow) {
+            printf("  network:  ");
+            for (char **a = m->allow; *a; a++)
+                printf("%s%s", a == m->allow ? "" : ", ", *a);
+            printf(" (ports");
+            for (size_t p = 0; p < m->n_ports; p++)
+                printf(" %u", m->ports[p]);
+            printf(")\n");
+        } else {
+            printf("  network:  none\n");
+        }
+        json_t *l = limits_json(&m->limits);
+        char *ls = json_dumps(l, JSON_COMPACT);
+        printf("  limits:   %s\n", json_object_size(l) ? ls : "profile defaults");
+        free(ls);
+        json_decref(l);
+        printf("  tools:\n");
+        for (size_t t = 0; t < m->n_tools; t++)
+            printf("    %-20s %s%s\n", m->tools[t].name, m->tools[t].description,
+                   m->tools[t].irreversible ? "  [irreversible]" : "");
+    }
+}
+
+int cmd_spokes(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'}, CLI_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+    struct cli_common common = {0};
+    const char *format = "text";
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (cli_common_option(&common, opt, optarg))
+            continue;
+        switch (opt) {
+        case 'f':
+            format = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc || (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    struct hub_config cfg;
+    struct manifest_set ms;
+    int rc = cli_load(&common, &cfg, &ms);
+    if (rc != EXIT_OK) {
+        config_free(&cfg);
+        return rc;
+    }
+    if (strcmp(format, "json") == 0) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ms.n; i++)
+            json_array_append_new(arr, manifest_json(ms.v[i]));
+        char *s = json_dumps(arr, JSON_INDENT(2));
+        printf("%s\n", s);
+        free(s);
+        json_decref(arr);
+    } else {
+        print_text(&ms, &cfg);
+    }
+    manifest_set_free(&ms);
+    config_free(&cfg);
+    return EXIT_OK;
+}

@@ -1,0 +1,59 @@
+/* What the hub's sub-commands share: the common options, loading the configuration
+ * and the manifests with those options applied, and the exit codes. */
+#ifndef HUB_CLI_H
+#define HUB_CLI_H
+
+#include "config.h"
+#include "manifest.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+
+/* Exit codes of the sub-commands. */
+enum {
+    EXIT_OK = 0,
+    EXIT_TOOL_ERROR = 1, /* hub call: the tool answered with isError */
+    EXIT_USAGE = 2,      /* bad options, configuration or manifests */
+    EXIT_CALL_FAILED = 3 /* hub call: refused or failed; stderr says by which layer */
+};
+
+struct cli_common {
+    const char *config;
+    bool config_given;
+    const char *isolation, *spokes, *user, *answers, *audit, *data_root, *run_dir, *veth_pool;
+    bool debug;
+    /* The assistant's own options (--model, --api-key-env), applied by cli_load over
+     * hub.json's llm object; NULL when not given. */
+    const char *llm_model, *llm_key_env;
+};
+
+/* Long options every sub-command takes (ids >= 1000), terminated for appending. */
+#define CLI_COMMON_OPTIONS                                                                         \
+    {"config", required_argument, NULL, 1000}, {"isolation", required_argument, NULL, 1001},       \
+        {"spokes", required_argument, NULL, 1002}, {"user", required_argument, NULL, 1003},        \
+        {"answers", required_argument, NULL, 1004}, {"debug", no_argument, NULL, 1005},            \
+        {"audit", required_argument, NULL, 1006}, {"data-root", required_argument, NULL, 1007},    \
+        {"run-dir", required_argument, NULL, 1008}, {"veth-pool", required_argument, NULL, 1009},  \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
+
+#define CLI_COMMON_HELP                                                                            \
+    "  --config FILE      hub configuration (default config/hub.json)\n"                           \
+    "  --isolation MODE   none | process | namespace (default: hub.json, else namespace)\n"        \
+    "  --spokes DIR       directory of spoke manifests (default: hub.json spokes_dir)\n"           \
+    "  --user ID          the user whose data and spokes are used\n"                               \
+    "  --answers SPEC     scripted permission answers: allow | deny | FILE (default deny)\n"       \
+    "  --audit FILE       the hub's audit log (JSON lines; - for stdout)\n"                        \
+    "  --data-root DIR    spokes' data: DIR/<user>/<app>\n"                                        \
+    "  --run-dir DIR      spoke logs and netproxy's log\n"                                         \
+    "  --veth-pool CIDR   IPv4 range for the spokes' /30 veths (default 169.254.64.0/18)\n"        \
+    "  --debug            say more, and put argument values in audit records\n"                    \
+    "  -h, --help         this help\n"
+
+/* Handles a common option; false when opt is not one. */
+bool cli_common_option(struct cli_common *c, int opt, const char *arg);
+/* Defaults, config file, then the options. 0, or EXIT_USAGE after printing why. */
+int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms);
+
+#endif

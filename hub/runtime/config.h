@@ -1,0 +1,75 @@
+/* config/hub.json: the hub's settings. Relative paths in the file are resolved
+ * against the file's own directory, so the same file works from any working
+ * directory. Command-line options override the file. Unknown keys are errors; the
+ * "llm" and "memory" objects belong to the agent (issue 5) and are kept as JSON for
+ * it, except llm.api_key_env, which the runtime needs to keep that variable out of
+ * every spoke. docs/hub-and-manifests.md ("hub.json") lists every key. */
+#ifndef HUB_CONFIG_H
+#define HUB_CONFIG_H
+
+#include "netaddr.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum isolation { ISO_NONE, ISO_PROCESS, ISO_NAMESPACE };
+
+const char *isolation_name(enum isolation m);
+bool isolation_parse(const char *s, enum isolation *out);
+
+struct hub_config {
+    char *file;
+    enum isolation isolation;
+    char *user;
+    char *spokes_dir;    /* manifests */
+    char *spoke_bin_dir; /* where manifest commands without a '/' are found */
+    char *profile;       /* nsjail-lite profile for spokes (process, namespace) */
+    char *data_root;     /* <data_root>/<user>/<app> */
+    char *run_dir;       /* spoke logs */
+    char *audit_path;    /* "-" is stdout */
+    size_t max_frame;
+    uint64_t call_timeout_ms;
+    uint64_t start_timeout_ms;
+    unsigned max_call_depth;
+    size_t max_spokes;
+    size_t spoke_log_max;
+
+    /* namespace mode */
+    struct cidr veth_pool;
+    char *gateway_netns; /* NULL: anonymous; else published as /run/netns/NAME */
+    char veth_prefix[5]; /* host-side veth names: <prefix><hub pid>-<slot> */
+    uint16_t proxy_port;
+    uint32_t host_id_base;
+    uint32_t host_id_count;
+    char *netproxy_bin;
+    char *netproxy_audit;
+    char **netproxy_resolve;    /* NULL-terminated "HOST:PORT:ADDR" */
+    char **netproxy_allow_cidr; /* NULL-terminated */
+    uint64_t netproxy_ping_ms;  /* health check interval */
+
+    char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
+    char *llm_api_key; /* its value, taken out of the environment at start (or NULL),
+                          in secret memory (lib/secret.h) */
+    json_t *llm;       /* raw "llm" object or NULL */
+    json_t *memory;    /* raw "memory" object or NULL */
+};
+
+/* Defaults, with paths relative to exe_dir (the directory of the hub binary) for the
+ * binaries. */
+void config_defaults(struct hub_config *c, const char *exe_dir);
+/* Loads path over the defaults; 0, or -1 and "FILE: key: why" in err. */
+int config_load(struct hub_config *c, const char *path, char *err, size_t errlen);
+void config_free(struct hub_config *c);
+
+/* User ids name directories (<data_root>/<user>): [A-Za-z0-9_-]{1,64}, no leading '-'. */
+bool user_id_valid(const char *s);
+
+/* Replaces a string setting (frees the old value). */
+void config_set(char **field, const char *value);
+/* Sets the veth pool from "A.B.C.D/N": IPv4, a prefix of 8..30, not holding
+ * 169.254.169.254 in a way that would leave no usable /30. */
+bool config_set_veth_pool(struct hub_config *c, const char *cidr, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,134 @@
+/* The hub runtime: the trusted core that starts spokes from manifests in the chosen
+ * isolation mode, speaks MCP to each over its own socket, and mediates every message.
+ *
+ * Everything runs on one libevent loop (the caller's event_base). libevent rather than
+ * a hand-written poll loop because the same loop must carry the agent's terminal
+ * (issue 5), the repl-server's TCP sessions (issue 7) and a hundred spokes at once
+ * (issue 8): epoll underneath, O(log n) timers for per-call deadlines, and one place
+ * where a hung, slow or flooding spoke can only ever cost its own call.
+ *
+ * A call is asynchronous: hub_call() returns at once and done() runs exactly once
+ * (possibly before hub_call() returns, e.g. for an unknown tool). hub_call_sync()
+ * runs the loop until its call is done, serving every other spoke meanwhile. */
+#ifndef HUB_HUB_H
+#define HUB_HUB_H
+
+#include "config.h"
+#include "hooks.h"
+#include "manifest.h"
+#include "permission.h"
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hub;
+
+/* Error codes of a failed call; also the JSON-RPC error codes a spoke receives for a
+ * failed isolate/call. */
+enum hub_error {
+    HUB_OK = 0,
+    HUB_ERR_UNKNOWN_TOOL = -32602,   /* no such app or tool in the manifests */
+    HUB_ERR_INVALID_ARGS = -32602,   /* arguments break the tool's inputSchema */
+    HUB_ERR_DENIED = -32001,         /* the permission layer said no */
+    HUB_ERR_CYCLE = -32002,          /* target already on the call chain, or too deep */
+    HUB_ERR_SPOKE = -32003,          /* the target failed: start, crash, kill, deadline */
+    HUB_ERR_INVALID_RESULT = -32004, /* result breaks MCP or the outputSchema */
+    HUB_ERR_BUSY = -32005,           /* limits of the hub itself (too many spokes) */
+    HUB_ERR_SHUTDOWN = -32006,
+    HUB_ERR_AUDIT = -32007, /* its audit record could not be written: refused, not run unlogged */
+};
+
+struct call_result {
+    json_t *result;      /* the MCP CallToolResult (borrowed) or NULL on error */
+    int code;            /* enum hub_error when result is NULL */
+    const char *message; /* what went wrong, for the caller and the user */
+    const char *layer;   /* who stopped it: "permission", "hub-validation", "deadline",
+                            "spoke", "audit", ... ; NULL on success */
+    uint64_t duration_ns;
+};
+
+typedef void (*hub_call_done)(void *ud, const struct call_result *r);
+
+struct call_opts {
+    const char *user;     /* NULL: the configured user */
+    const char *instance; /* NULL: the user's one instance of the app; else a separate
+                             spoke with its own data directory (sessions, issue 7) */
+    /* With instance, in namespace mode: the spoke's /data is a tmpfs of this many MiB,
+     * private to its jail and gone with it, counted by the jail's memory cgroup, instead
+     * of a host directory (repl sessions: nothing a session writes outlives it). */
+    uint64_t data_tmpfs_mb;
+    bool ask_exec; /* ask PERM_EXEC first (planner steps); false for `hub call` */
+    bool in_plan;
+    uint64_t timeout_ms; /* 0: manifest limits.call_s, else hub.json call_timeout_ms */
+    /* Opaque tag of whoever made the call (a `hub serve` client's request), carried down
+     * the call's whole chain and handed to the hooks with every question asked for it,
+     * so that a question reaches the client whose call caused it. */
+    void *origin;
+};
+
+/* cfg and ms are borrowed and must outlive the hub. The hub starts nothing until the
+ * first call (namespace mode then creates the gateway namespace and netproxy). */
+struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct event_base *base,
+                    bool debug, char *err, size_t errlen);
+/* Ends every spoke and netproxy and removes the gateway namespace. */
+void hub_free(struct hub *h);
+
+/* Hooks are owned by the hub afterwards; the defaults deny, decline and have no LLM. */
+void hub_set_permission_hook(struct hub *h, struct perm_hook *hook);
+void hub_set_sampling_hook(struct hub *h, struct sampling_hook *hook);
+void hub_set_elicit_hook(struct hub *h, struct elicit_hook *hook);
+
+void hub_call(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
+              const json_t *args, hub_call_done done, void *ud);
+
+/* Runs the loop until the call is done. 0 and *result (owned by the caller), or the
+ * hub_error code with the message (and *layer) filled. */
+int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
+                  const json_t *args, json_t **result, char *err, size_t errlen,
+                  const char **layer);
+
+/* Stops the spoke (if running) and runs the loop until its processes are reaped and
+ * its network is handed back; the next call starts it afresh. */
+void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char *instance);
+
+/* Stops the spoke and forgets it (a session that ended, issue 7): its queued calls
+ * fail, and a later call to the same app and instance starts a new one. */
+void hub_spoke_close(struct hub *h, const char *user, const char *app, const char *instance);
+
+/* True while the instance's spoke is started (starting or ready); false when it never
+ * started or has ended. A session (issue 7) whose spoke ended has lost its state: it
+ * ends too, rather than letting its next call start a fresh spoke. */
+bool hub_spoke_running(struct hub *h, const char *user, const char *app, const char *instance);
+
+/* Timing of the last start of a spoke: spawn to the answered initialize, and to ready
+ * (tools/list checked). 0 when it never started. */
+void hub_spoke_timing(struct hub *h, const char *user, const char *app, const char *instance,
+                      uint64_t *init_ns, uint64_t *ready_ns);
+
+/* True once SIGINT/SIGTERM arrived; hub_call_sync() then fails its call. */
+bool hub_quit_requested(const struct hub *h);
+
+/* logrotate's postrotate: reopens the hub's audit log at its path and has the hub's
+ * netproxy reopen its own. 0, or -1 when the hub's log could not be reopened (it then
+ * goes on writing to the old file, and says so). */
+int hub_reopen_logs(struct hub *h);
+/* The daemons (repl-server, serve) reopen their logs on SIGHUP. The assistant does not
+ * ask for it: on a terminal SIGHUP keeps meaning that the terminal went away. */
+void hub_reopen_on_sighup(struct hub *h);
+
+/* The hub's audit log, for the agent's own records (requests, plans, questions) so
+ * that one file tells the whole story. */
+struct audit *hub_audit(struct hub *h);
+
+/* Counts for leak checks: live spoke processes (not yet reaped) and veth slots held. */
+void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots);
+
+/* An audit record for ACTION with OUTCOME (hubaudit.c), and its best-effort write: for
+ * what already happened (counted, and the outage said once on stderr). The repl-server
+ * writes its sessions' records with them. */
+json_t *haudit_new(const char *action, const char *outcome);
+void haudit_note(struct hub *h, json_t *rec);
+
+#endif

@@ -1,0 +1,268 @@
+/* The hub runtime's internal types, shared by its files (spoke.c, call.c, mcp.c,
+ * mediate.c, proc.c, ...). Nothing outside hub/ includes this. */
+#ifndef HUB_INTERNAL_H
+#define HUB_INTERNAL_H
+
+#include "audit.h"
+#include "hub.h"
+#include "jsonrpc.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+struct proxy_sup;
+struct gateway;
+struct slots;
+struct jail;
+
+/* ---- processes (proc.c) ---- */
+
+/* One started spoke process (its whole jail in the jailed modes), from spawn until it
+ * is reaped. It outlives its spoke's connection: a killed spoke is reaped later, and
+ * its network slot and host uid are handed back only then. */
+struct proc {
+    struct hub *hub;
+    LIST_ENTRY(proc) link;
+    char spoke_id[33];
+    char *app, *user;
+    enum isolation mode;
+    pid_t pid;
+    int pidfd;
+    struct event *ev_exit;
+    struct jail *jail; /* process/namespace modes */
+    /* The jail's setup is under way (its program not exec'd yet): the hub's loop does
+     * not wait for it; proc.c learns the outcome from the jail's descriptor. */
+    bool starting;
+    bool start_failed; /* the setup failed: the program never ran */
+    bool killed;
+    const char *kill_reason;
+    uint64_t t_start;
+    /* stderr -> per-spoke log file, capped */
+    int err_fd;
+    struct event *ev_err;
+    int log_fd;
+    size_t log_bytes;
+    bool log_capped;
+    /* resources returned when reaped */
+    int veth_slot;       /* -1: none */
+    int uid_slot;        /* -1: none */
+    struct spoke *owner; /* NULL once the spoke has moved on */
+};
+
+/* ---- calls (call.c) ---- */
+
+/* CALL_OFF: neither queued nor sent (a spoke dropped it; it is about to be failed). */
+enum call_state { CALL_ASK_EXEC, CALL_QUEUED, CALL_SENT, CALL_OFF, CALL_DONE };
+
+struct sreq;
+
+struct call {
+    struct hub *hub;
+    char id[33];
+    struct call *parent;  /* the call during which the caller spoke asked; NULL: user */
+    struct spoke *caller; /* NULL: the user or the planner */
+    struct spoke *target;
+    const struct manifest *m;
+    const struct manifest_tool *tool;
+    json_t *args;
+    unsigned depth; /* 1 for a top-level call */
+    enum call_state state;
+    bool ask_exec, in_plan;
+    void *origin; /* call_opts.origin, inherited by nested calls */
+    uint64_t t_start, t_sent, deadline;
+    struct event *timer;
+    int64_t rpc_id;
+    size_t req_bytes;
+    hub_call_done done; /* NULL once the caller has gone away */
+    void *ud;
+    TAILQ_ENTRY(call) qlink;
+    LIST_HEAD(, sreq) children; /* the target spoke's requests made during this call */
+    unsigned pauses;
+    uint64_t pause_start;
+    unsigned notifications; /* flood budget */
+};
+
+TAILQ_HEAD(call_queue, call);
+
+struct call *call_new(struct hub *h, const struct call_opts *o, const struct manifest *m,
+                      const struct manifest_tool *t, const json_t *args, struct call *parent,
+                      struct spoke *caller, uint64_t deadline, hub_call_done done, void *ud);
+/* Validates, asks (exec), and queues the call on its target spoke. */
+void call_start(struct call *c);
+void call_fail(struct call *c, int code, const char *layer, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The target answered tools/call (result borrowed). */
+void call_complete(struct call *c, json_t *result);
+/* The caller went away: the call runs on but reports to nobody. */
+void call_detach(struct call *c);
+/* Deadlines of c and its ancestors stop while the user is asked something. */
+void call_pause(struct call *c);
+void call_resume(struct call *c);
+/* True when app m of user is the target of c or of one of its ancestors. */
+bool call_chain_has(const struct call *c, const struct manifest *m, const char *user);
+
+/* ---- spoke -> hub requests (mcp.c, mediate.c) ---- */
+
+enum sreq_kind { SREQ_ISOLATE_CALL, SREQ_SAMPLING, SREQ_ELICIT };
+enum sreq_stage { SREQ_ASK_CALL, SREQ_CALLING, SREQ_ASK_RELAY, SREQ_HOOK, SREQ_DONE };
+
+struct sreq {
+    struct hub *hub;
+    LIST_ENTRY(sreq) link; /* in the parent call's children */
+    enum sreq_kind kind;
+    enum sreq_stage stage;
+    struct spoke *sp;
+    uint64_t gen; /* the spoke instance that asked */
+    struct call *parent;
+    json_t *id;
+    json_t *params;
+    bool cancelled;
+    bool hook_pending; /* a hook holds a pointer to this request */
+    bool paused;       /* the parent chain's deadlines are paused for a question */
+    /* isolate/call */
+    const struct manifest *target_m;
+    const struct manifest_tool *target_t;
+    struct call *inner;
+    json_t *result;
+    char call_id[33];
+    uint64_t t_start;
+};
+
+struct sreq *sreq_new(struct spoke *sp, enum sreq_kind kind, struct call *parent, json_t *id,
+                      json_t *params);
+/* Unlinks r from its call (cancelled, or done after its reply) and frees it once no
+ * hook holds it. */
+void sreq_cancel(struct sreq *r);
+void mediate_isolate_call(struct hub *h, struct spoke *sp, struct call *parent, json_t *id,
+                          json_t *params);
+
+/* ---- spokes (spoke.c) ---- */
+
+enum spoke_state { SP_STOPPED, SP_STARTING, SP_LISTING, SP_READY };
+
+enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_CALL };
+
+#define SPOKE_MAX_PENDING 4
+#define SPOKE_MAX_SREQS 4
+
+struct spoke {
+    struct hub *hub;
+    const struct manifest *m;
+    char *user, *instance;
+    char id[33]; /* this instance, for audit and logs */
+    uint64_t gen;
+    enum spoke_state state;
+    struct proc *proc;
+    int sock;
+    struct event *ev_read, *ev_write, *ev_start, *ev_eof;
+    struct evbuffer *out;
+    struct line_reader lr;
+    struct {
+        int64_t id;
+        enum pending_kind kind;
+    } pending[SPOKE_MAX_PENDING];
+    int64_t next_id;
+    json_t *tools_seen; /* tools/list pages collected so far */
+    unsigned list_pages;
+    struct call_queue queue;
+    struct call *current;
+    unsigned sreqs;       /* spoke -> hub requests in progress */
+    unsigned idle_frames; /* flood budget between calls */
+    uint64_t t_spawn, t_init, t_ready;
+    uint64_t last_init_ns, last_ready_ns;
+    /* namespace mode */
+    int veth_slot, uid_slot;
+    int listen_fd;
+    char proxy_key[96];
+    char host_ip[16];
+    char veth_ifname[16]; /* host side, in the gateway namespace */
+    char *data_dir;
+    uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
+    /* SP_STARTING, waiting in the hub's start queue for its turn to be spawned */
+    bool start_queued;
+    TAILQ_ENTRY(spoke) start_link;
+};
+
+struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const char *instance,
+                        bool create);
+void spoke_submit(struct spoke *sp, struct call *c);
+/* The current call is over (answered or failed): send the next one. */
+void spoke_call_done(struct spoke *sp, struct call *c);
+/* Kills the spoke instance: audit, kill its processes, fail its current call with
+ * message; queued calls start a fresh instance unless fail_queue. */
+void spoke_kill(struct spoke *sp, const char *reason, bool fail_queue, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void spoke_free(struct spoke *sp);
+/* Frames out: 0, or -1 when the spoke was killed for not reading. */
+int spoke_send(struct spoke *sp, json_t *msg);
+void spoke_remove_queued(struct spoke *sp, struct call *c);
+
+/* ---- MCP (mcp.c) ---- */
+
+#define MCP_PROTOCOL_VERSION "2025-11-25"
+
+json_t *mcp_initialize_params(void);
+/* Checks the initialize result; false and a reason when the spoke is unusable. */
+bool mcp_check_initialize(const json_t *result, char *err, size_t errlen);
+/* Compares the spoke's tools (all pages) with the manifest. */
+bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen);
+/* Checks a CallToolResult's shape and, unless isError, its structuredContent against the
+ * tool's outputSchema. */
+bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char *err,
+                      size_t errlen);
+/* One frame from the spoke. */
+void mcp_on_frame(struct spoke *sp, const char *line, size_t len);
+void mcp_send_call(struct spoke *sp, struct call *c);
+void mcp_reply(struct spoke *sp, json_t *id, json_t *result);
+void mcp_reply_error(struct spoke *sp, json_t *id, int code, const char *msg);
+void mcp_begin(struct spoke *sp);
+
+/* ---- the hub (hub.c) ---- */
+
+struct hub {
+    struct hub_config *cfg;
+    struct manifest_set *ms;
+    struct event_base *base;
+    bool debug;
+    struct audit *audit;
+    struct perm_hook *perm;
+    struct sampling_hook *sampling;
+    struct elicit_hook *elicit;
+    struct spoke **spokes;
+    size_t n_spokes;
+    LIST_HEAD(, proc) procs;
+    size_t n_procs;
+    struct slots *veth_slots;
+    struct slots *uid_slots;
+    struct gateway *gw;
+    struct proxy_sup *proxy;
+    struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
+    /* spokes to spawn, one per turn of the loop (spoke.c) */
+    TAILQ_HEAD(, spoke) start_queue;
+    struct event *ev_start_queue;
+    bool quit;
+    char *spoke_log_dir;
+    uint64_t calls_live;
+};
+
+uint64_t hub_call_timeout_ns(const struct hub *h, const struct manifest *m,
+                             const struct call_opts *o);
+/* Namespace mode's shared pieces, created on first need. 0 or -1 with err. */
+int hub_network_up(struct hub *h, char *err, size_t errlen);
+
+/* ---- audit records (hubaudit.c) ---- */
+
+/* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
+void haudit_spoke(json_t *rec, const struct spoke *sp);
+void haudit_call(json_t *rec, const struct call *c);
+/* Writes the record of a decision before it takes effect: 0, or -1 and errno when it
+ * could not be written - the caller then refuses the action (haudit_refusal). */
+int haudit_write(struct hub *h, json_t *rec) __attribute__((warn_unused_result));
+/* "the audit log PATH cannot be written (strerror(err)); refusing to ACTION unlogged",
+ * ACTION from fmt. */
+void haudit_refusal(const struct hub *h, int err, char *msg, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#endif

@@ -1,0 +1,420 @@
+#include "manifest.h"
+#include "jsonfile.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MANIFEST_MAX_BYTES (256 * 1024)
+#define DESCRIPTION_MAX 4096
+#define COMMAND_MAX_ARGS 32
+#define ENV_MAX 32
+#define DOMAIN_MAX 253
+
+bool manifest_valid_app_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > MANIFEST_NAME_MAX || !(s[0] >= 'a' && s[0] <= 'z'))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return false;
+    return true;
+}
+
+bool manifest_valid_tool_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > MANIFEST_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+bool manifest_split_name(const char *full, char *app, size_t app_size, char *tool, size_t tool_size,
+                         char *err, size_t errlen)
+{
+    const char *dot = strchr(full, '.');
+    if (!dot) {
+        snprintf(err, errlen, "tool must be named APP.TOOL");
+        return false;
+    }
+    size_t alen = (size_t)(dot - full);
+    if (alen >= app_size || strlen(dot + 1) >= tool_size) {
+        snprintf(err, errlen, "tool name too long");
+        return false;
+    }
+    memcpy(app, full, alen);
+    app[alen] = '\0';
+    strcpy(tool, dot + 1);
+    if (!manifest_valid_app_name(app)) {
+        snprintf(err, errlen, "invalid app name in \"%.80s\"", full);
+        return false;
+    }
+    if (!manifest_valid_tool_name(tool)) {
+        snprintf(err, errlen, "invalid tool name in \"%.80s\"", full);
+        return false;
+    }
+    return true;
+}
+
+/* Lower-case host names only: netproxy canonicalises and checks eTLD+1 itself; this
+ * catches typos (a URL, a port, upper case) before they silently allow nothing. */
+static bool valid_domain(const char *d)
+{
+    size_t n = strlen(d);
+    if (n == 0 || n > DOMAIN_MAX || d[0] == '.' || d[0] == '-' || d[n - 1] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((d[i] >= 'a' && d[i] <= 'z') || (d[i] >= '0' && d[i] <= '9') || d[i] == '-' ||
+              d[i] == '.'))
+            return false;
+    return strchr(d, '.') != NULL;
+}
+
+static bool valid_env_name(const char *s)
+{
+    if (!*s || !((*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* Names the hub sets itself, and names that change how the dynamic loader or the
+ * proxy settings behave: a manifest must not override them. */
+static bool reserved_env_name(const char *s)
+{
+    static const char *const reserved[] = {"PATH",      "HTTPS_PROXY", "HTTP_PROXY",
+                                           "ALL_PROXY", "NO_PROXY",    NULL};
+    if (strncmp(s, "SPOKE_", 6) == 0 || strncmp(s, "LD_", 3) == 0)
+        return true;
+    for (size_t i = 0; reserved[i]; i++)
+        if (strcmp(s, reserved[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct manifest_tool *out)
+{
+    static const char *const keys[] = {"name",         "description",  "inputSchema",
+                                       "outputSchema", "irreversible", NULL};
+    char where[32];
+    snprintf(where, sizeof(where), "tools[%zu]", idx);
+    if (!jf_object(c, t, where, keys))
+        return false;
+    const char *name = NULL, *desc = NULL;
+    if (!jf_string(c, t, where, "name", true, MANIFEST_NAME_MAX, &name) ||
+        !jf_string(c, t, where, "description", true, DESCRIPTION_MAX, &desc) ||
+        !jf_bool(c, t, where, "irreversible", false, &out->irreversible))
+        return false;
+    if (!manifest_valid_tool_name(name))
+        return jf_fail(c, where, "name", "must match [A-Za-z0-9_-]{1,64}");
+    out->name = xstrdup(name);
+    out->description = xstrdup(desc);
+    json_t *in = json_object_get(t, "inputSchema");
+    if (!in)
+        return jf_fail(c, where, "inputSchema", "is required");
+    if (!json_is_object(in) || !json_is_string(json_object_get(in, "type")) ||
+        strcmp(json_string_value(json_object_get(in, "type")), "object") != 0)
+        return jf_fail(c, where, "inputSchema", "must be a schema with \"type\": \"object\"");
+    char serr[384];
+    out->input_schema_json = json_deep_copy(in);
+    out->input = schema_compile(in, serr, sizeof(serr));
+    if (!out->input)
+        return jf_fail(c, where, "inputSchema", "%s", serr);
+    json_t *outs = json_object_get(t, "outputSchema");
+    if (outs) {
+        if (!json_is_object(outs) || !json_is_string(json_object_get(outs, "type")) ||
+            strcmp(json_string_value(json_object_get(outs, "type")), "object") != 0)
+            return jf_fail(c, where, "outputSchema",
+                           "must be a schema with \"type\": \"object\" (MCP structuredContent)");
+        out->output_schema_json = json_deep_copy(outs);
+        out->output = schema_compile(outs, serr, sizeof(serr));
+        if (!out->output)
+            return jf_fail(c, where, "outputSchema", "%s", serr);
+    }
+    return true;
+}
+
+static bool load_network(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    static const char *const keys[] = {"allow", "ports", NULL};
+    json_t *net = json_object_get(root, "network");
+    m->allow = xcalloc(1, sizeof(char *));
+    if (!net)
+        return true;
+    if (!jf_object(c, net, "network", keys))
+        return false;
+    char **allow = NULL;
+    size_t n = 0;
+    if (!jf_strings(c, net, "network", "allow", false, 256, DOMAIN_MAX, &allow, &n))
+        return false;
+    if (allow) {
+        free(m->allow);
+        m->allow = allow;
+        m->n_allow = n;
+    }
+    for (size_t i = 0; i < m->n_allow; i++)
+        if (!valid_domain(m->allow[i]))
+            return jf_fail(c, "network", "allow",
+                           "item %zu (\"%.80s\") must be a lower-case domain name", i, m->allow[i]);
+    json_t *ports = json_object_get(net, "ports");
+    if (ports) {
+        if (!json_is_array(ports) || json_array_size(ports) == 0 ||
+            json_array_size(ports) > MANIFEST_MAX_PORTS)
+            return jf_fail(c, "network", "ports", "must be an array of 1 to %d ports",
+                           MANIFEST_MAX_PORTS);
+        size_t i;
+        json_t *p;
+        json_array_foreach(ports, i, p)
+        {
+            if (!json_is_integer(p) || json_integer_value(p) < 1 || json_integer_value(p) > 65535)
+                return jf_fail(c, "network", "ports", "item %zu must be a port from 1 to 65535", i);
+            m->ports[m->n_ports++] = (uint16_t)json_integer_value(p);
+        }
+    } else {
+        m->ports[m->n_ports++] = 443;
+    }
+    return true;
+}
+
+static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    static const char *const keys[] = {"cpu_s", "as_mb",       "fsize_mb", "nofile",
+                                       "nproc", "wall_s",      "call_s",   "memory_mb",
+                                       "pids",  "cpu_percent", NULL};
+    json_t *l = json_object_get(root, "limits");
+    if (!l)
+        return true;
+    if (!jf_object(c, l, "limits", keys))
+        return false;
+    struct {
+        const char *key;
+        uint64_t *dst;
+        int64_t max;
+    } f[] = {
+        {"cpu_s", &m->limits.cpu_s, 86400},         {"as_mb", &m->limits.as_mb, 1 << 20},
+        {"fsize_mb", &m->limits.fsize_mb, 1 << 20}, {"nofile", &m->limits.nofile, 1 << 20},
+        {"nproc", &m->limits.nproc, 1 << 16},       {"wall_s", &m->limits.wall_s, 86400 * 7},
+        {"call_s", &m->limits.call_s, 86400},       {"memory_mb", &m->limits.memory_mb, 1 << 20},
+        {"pids", &m->limits.pids, 1 << 16},         {"cpu_percent", &m->limits.cpu_percent, 100000},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(f); i++) {
+        int64_t v = 0;
+        if (!jf_int(c, l, "limits", f[i].key, false, 1, f[i].max, &v))
+            return false;
+        *f[i].dst = (uint64_t)v;
+    }
+    return true;
+}
+
+static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    json_t *env = json_object_get(root, "env");
+    m->env = xcalloc(ENV_MAX + 1, sizeof(char *));
+    if (!env)
+        return true;
+    if (!json_is_object(env) || json_object_size(env) > ENV_MAX)
+        return jf_fail(c, "", "env", "must be an object of at most %d NAME: \"value\" pairs",
+                       ENV_MAX);
+    size_t n = 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach(env, name, v)
+    {
+        if (!valid_env_name(name))
+            return jf_fail(c, "env", name, "must be a name of A-Z, 0-9 and _");
+        if (reserved_env_name(name))
+            return jf_fail(c, "env", name, "is set by the hub and cannot be overridden");
+        if (!json_is_string(v) || json_string_length(v) > 4096 ||
+            memchr(json_string_value(v), '\0', json_string_length(v)))
+            return jf_fail(c, "env", name, "must be a string of at most 4096 bytes");
+        m->env[n++] = xasprintf("%s=%s", name, json_string_value(v));
+    }
+    return true;
+}
+
+static char *resolve_relative(const char *file, const char *path)
+{
+    if (path[0] == '/')
+        return xstrdup(path);
+    char *copy = xstrdup(file);
+    char *dir = dirname(copy);
+    char *r = xasprintf("%s/%s", dir, path);
+    free(copy);
+    return r;
+}
+
+static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, struct manifest *m)
+{
+    static const char *const keys[] = {"name",    "description", "command", "runtime", "profile",
+                                       "network", "limits",      "env",     "tools",   NULL};
+    if (!jf_object(c, root, "", keys))
+        return false;
+    const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL;
+    if (!jf_string(c, root, "", "name", true, MANIFEST_NAME_MAX, &name) ||
+        !jf_string(c, root, "", "description", true, DESCRIPTION_MAX, &desc) ||
+        !jf_string(c, root, "", "runtime", false, 32, &runtime) ||
+        !jf_string(c, root, "", "profile", false, 4096, &profile))
+        return false;
+    if (!manifest_valid_app_name(name))
+        return jf_fail(c, "", "name", "must match [a-z][a-z0-9_]{0,63}");
+    char *base = xstrdup(path);
+    char *fname = basename(base);
+    size_t flen = strlen(fname);
+    bool same = flen == strlen(name) + 5 && strncmp(fname, name, strlen(name)) == 0;
+    free(base);
+    if (!same)
+        return jf_fail(c, "", "name", "must equal the file name (NAME.json)");
+    m->name = xstrdup(name);
+    m->description = xstrdup(desc);
+    if (strcmp(runtime, "c") != 0 && strcmp(runtime, "python") != 0 && strcmp(runtime, "node") != 0)
+        return jf_fail(c, "", "runtime", "must be \"c\", \"python\" or \"node\"");
+    m->runtime = xstrdup(runtime);
+    if (profile)
+        m->profile = resolve_relative(path, profile);
+    if (!jf_strings(c, root, "", "command", true, COMMAND_MAX_ARGS, 4096, &m->command, NULL))
+        return false;
+    if (!m->command[0])
+        return jf_fail(c, "", "command", "must name a program");
+    if (!load_network(c, root, m) || !load_limits(c, root, m) || !load_env(c, root, m))
+        return false;
+    json_t *tools = json_object_get(root, "tools");
+    if (!json_is_array(tools) || json_array_size(tools) == 0 ||
+        json_array_size(tools) > MANIFEST_MAX_TOOLS)
+        return jf_fail(c, "", "tools", "must be an array of 1 to %d tools", MANIFEST_MAX_TOOLS);
+    m->tools = xcalloc(json_array_size(tools), sizeof(*m->tools));
+    size_t i;
+    json_t *t;
+    json_array_foreach(tools, i, t)
+    {
+        m->n_tools++;
+        if (!load_tool(c, t, i, &m->tools[i]))
+            return false;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m->tools[j].name, m->tools[i].name) == 0) {
+                char where[32];
+                snprintf(where, sizeof(where), "tools[%zu]", i);
+                return jf_fail(c, where, "name", "duplicate tool name");
+            }
+    }
+    return true;
+}
+
+struct manifest *manifest_load(const char *path, char *err, size_t errlen)
+{
+    struct jf_ctx c = {.file = path, .err = err, .errlen = errlen};
+    json_t *root = jf_load(&c, MANIFEST_MAX_BYTES);
+    if (!root)
+        return NULL;
+    struct manifest *m = xcalloc(1, sizeof(*m));
+    m->file = xstrdup(path);
+    bool ok = load_root(&c, root, path, m);
+    json_decref(root);
+    if (!ok) {
+        manifest_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void manifest_free(struct manifest *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_tools; i++) {
+        struct manifest_tool *t = &m->tools[i];
+        free(t->name);
+        free(t->description);
+        json_decref(t->input_schema_json);
+        json_decref(t->output_schema_json);
+        schema_free(t->input);
+        schema_free(t->output);
+    }
+    free(m->tools);
+    free(m->file);
+    free(m->name);
+    free(m->description);
+    jf_strv_free(m->command);
+    free(m->runtime);
+    free(m->profile);
+    jf_strv_free(m->allow);
+    jf_strv_free(m->env);
+    free(m);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int manifest_set_load(const char *dir, struct manifest_set *set, char *err, size_t errlen)
+{
+    memset(set, 0, sizeof(*set));
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        names = xrealloc(names, (n + 1) * sizeof(char *));
+        names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof(char *), cmp_str);
+    int rc = 0;
+    set->v = xcalloc(n + 1, sizeof(*set->v));
+    for (size_t i = 0; i < n; i++) {
+        char *path = xasprintf("%s/%s", dir, names[i]);
+        struct manifest *m = rc == 0 ? manifest_load(path, err, errlen) : NULL;
+        free(path);
+        if (rc == 0 && !m)
+            rc = -1;
+        if (m)
+            set->v[set->n++] = m;
+        free(names[i]);
+    }
+    free(names);
+    if (rc < 0)
+        manifest_set_free(set);
+    return rc;
+}
+
+void manifest_set_free(struct manifest_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        manifest_free(set->v[i]);
+    free(set->v);
+    memset(set, 0, sizeof(*set));
+}
+
+const struct manifest *manifest_find(const struct manifest_set *set, const char *name)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->v[i]->name, name) == 0)
+            return set->v[i];
+    return NULL;
+}
+
+const struct manifest_tool *manifest_tool(const struct manifest *m, const char *name)
+{
+    for (size_t i = 0; i < m->n_tools; i++)
+        if (strcmp(m->tools[i].name, name) == 0)
+            return &m->tools[i];
+    return NULL;
+}

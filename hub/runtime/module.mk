@@ -1,0 +1,24 @@
+# hub/runtime/: the trusted core (spokes, calls, MCP, mediation, processes, the network
+# pieces, manifests, schema, configuration, hooks, scripted answers, the options every
+# sub-command shares) as the runtime's library, which the other hub/ folders, the hub
+# binary (hub/cli/module.mk) and the tests link. Its interface: runtime.h.
+HUB_SRCS := $(sort $(wildcard hub/runtime/*.c))
+HUB_OBJS := $(call objs,$(HUB_SRCS))
+HUB_LIB := $(BUILD)/lib/libhub.a
+
+# nsjail-lite as a library for the process and namespace modes: its module.mk (read
+# before this one) builds it at this fixed path. Without it those modes say that this
+# build lacks nsjail-lite.
+ifneq ($(wildcard nsjail-lite/jail.c),)
+$(call objs,hub/runtime/proc.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
+HUB_JAIL_LIB := $(BUILD)/lib/libnsjail-lite.a
+HUB_LDLIBS := $(call pkg_libs,$(PKGS)) -lpthread
+else
+HUB_JAIL_LIB :=
+HUB_LDLIBS := $(call pkg_libs,$(PKGS))
+endif
+
+$(HUB_LIB): $(HUB_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^

@@ -1,0 +1,591 @@
+#include "proc.h"
+#include "log.h"
+#include "pidfd.h"
+#include "slots.h"
+#include "spoke_env.h"
+#include "util.h"
+
+#ifdef HUB_HAVE_JAIL
+#include "nsjail-lite/jail.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LOG_READ_CHUNK 65536
+
+char *proc_resolve_command(const char *cmd, const char *bin_dir)
+{
+    if (cmd[0] == '/')
+        return xstrdup(cmd);
+    if (strchr(cmd, '/'))
+        return xasprintf("%s/%s", bin_dir, cmd);
+    static const char *const dirs[] = {NULL, "/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
+        char *path = xasprintf("%s/%s", dirs[i] ? dirs[i] : bin_dir, cmd);
+        if (access(path, F_OK) == 0)
+            return path;
+        free(path);
+    }
+    return xasprintf("%s/%s", bin_dir, cmd); /* reported as not found at spawn */
+}
+
+/* ---- the spoke's stderr, copied into its log file with a cap ---- */
+
+static void log_drain(struct proc *p)
+{
+    char buf[LOG_READ_CHUNK];
+    ssize_t n = read(p->err_fd, buf, sizeof(buf));
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            event_del(p->ev_err);
+        }
+        return;
+    }
+    size_t cap = p->hub->cfg->spoke_log_max;
+    if (p->log_capped || p->log_fd < 0)
+        return; /* drained and dropped: a flood costs the spoke, not the hub's disk */
+    size_t take = (size_t)n;
+    if (p->log_bytes + take > cap) {
+        take = cap > p->log_bytes ? cap - p->log_bytes : 0;
+        p->log_capped = true;
+    }
+    if (take && write_all(p->log_fd, buf, take) == 0)
+        p->log_bytes += take;
+    if (p->log_capped) {
+        static const char note[] = "\n[hub: log cap reached; further output dropped]\n";
+        write_all(p->log_fd, note, sizeof(note) - 1);
+    }
+}
+
+static void on_stderr(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    log_drain(arg);
+}
+
+static int open_log(const char *path, const char *spoke_id, const char *app)
+{
+    char *copy = xstrdup(path);
+    mkdir_parents(dirname(copy), 0700);
+    free(copy);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+    if (fd >= 0) {
+        char ts[40], line[200];
+        format_iso8601(now_real_ns(), ts, sizeof(ts));
+        int n = snprintf(line, sizeof(line), "--- %s: spoke %s (%s) started\n", ts, app, spoke_id);
+        write_all(fd, line, (size_t)n);
+    }
+    return fd;
+}
+
+/* ---- exit ---- */
+
+static void proc_free(struct proc *p)
+{
+    struct hub *h = p->hub;
+    LIST_REMOVE(p, link);
+    h->n_procs--;
+    if (p->ev_exit)
+        event_free(p->ev_exit);
+    if (p->ev_err) {
+        event_del(p->ev_err);
+        /* Whatever the spoke wrote last is still useful in its log. */
+        for (int i = 0; i < 16 && !p->log_capped; i++) {
+            size_t before = p->log_bytes;
+            log_drain(p);
+            if (p->log_bytes == before)
+                break;
+        }
+        event_free(p->ev_err);
+    }
+    if (p->err_fd >= 0)
+        close(p->err_fd);
+    if (p->log_fd >= 0)
+        close(p->log_fd);
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    if (p->veth_slot >= 0)
+        slots_put(h->veth_slots, p->veth_slot);
+    if (p->uid_slot >= 0)
+        slots_put(h->uid_slots, p->uid_slot);
+#ifdef HUB_HAVE_JAIL
+    if (p->jail)
+        jail_free(p->jail);
+#endif
+    free(p->app);
+    free(p->user);
+    free(p);
+}
+
+#ifdef HUB_HAVE_JAIL
+/* Follows a starting jail: once its setup has ended, a failure goes to the owner now
+ * (the monitor's exit, with the same code, is reaped later like any other). */
+static void check_start(struct proc *p)
+{
+    struct jail_error je;
+    int rc = jail_start_result(p->jail, &je);
+    if (rc == 0)
+        return;
+    p->starting = false;
+    if (rc > 0)
+        return;
+    p->start_failed = true;
+    struct spoke *owner = p->owner;
+    p->owner = NULL;
+    if (owner)
+        spoke_proc_start_failed(owner, je.exit_code, je.message);
+}
+#endif
+
+/* Reaps p: 1 and the status when it has ended, 0 while it runs. */
+static int proc_reap(struct proc *p, bool block, int *code, char *reason, size_t rlen)
+{
+    reason[0] = '\0';
+#ifdef HUB_HAVE_JAIL
+    if (p->jail) {
+        struct jail_status st;
+        /* Both take a start record off the descriptor first: check_start() reads
+         * what it said. */
+        int rc = block ? jail_wait(p->jail, &st) : jail_poll(p->jail, &st);
+        if (p->starting)
+            check_start(p);
+        if (rc <= 0)
+            return rc < 0 ? 1 : 0;
+        *code = st.exit_code;
+        str_copy(reason, st.reason, rlen);
+        if (!reason[0] && st.term_signal)
+            snprintf(reason, rlen, "signal %d", st.term_signal);
+        return 1;
+    }
+#endif
+    int status;
+    pid_t r;
+    do {
+        r = waitpid(p->pid, &status, block ? 0 : WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return 0;
+    if (r < 0) {
+        *code = -1;
+        str_copy(reason, "lost", rlen);
+        return 1;
+    }
+    if (WIFSIGNALED(status)) {
+        *code = 128 + WTERMSIG(status);
+        snprintf(reason, rlen, "signal %d", WTERMSIG(status));
+    } else {
+        *code = WEXITSTATUS(status);
+    }
+    return 1;
+}
+
+static void proc_finish(struct proc *p, int code, const char *reason)
+{
+    /* Our own SIGKILL shows as "signal 9": say that the hub ended it. */
+    if (p->killed && (!reason[0] || strcmp(reason, "signal 9") == 0))
+        reason = "killed";
+    /* A jail whose setup failed never ran the program: the spoke's "spoke-start"
+     * failure record tells it, as when the setup failed inside proc_spawn(). */
+    if (!p->start_failed) {
+        json_t *rec = haudit_new("spoke-exit", code == 0 && !p->killed ? "success" : "failure");
+        audit_set_str(rec, "isolate.spoke.id", p->spoke_id);
+        audit_set_str(rec, "isolate.app", p->app);
+        audit_set_str(rec, "isolate.user", p->user);
+        audit_set_str(rec, "isolate.mode", isolation_name(p->mode));
+        audit_set_int(rec, "process.pid", p->pid);
+        audit_set_int(rec, "process.exit_code", code);
+        audit_set_str(rec, "event.reason", reason[0] ? reason : "exited");
+        if (p->killed && p->kill_reason)
+            audit_set_str(rec, "isolate.kill_reason", p->kill_reason);
+        audit_set_int(rec, "event.duration", (int64_t)(now_mono_ns() - p->t_start));
+        haudit_note(p->hub, rec);
+    }
+    struct spoke *owner = p->owner;
+    p->owner = NULL;
+    if (owner)
+        spoke_proc_exited(owner, code, reason);
+    proc_free(p);
+}
+
+static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct proc *p = arg;
+    if (!p->jail) {
+        /* In none mode the spoke's session may hold children that outlive it (a fork
+         * bomb's): the group is ended once the leader has exited but before it is
+         * reaped, while the group's id is still certainly ours. */
+        siginfo_t si = {0};
+        if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0)
+            return; /* still running (a SIGCHLD for another child) */
+        kill(-p->pid, SIGKILL);
+    }
+    int code;
+    char reason[40];
+    if (proc_reap(p, false, &code, reason, sizeof(reason)) == 0)
+        return; /* spurious wake-up */
+    proc_finish(p, code, reason);
+}
+
+static void on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    struct hub *h = arg;
+    struct proc *p, *next;
+    for (p = LIST_FIRST(&h->procs); p; p = next) {
+        next = LIST_NEXT(p, link);
+        if (!p->ev_exit)
+            on_exit_ev(-1, 0, p);
+    }
+}
+
+void proc_watch_sigchld(struct hub *h)
+{
+    if (h->ev_sigchld)
+        return;
+    h->ev_sigchld = evsignal_new(h->base, SIGCHLD, on_sigchld, h);
+    event_add(h->ev_sigchld, NULL);
+}
+
+void proc_kill(struct proc *p, const char *reason)
+{
+    if (!p->killed) {
+        p->killed = true;
+        p->kill_reason = reason;
+    }
+#ifdef HUB_HAVE_JAIL
+    if (p->jail) {
+        jail_kill(p->jail);
+        return;
+    }
+#endif
+    kill(-p->pid, SIGKILL);
+    kill(p->pid, SIGKILL);
+}
+
+void proc_disown(struct proc *p)
+{
+    p->owner = NULL;
+}
+
+void proc_reap_all(struct hub *h, uint64_t grace_ms)
+{
+    /* Spokes whose connection was closed get a moment to exit by themselves. */
+    uint64_t until = now_mono_ns() + grace_ms * 1000000ULL;
+    while (!LIST_EMPTY(&h->procs) && now_mono_ns() < until) {
+        struct pollfd pfds[64];
+        nfds_t n = 0;
+        struct proc *p;
+        LIST_FOREACH(p, &h->procs, link)
+        {
+            if (n == 64)
+                break;
+            pfds[n++] =
+                (struct pollfd){.fd = p->ev_exit ? event_get_fd(p->ev_exit) : -1, .events = POLLIN};
+        }
+        poll(pfds, n, 10);
+        struct proc *next;
+        for (p = LIST_FIRST(&h->procs); p; p = next) {
+            next = LIST_NEXT(p, link);
+            if (!p->jail) {
+                /* Peek without reaping: the group is ended while its id is still ours. */
+                siginfo_t si = {0};
+                if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+                    si.si_pid == 0)
+                    continue;
+                kill(-p->pid, SIGKILL);
+            }
+            int code;
+            char reason[40];
+            if (proc_reap(p, false, &code, reason, sizeof(reason)) == 1)
+                proc_finish(p, code, reason);
+        }
+    }
+    while (!LIST_EMPTY(&h->procs)) {
+        struct proc *p = LIST_FIRST(&h->procs);
+        proc_kill(p, "hub shutdown");
+        int code;
+        char reason[40];
+        proc_reap(p, true, &code, reason, sizeof(reason));
+        proc_finish(p, code, reason);
+    }
+}
+
+/* ---- spawning ---- */
+
+/* How the child of spawn_plain() failed, written on the report pipe before _exit. */
+struct spawn_failure {
+    int in_exec; /* 0: setting up (chdir, parent gone), 1: execve */
+    int err;
+};
+
+_Noreturn static void spawn_child_fail(int report, int in_exec, int err)
+{
+    struct spawn_failure f = {in_exec, err};
+    ssize_t n = write(report, &f, sizeof(f));
+    (void)n;
+    _exit(127);
+}
+
+/* The vfork child of spawn_plain(): it shares the hub's memory until it execs, so it
+ * makes plain syscalls only, writes nothing but its own stack, and never returns. */
+_Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, int err_w,
+                                  int report, pid_t hub_pid)
+{
+    /* Its own session and process group, so that ending the spoke ends everything it
+     * started and a terminal's ^C reaches only the hub. */
+    setsid();
+    /* A hub killed with SIGKILL cannot end its spokes: the kernel does it for the
+     * spoke itself (its own children are not covered: mode none restricts nothing). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != hub_pid)
+        spawn_child_fail(report, 0, ESRCH);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(s->sock, 0) < 0 || dup2(s->sock, 1) < 0 || dup2(err_w, 2) < 0)
+        spawn_child_fail(report, 0, errno);
+    if (close_fds_except(&report, 1) < 0 || chdir(s->data_dir) < 0)
+        spawn_child_fail(report, 0, errno);
+    execve(path, s->m->command, s->envp);
+    spawn_child_fail(report, 1, errno);
+}
+
+/* Mode none: a plain child. Our own vfork() rather than posix_spawn(), for the
+ * parent-death signal; vfork (like posix_spawn) copies no page tables, which fork()
+ * does at 2-3 ms per spoke here. Signals stay blocked until the child has reset its
+ * handlers, so no hub handler runs on the shared memory. A close-on-exec pipe tells
+ * whether the exec happened. */
+static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w, int *code,
+                         char *err, size_t errlen)
+{
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        *code = 125;
+        snprintf(err, errlen, "starting %s: pipe: %s", path, strerror(errno));
+        return -1;
+    }
+    pid_t hub_pid = getpid();
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = vfork();
+    if (pid == 0)
+        spawn_child(s, path, err_w, report[1], hub_pid);
+    int vfork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(report[1]);
+    if (pid < 0) {
+        *code = 125;
+        snprintf(err, errlen, "starting %s: vfork: %s", path, strerror(vfork_errno));
+        close(report[0]);
+        return -1;
+    }
+    struct spawn_failure f;
+    ssize_t n;
+    do
+        n = read(report[0], &f, sizeof(f));
+    while (n < 0 && errno == EINTR);
+    close(report[0]);
+    if (n == 0)
+        return pid; /* the pipe closed on exec */
+    waitpid(pid, NULL, 0);
+    if (n != (ssize_t)sizeof(f)) {
+        *code = 125;
+        snprintf(err, errlen, "starting %s: the child failed before it could say why", path);
+        return -1;
+    }
+    *code = !f.in_exec                              ? 125
+            : f.err == ENOENT                       ? 127
+            : (f.err == EACCES || f.err == ENOEXEC) ? 126
+                                                    : 125;
+    snprintf(err, errlen, "starting %s: %s", path, strerror(f.err));
+    return -1;
+}
+
+#ifdef HUB_HAVE_JAIL
+/* process and namespace modes: nsjail-lite as a library. The profile gives the system
+ * binds, rlimits and seccomp settings; the manifest's limits and runtime override it;
+ * everything put into the jail_config is a copy it owns. */
+static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const char *path,
+                               int err_w, int *code, char *err, size_t errlen)
+{
+    struct jail_config jc;
+    jail_config_init(&jc);
+    const char *profile = s->m->profile ? s->m->profile : h->cfg->profile;
+    if (jail_config_load_profile(&jc, profile, err, errlen) < 0) {
+        jail_config_free(&jc);
+        *code = 125;
+        return NULL;
+    }
+    jc.namespaces = s->mode == ISO_NAMESPACE;
+    const struct manifest_limits *l = &s->m->limits;
+    if (l->cpu_s)
+        jc.limits.cpu_s = l->cpu_s;
+    if (l->as_mb)
+        jc.limits.as_mb = l->as_mb;
+    if (l->fsize_mb)
+        jc.limits.fsize_mb = l->fsize_mb;
+    if (l->nofile)
+        jc.limits.nofile = l->nofile;
+    if (l->nproc)
+        jc.limits.nproc = l->nproc;
+    if (l->wall_s)
+        jc.limits.wall_s = l->wall_s;
+    /* The jail's cgroup (namespace mode): a manifest that lowers as_mb lowers the
+     * memory of the whole jail with it, unless it names memory_mb itself. */
+    if (l->memory_mb)
+        jc.limits.memory_mb = l->memory_mb;
+    else if (l->as_mb)
+        jc.limits.memory_mb = l->as_mb;
+    if (l->pids)
+        jc.limits.pids = l->pids;
+    if (l->cpu_percent)
+        jc.limits.cpu_percent = l->cpu_percent;
+    free(jc.seccomp_preset);
+    jc.seccomp_preset = xstrdup(s->m->runtime);
+    jc.stdin_fd = s->sock;
+    jc.stdout_fd = s->sock;
+    jc.stderr_fd = err_w;
+    jc.verbose = h->debug;
+    for (char *const *e = s->envp; *e; e++)
+        jail_config_set_env(&jc, *e);
+    free(jc.cwd);
+    if (jc.namespaces) {
+        jc.host_id_base = s->host_uid;
+        jc.host_id_count = 1;
+        free(jc.hostname);
+        jc.hostname = xstrdup(s->m->name);
+        if (s->data_tmpfs_mb) {
+            /* A scratch /data that ends with the jail (and counts in its memory). */
+            jail_config_add_tmpfs(&jc, "/data", s->data_tmpfs_mb);
+        } else {
+            /* The private /data, handed to the jail's host uid by nsjail-lite. */
+            jail_config_add_bind(&jc, s->data_dir, "/data", true);
+            jc.binds[jc.n_binds - 1].chown = true;
+        }
+        /* The program itself, read-only at the same path. */
+        char *copy = xstrdup(path);
+        jail_config_add_bind(&jc, dirname(copy), NULL, false);
+        free(copy);
+        jc.cwd = xstrdup("/data");
+        if (s->veth) {
+            jc.net = JAIL_NET_VETH;
+            jc.veth_host_cidr = xstrdup(s->veth->host_cidr);
+            jc.veth_spoke_cidr = xstrdup(s->veth->spoke_cidr);
+            jc.veth_host_netns_fd = s->gateway_fd;
+            jc.veth_host_ifname = xstrdup(s->veth_ifname);
+        } else {
+            jc.net = JAIL_NET_NONE;
+        }
+    } else {
+        jc.cwd = xstrdup(s->data_dir);
+    }
+    size_t argc = 0;
+    while (s->m->command[argc])
+        argc++;
+    char **argv = xcalloc(argc + 1, sizeof(char *));
+    argv[0] = (char *)path;
+    for (size_t i = 1; i < argc; i++)
+        argv[i] = s->m->command[i];
+    struct jail_error je;
+    /* The loop goes on while the jail is set up: its outcome arrives on jail_fd(). */
+    struct jail *j = jail_start_async(&jc, argv, &je);
+    free(argv);
+    jail_config_free(&jc);
+    if (!j) {
+        *code = je.exit_code;
+        snprintf(err, errlen, "%s", je.message);
+    }
+    return j;
+}
+#endif
+
+struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
+                        size_t errlen)
+{
+    int errpipe[2];
+    if (pipe2(errpipe, O_CLOEXEC) < 0) {
+        *code = 125;
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return NULL;
+    }
+    char *path = proc_resolve_command(s->m->command[0], h->cfg->spoke_bin_dir);
+    pid_t pid = -1;
+    struct jail *jail = NULL;
+    if (s->mode == ISO_NONE) {
+        pid = spawn_plain(s, path, errpipe[1], code, err, errlen);
+    } else {
+#ifdef HUB_HAVE_JAIL
+        jail = spawn_jail(h, s, path, errpipe[1], code, err, errlen);
+        if (jail)
+            pid = jail_pid(jail);
+#else
+        *code = 125;
+        snprintf(err, errlen,
+                 "isolation mode %s needs nsjail-lite, which this build does not include",
+                 isolation_name(s->mode));
+#endif
+    }
+    free(path);
+    close(errpipe[1]);
+    if (pid < 0) {
+        close(errpipe[0]);
+        return NULL;
+    }
+    struct proc *p = xcalloc(1, sizeof(*p));
+    p->hub = h;
+    str_copy(p->spoke_id, s->spoke_id, sizeof(p->spoke_id));
+    p->app = xstrdup(s->m->name);
+    p->user = xstrdup(s->user);
+    p->mode = s->mode;
+    p->pid = pid;
+    p->jail = jail;
+    p->starting = jail != NULL;
+    p->t_start = now_mono_ns();
+    p->veth_slot = p->uid_slot = -1;
+    p->err_fd = errpipe[0];
+    set_nonblock(p->err_fd, true);
+    p->log_fd = open_log(s->log_path, s->spoke_id, s->m->name);
+    if (p->log_fd < 0)
+        log_warn("spoke log %s", s->log_path);
+#ifdef HUB_HAVE_JAIL
+    /* A jail's pid is its monitor; nsjail-lite's own descriptor says when its setup
+     * ended (then how: check_start) and when the jail ended. */
+    p->pidfd = jail ? -1 : hub_pidfd_open(pid);
+    int exit_fd = jail ? jail_fd(jail) : p->pidfd;
+#else
+    p->pidfd = hub_pidfd_open(pid);
+    int exit_fd = p->pidfd;
+#endif
+    if (exit_fd >= 0) {
+        /* Persistent: nsjail-lite may report more than the exit on its descriptor. */
+        p->ev_exit = event_new(h->base, exit_fd, EV_READ | EV_PERSIST, on_exit_ev, p);
+        event_add(p->ev_exit, NULL);
+    } else {
+        /* No pidfd (a kernel before 5.3, or valgrind): SIGCHLD on the loop instead. */
+        proc_watch_sigchld(h);
+    }
+    p->ev_err = event_new(h->base, p->err_fd, EV_READ | EV_PERSIST, on_stderr, p);
+    event_add(p->ev_err, NULL);
+    LIST_INSERT_HEAD(&h->procs, p, link);
+    h->n_procs++;
+    return p;
+}

@@ -1,0 +1,613 @@
+/* Spoke lifecycle: lazy start on the first call, the MCP connection's bytes in and out,
+ * one call at a time with a queue behind it, kill on misbehaviour, restart on the
+ * next call after a crash. */
+#include "gateway.h"
+#include "internal.h"
+#include "log.h"
+#include "proc.h"
+#include "proxy.h"
+#include "slots.h"
+#include "spoke_env.h"
+#include "util.h"
+#include "vethpool.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Frames handled per wake-up: a chatty spoke yields the loop to the others. */
+#define FRAMES_PER_WAKEUP 64
+/* Output the hub holds for a spoke that does not read: a few frames, no more. */
+#define OUT_MAX_FRAMES 4
+/* Between EOF on the socket and giving up on learning the exit status. */
+#define EOF_GRACE_MS 200
+
+static bool same_opt(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const char *instance,
+                        bool create)
+{
+    for (size_t i = 0; i < h->n_spokes; i++) {
+        struct spoke *sp = h->spokes[i];
+        if (strcmp(sp->m->name, app) == 0 && strcmp(sp->user, user) == 0 &&
+            same_opt(sp->instance, instance))
+            return sp;
+    }
+    if (!create || h->n_spokes >= h->cfg->max_spokes)
+        return NULL;
+    const struct manifest *m = manifest_find(h->ms, app);
+    if (!m)
+        return NULL;
+    struct spoke *sp = xcalloc(1, sizeof(*sp));
+    sp->hub = h;
+    sp->m = m;
+    sp->user = xstrdup(user);
+    sp->instance = instance ? xstrdup(instance) : NULL;
+    sp->sock = -1;
+    sp->listen_fd = -1;
+    sp->veth_slot = sp->uid_slot = -1;
+    TAILQ_INIT(&sp->queue);
+    h->spokes = xrealloc(h->spokes, (h->n_spokes + 1) * sizeof(*h->spokes));
+    h->spokes[h->n_spokes++] = sp;
+    return sp;
+}
+
+/* ---- output ---- */
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct spoke *sp = arg;
+    if (evbuffer_write(sp->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
+        /* The spoke closed its end; the read side reports the EOF. */
+        evbuffer_drain(sp->out, evbuffer_get_length(sp->out));
+    }
+    if (evbuffer_get_length(sp->out) == 0)
+        event_del(sp->ev_write);
+}
+
+int spoke_send(struct spoke *sp, json_t *msg)
+{
+    size_t len;
+    char *line = jrpc_dump_line(msg, &len);
+    if (!line || sp->sock < 0) {
+        free(line);
+        return -1;
+    }
+    size_t off = 0;
+    if (evbuffer_get_length(sp->out) == 0) {
+        ssize_t n = write(sp->sock, line, len);
+        if (n > 0)
+            off = (size_t)n;
+    }
+    if (off < len) {
+        evbuffer_add(sp->out, line + off, len - off);
+        event_add(sp->ev_write, NULL);
+    }
+    free(line);
+    if (evbuffer_get_length(sp->out) > OUT_MAX_FRAMES * sp->hub->cfg->max_frame) {
+        spoke_kill(sp, "not-reading", false, "spoke %s does not read its input", sp->m->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- input ---- */
+
+static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct spoke *sp = arg;
+    if (sp->proc && sp->proc->starting) {
+        /* The jail closed the socket during its setup: it failed, and its report
+         * (the message and code the caller gets) is on its way; the start timeout
+         * bounds the wait. */
+        struct timeval tv = {.tv_sec = 0, .tv_usec = EOF_GRACE_MS * 1000};
+        evtimer_add(sp->ev_eof, &tv);
+        return;
+    }
+    spoke_kill(sp, "closed", false, "spoke %s closed its connection", sp->m->name);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct spoke *sp = arg;
+    uint64_t gen = sp->gen;
+    ssize_t n = lr_fill(&sp->lr, fd);
+    /* A reset is the peer going away with unread data: an end like EOF. */
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+        /* The spoke is going: wait briefly for its exit status so the caller learns
+         * why (exit code, seccomp, rlimit), then end it regardless. */
+        event_del(sp->ev_read);
+        struct timeval tv = {.tv_sec = 0, .tv_usec = EOF_GRACE_MS * 1000};
+        evtimer_add(sp->ev_eof, &tv);
+        return;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR && errno != ENOBUFS) {
+        spoke_kill(sp, "closed", false, "reading from spoke %s: %s", sp->m->name, strerror(errno));
+        return;
+    }
+    for (int i = 0; i < FRAMES_PER_WAKEUP; i++) {
+        const char *line;
+        size_t len;
+        enum lr_status st = lr_next(&sp->lr, &line, &len);
+        if (st == LR_NEED_MORE)
+            return;
+        if (st == LR_TOO_LONG) {
+            spoke_kill(sp, "oversized-frame", false, "spoke %s sent a frame longer than %zu bytes",
+                       sp->m->name, sp->hub->cfg->max_frame);
+            return;
+        }
+        mcp_on_frame(sp, line, len);
+        if (sp->gen != gen || sp->state == SP_STOPPED)
+            return; /* killed while handling the frame */
+    }
+    /* More complete lines may be buffered with nothing left to read on the socket:
+     * come back after the other spokes have had their turn. */
+    event_active(sp->ev_read, EV_READ, 0);
+}
+
+static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct spoke *sp = arg;
+    spoke_kill(sp, "start-timeout", true, "spoke %s did not finish initializing within %llu ms",
+               sp->m->name, (unsigned long long)sp->hub->cfg->start_timeout_ms);
+}
+
+/* ---- start ---- */
+
+static void fail_queue(struct spoke *sp, int code, const char *layer, const char *msg)
+{
+    struct call *c;
+    while ((c = TAILQ_FIRST(&sp->queue)) != NULL) {
+        TAILQ_REMOVE(&sp->queue, c, qlink);
+        c->state = CALL_OFF;
+        call_fail(c, code, layer, "%s", msg);
+    }
+}
+
+static void release_network(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    if (sp->proxy_key[0] && h->proxy)
+        proxy_remove(h->proxy, sp->proxy_key);
+    sp->proxy_key[0] = '\0';
+    if (sp->listen_fd >= 0)
+        close(sp->listen_fd);
+    sp->listen_fd = -1;
+}
+
+static void start_failed(struct spoke *sp, int code, const char *msg)
+{
+    json_t *rec = haudit_new("spoke-start", "failure");
+    haudit_spoke(rec, sp);
+    audit_set_str(rec, "event.reason", msg);
+    audit_set_int(rec, "process.exit_code", code);
+    haudit_note(sp->hub, rec);
+    log_warnx("%s", msg);
+    release_network(sp);
+    if (sp->veth_slot >= 0)
+        slots_put(sp->hub->veth_slots, sp->veth_slot);
+    if (sp->uid_slot >= 0)
+        slots_put(sp->hub->uid_slots, sp->uid_slot);
+    sp->veth_slot = sp->uid_slot = -1;
+    free(sp->data_dir);
+    sp->data_dir = NULL;
+    sp->state = SP_STOPPED;
+    fail_queue(sp, HUB_ERR_SPOKE, "spoke", msg);
+}
+
+/* Picks a /30 and makes its listener in the gateway; a slot whose address is still
+ * held (the proxy has not closed an old listener yet) is skipped. */
+static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, size_t errlen)
+{
+    struct hub *h = sp->hub;
+    if (hub_network_up(h, err, errlen) < 0)
+        return -1;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        int slot = slots_take(h->veth_slots);
+        if (slot < 0) {
+            snprintf(err, errlen, "the veth pool is exhausted");
+            return -1;
+        }
+        veth_pool_addrs(&h->cfg->veth_pool, (size_t)slot, va);
+        int fd = gateway_listen(h->gw, va->host_ip, h->cfg->proxy_port, err, errlen);
+        if (fd < 0) {
+            slots_put(h->veth_slots, slot);
+            if (errno == EADDRINUSE)
+                continue;
+            return -1;
+        }
+        sp->veth_slot = slot;
+        sp->listen_fd = fd;
+        /* <prefix><hub pid>-<slot> in hex: unique per hub and at most 15 bytes. */
+        snprintf(sp->veth_ifname, sizeof(sp->veth_ifname), "%s%x-%x", h->cfg->veth_prefix,
+                 (unsigned)getpid(), (unsigned)slot);
+        str_copy(sp->host_ip, va->host_ip, sizeof(sp->host_ip));
+        snprintf(sp->proxy_key, sizeof(sp->proxy_key), "%s-%.8s", sp->m->name, sp->id);
+        char listen[40];
+        snprintf(listen, sizeof(listen), "%s:%u", va->host_ip, h->cfg->proxy_port);
+        if (proxy_add(h->proxy, sp->proxy_key, sp->user, sp->m->allow, sp->m->ports, sp->m->n_ports,
+                      listen, fd) < 0) {
+            snprintf(err, errlen, "netproxy is not available: %s", strerror(errno));
+            sp->proxy_key[0] = '\0';
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(err, errlen, "no free veth address (all tried are still in use)");
+    return -1;
+}
+
+/* Makes the spoke's process: its host id, /data, veth and proxy listener, socket and
+ * jail (whose setup goes on off the loop), then sends initialize. */
+static void spoke_spawn(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    enum isolation mode = h->cfg->isolation;
+    char err[512] = "";
+    int code = 125;
+    if (h->quit) {
+        start_failed(sp, 125, "the hub is shutting down");
+        return;
+    }
+    bool ns = mode == ISO_NAMESPACE;
+    uint32_t uid = 0;
+    if (ns) {
+        sp->uid_slot = slots_take(h->uid_slots);
+        if (sp->uid_slot < 0) {
+            start_failed(sp, 125, "no free host uid for the jail");
+            return;
+        }
+        uid = h->cfg->host_id_base + (uint32_t)sp->uid_slot;
+    }
+    if (datadir_prepare(h->cfg->data_root, sp->user, sp->m->name, sp->instance, &sp->data_dir, err,
+                        sizeof(err)) < 0) {
+        start_failed(sp, 125, err);
+        return;
+    }
+    struct veth_addrs va;
+    bool net = ns && sp->m->n_allow > 0;
+    char proxy_url[64] = "";
+    if (net) {
+        if (setup_network(sp, &va, err, sizeof(err)) < 0) {
+            start_failed(sp, 125, err);
+            return;
+        }
+        snprintf(proxy_url, sizeof(proxy_url), "http://%s:%u", va.host_ip, h->cfg->proxy_port);
+    }
+    struct spoke_env_spec es = {
+        .m = sp->m,
+        .spoke_id = sp->id,
+        .data_dir = ns ? "/data" : sp->data_dir,
+        .https_proxy = net ? proxy_url : NULL,
+        .secret_name = h->cfg->llm_key_env,
+    };
+    char **env = spoke_env_build(&es);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        spoke_env_free(env);
+        snprintf(err, sizeof(err), "socketpair: %s", strerror(errno));
+        start_failed(sp, 125, err);
+        return;
+    }
+    char *log_path =
+        sp->instance
+            ? xasprintf("%s/%s/%s.%s.log", h->spoke_log_dir, sp->user, sp->m->name, sp->instance)
+            : xasprintf("%s/%s/%s.log", h->spoke_log_dir, sp->user, sp->m->name);
+    struct spawn_spec ss = {
+        .mode = mode,
+        .m = sp->m,
+        .spoke_id = sp->id,
+        .user = sp->user,
+        .envp = env,
+        .sock = sv[1],
+        .data_dir = sp->data_dir,
+        .data_tmpfs_mb = sp->data_tmpfs_mb,
+        .log_path = log_path,
+        .host_uid = uid,
+        .veth = net ? &va : NULL,
+        .veth_ifname = net ? sp->veth_ifname : NULL,
+        .gateway_fd = net ? gateway_netns_fd(h->gw) : -1,
+    };
+    struct proc *p = proc_spawn(h, &ss, &code, err, sizeof(err));
+    free(log_path);
+    spoke_env_free(env);
+    close(sv[1]);
+    if (!p) {
+        close(sv[0]);
+        char msg[700];
+        snprintf(msg, sizeof(msg), "spoke %s could not start: %s", sp->m->name, err);
+        start_failed(sp, code, msg);
+        return;
+    }
+    /* The slots now belong to the process: handed back when it is reaped. */
+    p->owner = sp;
+    p->veth_slot = sp->veth_slot;
+    p->uid_slot = sp->uid_slot;
+    sp->veth_slot = sp->uid_slot = -1;
+    sp->proc = p;
+    sp->sock = sv[0];
+    set_nonblock(sp->sock, true);
+    lr_init(&sp->lr, h->cfg->max_frame);
+    sp->out = evbuffer_new();
+    sp->ev_read = event_new(h->base, sp->sock, EV_READ | EV_PERSIST, on_read, sp);
+    sp->ev_write = event_new(h->base, sp->sock, EV_WRITE | EV_PERSIST, on_write, sp);
+    sp->ev_start = evtimer_new(h->base, on_start_timeout, sp);
+    sp->ev_eof = evtimer_new(h->base, on_eof_grace, sp);
+    event_add(sp->ev_read, NULL);
+    uint64_t ms = h->cfg->start_timeout_ms;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    evtimer_add(sp->ev_start, &tv);
+    sp->next_id = 1;
+    sp->idle_frames = 0;
+    log_debug("spoke %s (%s) started, pid %d", sp->m->name, sp->id, (int)p->pid);
+    mcp_begin(sp);
+}
+
+/* The start queue: one spawn per turn of the loop. A spawn prepares the jail and forks
+ * its monitor on the loop (a few ms, more when many jails set up at once); a burst of
+ * new spokes (sessions asked for at once) spawned back to back would hold every
+ * running spoke's traffic until the last one. A zero timeout runs after the I/O that
+ * is ready, so those callbacks get their turn between two spawns. */
+static void arm_start_queue(struct hub *h);
+
+static void on_start_queue(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct hub *h = arg;
+    struct spoke *sp = TAILQ_FIRST(&h->start_queue);
+    if (!sp)
+        return;
+    TAILQ_REMOVE(&h->start_queue, sp, start_link);
+    sp->start_queued = false;
+    if (!TAILQ_EMPTY(&h->start_queue))
+        arm_start_queue(h);
+    spoke_spawn(sp);
+}
+
+static void arm_start_queue(struct hub *h)
+{
+    if (!h->ev_start_queue)
+        h->ev_start_queue = evtimer_new(h->base, on_start_queue, h);
+    struct timeval now = {0, 0};
+    evtimer_add(h->ev_start_queue, &now);
+}
+
+static void spoke_start(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    audit_new_id(sp->id);
+    sp->gen++;
+    sp->state = SP_STARTING;
+    sp->t_spawn = now_mono_ns();
+    sp->t_init = sp->t_ready = 0;
+    if (h->quit) {
+        start_failed(sp, 125, "the hub is shutting down");
+        return;
+    }
+    TAILQ_INSERT_TAIL(&h->start_queue, sp, start_link);
+    sp->start_queued = true;
+    arm_start_queue(h);
+}
+
+/* Sends queued calls while the spoke is ready and idle (one call at a time). */
+static void dispatch(struct spoke *sp)
+{
+    struct call *c;
+    while (sp->state == SP_READY && !sp->current && (c = TAILQ_FIRST(&sp->queue)) != NULL) {
+        TAILQ_REMOVE(&sp->queue, c, qlink);
+        sp->current = c;
+        mcp_send_call(sp, c);
+    }
+}
+
+/* Called by mcp.c when tools/list matched the manifest. */
+void spoke_ready(struct spoke *sp);
+void spoke_ready(struct spoke *sp)
+{
+    sp->state = SP_READY;
+    sp->t_ready = now_mono_ns();
+    sp->last_init_ns = sp->t_init ? sp->t_init - sp->t_spawn : 0;
+    sp->last_ready_ns = sp->t_ready - sp->t_spawn;
+    evtimer_del(sp->ev_start);
+    json_t *rec = haudit_new("spoke-start", "success");
+    haudit_spoke(rec, sp);
+    audit_set_int(rec, "process.pid", sp->proc ? sp->proc->pid : -1);
+    audit_set_int(rec, "event.duration", (int64_t)sp->last_ready_ns);
+    audit_set_int(rec, "isolate.initialize_ns", (int64_t)sp->last_init_ns);
+    if (sp->host_ip[0] && sp->listen_fd >= 0)
+        audit_set_str(rec, "isolate.proxy.address", sp->host_ip);
+    haudit_note(sp->hub, rec);
+    dispatch(sp);
+}
+
+void spoke_submit(struct spoke *sp, struct call *c)
+{
+    c->state = CALL_QUEUED;
+    TAILQ_INSERT_TAIL(&sp->queue, c, qlink);
+    if (sp->state == SP_STOPPED)
+        spoke_start(sp);
+    else
+        dispatch(sp); /* not spoke_ready(): that is the start, audited once */
+}
+
+void spoke_remove_queued(struct spoke *sp, struct call *c)
+{
+    TAILQ_REMOVE(&sp->queue, c, qlink);
+}
+
+void spoke_call_done(struct spoke *sp, struct call *c)
+{
+    if (sp->current != c)
+        return;
+    sp->current = NULL;
+    sp->idle_frames = 0;
+    dispatch(sp);
+}
+
+/* ---- end ---- */
+
+static const char *layer_for(const char *reason)
+{
+    if (strcmp(reason, "deadline") == 0)
+        return "deadline";
+    if (strncmp(reason, "rlimit", 6) == 0)
+        return "rlimit";
+    if (strcmp(reason, "seccomp") == 0)
+        return "seccomp";
+    if (strcmp(reason, "wall-time") == 0)
+        return "rlimit";
+    if (strcmp(reason, "memory") == 0 || strcmp(reason, "pids") == 0)
+        return "cgroup";
+    if (strcmp(reason, "oversized-frame") == 0 || strcmp(reason, "malformed-frame") == 0 ||
+        strcmp(reason, "protocol") == 0 || strcmp(reason, "flood") == 0 ||
+        strcmp(reason, "not-reading") == 0 || strcmp(reason, "start-failed") == 0)
+        return "hub-validation";
+    return "spoke";
+}
+
+static void close_connection(struct spoke *sp)
+{
+    if (sp->ev_read)
+        event_free(sp->ev_read);
+    if (sp->ev_write)
+        event_free(sp->ev_write);
+    if (sp->ev_start)
+        event_free(sp->ev_start);
+    if (sp->ev_eof)
+        event_free(sp->ev_eof);
+    sp->ev_read = sp->ev_write = sp->ev_start = sp->ev_eof = NULL;
+    if (sp->out)
+        evbuffer_free(sp->out);
+    sp->out = NULL;
+    if (sp->sock >= 0)
+        close(sp->sock);
+    sp->sock = -1;
+    lr_free(&sp->lr);
+    json_decref(sp->tools_seen);
+    sp->tools_seen = NULL;
+    sp->list_pages = 0;
+    memset(sp->pending, 0, sizeof(sp->pending));
+    free(sp->data_dir);
+    sp->data_dir = NULL;
+}
+
+/* Ends the instance. kill_record: the hub decided (an audit "spoke-kill"); otherwise
+ * the spoke ended by itself and its exit record says how. */
+static void spoke_end(struct spoke *sp, const char *reason, const char *layer, bool kill_record,
+                      bool fail_q, const char *msg)
+{
+    if (sp->state == SP_STOPPED)
+        return;
+    if (sp->start_queued) {
+        TAILQ_REMOVE(&sp->hub->start_queue, sp, start_link);
+        sp->start_queued = false;
+    }
+    bool was_starting = sp->state == SP_STARTING || sp->state == SP_LISTING;
+    if (kill_record) {
+        json_t *rec = haudit_new("spoke-kill", "success");
+        haudit_spoke(rec, sp);
+        audit_set_str(rec, "event.reason", reason);
+        audit_set_str(rec, "message", msg);
+        if (sp->proc)
+            audit_set_int(rec, "process.pid", sp->proc->pid);
+        haudit_note(sp->hub, rec);
+        if (strcmp(reason, "stop") != 0 && strcmp(reason, "shutdown") != 0)
+            log_warnx("%s; killed", msg);
+    }
+    if (sp->proc) {
+        /* At shutdown closing the connection asks the spoke to end; the hub kills
+         * whatever is left after a grace period (proc_reap_all). */
+        if (strcmp(reason, "shutdown") != 0)
+            proc_kill(sp->proc, reason);
+        proc_disown(sp->proc);
+        sp->proc = NULL;
+    }
+    release_network(sp);
+    close_connection(sp);
+    sp->state = SP_STOPPED;
+    sp->gen++;
+    sp->sreqs = 0;
+    struct call *cur = sp->current;
+    sp->current = NULL;
+    if (cur) {
+        cur->state = CALL_OFF;
+        call_fail(cur, HUB_ERR_SPOKE, layer, "%s", msg);
+    }
+    if (was_starting) {
+        json_t *rec = haudit_new("spoke-start", "failure");
+        haudit_spoke(rec, sp);
+        audit_set_str(rec, "event.reason", msg);
+        haudit_note(sp->hub, rec);
+    }
+    /* A spoke that fails while starting would fail again for the next call in line:
+     * those calls fail now rather than loop. Otherwise the next call restarts it. */
+    if (fail_q || was_starting)
+        fail_queue(sp, HUB_ERR_SPOKE, layer, msg);
+    else if (!TAILQ_EMPTY(&sp->queue) && sp->state == SP_STOPPED)
+        spoke_start(sp);
+}
+
+void spoke_kill(struct spoke *sp, const char *reason, bool fail_q, const char *fmt, ...)
+{
+    if (sp->state == SP_STOPPED)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    spoke_end(sp, reason, layer_for(reason), true, fail_q, msg);
+}
+
+void spoke_proc_exited(struct spoke *sp, int exit_code, const char *reason)
+{
+    sp->proc = NULL;
+    if (sp->state == SP_STOPPED)
+        return;
+    char msg[256];
+    if (reason && reason[0])
+        snprintf(msg, sizeof(msg), "spoke %s ended (%s, status %d)", sp->m->name, reason,
+                 exit_code);
+    else
+        snprintf(msg, sizeof(msg), "spoke %s exited with status %d", sp->m->name, exit_code);
+    /* The jail's reason (seccomp, rlimit-cpu, wall-time) names the layer that acted. */
+    spoke_end(sp, "exited", reason && reason[0] ? layer_for(reason) : "spoke", false, false, msg);
+}
+
+void spoke_proc_start_failed(struct spoke *sp, int code, const char *why)
+{
+    sp->proc = NULL;
+    if (sp->state == SP_STOPPED)
+        return;
+    /* As when proc_spawn() itself failed: the program never ran, so no call was sent
+     * and no request came from it; every queued call gets this message. */
+    char msg[700];
+    snprintf(msg, sizeof(msg), "spoke %s could not start: %s", sp->m->name, why);
+    close_connection(sp);
+    sp->gen++;
+    sp->sreqs = 0;
+    start_failed(sp, code, msg);
+}
+
+void spoke_free(struct spoke *sp)
+{
+    spoke_end(sp, "shutdown", "hub", false, true, "the hub is shutting down");
+    fail_queue(sp, HUB_ERR_SHUTDOWN, "hub", "the spoke was closed");
+    free(sp->user);
+    free(sp->instance);
+    free(sp);
+}

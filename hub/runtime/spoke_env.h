@@ -1,0 +1,52 @@
+/* What a spoke's process gets: a fresh environment built from nothing (never the
+ * hub's, in every mode), and its per-user per-app data directory.
+ *
+ * The environment holds PATH, HOME, LANG, TMPDIR, SPOKE_NAME, SPOKE_ID, SPOKE_DATA,
+ * HTTPS_PROXY/https_proxy in namespace mode for a spoke with network, and the
+ * manifest's "env". The variable named by llm.api_key_env is never among them, and
+ * secret_env_take() also wipes it from the hub's own initial environment block, so it
+ * is not in /proc/<hub>/environ either (a spoke in `none` mode can read that file). */
+#ifndef HUB_SPOKE_ENV_H
+#define HUB_SPOKE_ENV_H
+
+#include "manifest.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct spoke_env_spec {
+    const struct manifest *m;
+    const char *spoke_id;
+    const char *data_dir;    /* as the spoke sees it: "/data", or the host path */
+    const char *https_proxy; /* "http://169.254.64.1:3128" or NULL */
+    const char *secret_name; /* never passed, whatever the manifest says */
+};
+
+/* NULL-terminated "NAME=VALUE" list; free with spoke_env_free(). */
+char **spoke_env_build(const struct spoke_env_spec *s);
+void spoke_env_free(char **env);
+
+/* Copies the variable's value (NULL when unset) into secret memory (lib/secret.h: not
+ * inherited by forked children; free with secret_free()), then overwrites the value's bytes in
+ * the process's initial environment block and removes the variable. */
+char *secret_env_take(const char *name);
+
+/* mkdir for the hub's own directories: missing parents are created 0711 (traversable,
+ * not listable) so that a jail's uid can still pass through them to its /data. */
+int mkdir_parents(const char *path, mode_t mode);
+
+/* A spoke's data directory: <data_root>/<user>/<app> for the user's one instance of
+ * the app, <data_root>/<user>/<app>.<instance> for a separate instance (a session).
+ * Siblings, never nested: the /data bind (and in namespace mode its chown to the
+ * jail's uid) covers the whole tree below it, so an instance's directory inside the
+ * app's would be another spoke's data. ('.' is in no app name.) */
+char *datadir_path(const char *root, const char *user, const char *app, const char *instance);
+
+/* datadir_path(), created 0700 (parents 0711), as an absolute path. Its parents may
+ * be private to the hub's user: in namespace mode nsjail-lite's privileged monitor
+ * opens the /data bind source and hands it to the jail by descriptor. 0 and *path, or
+ * -1 and err. */
+int datadir_prepare(const char *root, const char *user, const char *app, const char *instance,
+                    char **path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,66 @@
+/* hub serve's top: the serve object over a hub, its hooks, and the end of it. */
+#include "log.h"
+#include "serve_impl.h"
+#include "util.h"
+
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_set *ms,
+                        struct event_base *base, const struct serve_opts *o, char *err,
+                        size_t errlen)
+{
+    const struct manifest *app = NULL;
+    if (o->app) {
+        app = manifest_find(ms, o->app);
+        if (!app) {
+            snprintf(err, errlen, "--app %s: no such app is installed (in %s)", o->app,
+                     cfg->spokes_dir);
+            return NULL;
+        }
+    }
+    struct serve *sv = xcalloc(1, sizeof(*sv));
+    sv->hub = h;
+    sv->cfg = cfg;
+    sv->ms = ms;
+    sv->base = base;
+    sv->app = app;
+    sv->ask_exec = o->ask_exec;
+    sv->answers = answers_ref(o->answers);
+    sv->fallback_elicit = answers_elicit_hook(sv->answers);
+    sv->fallback_sample = sampling_hook_none();
+    LIST_INIT(&sv->sessions);
+    LIST_INIT(&sv->users);
+    serve_install_hooks(sv);
+    if (o->metrics_addr && serve_metrics_listen(sv, o->metrics_addr, err, errlen) < 0) {
+        serve_free(sv);
+        return NULL;
+    }
+    return sv;
+}
+
+void serve_close_sessions(struct serve *sv, const char *reason)
+{
+    while (!LIST_EMPTY(&sv->sessions))
+        serve_session_close(LIST_FIRST(&sv->sessions), reason);
+}
+
+void serve_free(struct serve *sv)
+{
+    if (!sv)
+        return;
+    serve_close_sessions(sv, "the hub is shutting down");
+    if (sv->metrics_http)
+        evhttp_free(sv->metrics_http);
+    while (!LIST_EMPTY(&sv->users)) {
+        struct serve_user *u = LIST_FIRST(&sv->users);
+        LIST_REMOVE(u, link);
+        free(u);
+    }
+    sv->fallback_elicit->free(sv->fallback_elicit);
+    sv->fallback_sample->free(sv->fallback_sample);
+    answers_free(sv->answers);
+    free(sv);
+}

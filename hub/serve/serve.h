@@ -1,0 +1,61 @@
+/* `hub serve`: the sandboxed apps for any MCP client. The hub is the MCP server the
+ * client sees; every tools/call runs through the hub's mediation (schemas, deadlines,
+ * audit, permissions) in the app's spoke, and the questions the hub would ask on its
+ * terminal go to the client as elicitation/create.
+ *
+ * Two shapes: with an app name, that one app with its own tool names (a drop-in for
+ * running the server directly); without, every installed app, tools named APP__TOOL.
+ * Two transports share one protocol core: stdio (serve_stdio.c) and Streamable HTTP
+ * (serve_http.c). This is the serve library's interface to the other folders of hub/
+ * (`hub serve` in cli/); serve_impl.h and serve_tokens.h are its own. */
+#ifndef HUB_SERVE_H
+#define HUB_SERVE_H
+
+#include "runtime/runtime.h"
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct serve;
+
+struct serve_opts {
+    const char *app;          /* NULL: the gateway shape */
+    bool ask_exec;            /* ask the user before every call (the exec question) */
+    struct answers *answers;  /* when the client cannot be asked; a reference is taken */
+    const char *metrics_addr; /* --metrics ADDR:PORT or NULL */
+};
+
+/* The hub's hooks are replaced by serve's own (asking the client). NULL and err when
+ * the options are unusable (an unknown app). */
+struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_set *ms,
+                        struct event_base *base, const struct serve_opts *o, char *err,
+                        size_t errlen);
+/* Ends every client session (audited); their open questions are answered no. Before
+ * hub_free(): the answers go to the hub. */
+void serve_close_sessions(struct serve *sv, const char *reason);
+/* After hub_free() (the hub's last calls report to it): frees. */
+void serve_free(struct serve *sv);
+
+/* One client on stdin/stdout as user; returns when the client closes its end or the
+ * hub is asked to quit. 0, or -1 after saying why on stderr. */
+int serve_stdio(struct serve *sv, const char *user);
+
+struct serve_http_opts {
+    const char *listen;      /* ADDR:PORT */
+    const char *tokens_file; /* NULL: no authentication (loopback only) */
+    const char *user;        /* the user of every session without tokens */
+    const char *tls_cert, *tls_key;
+    bool insecure_http;         /* allow plain HTTP beyond loopback */
+    const char **allow_origins; /* extra Origin values accepted (NULL-terminated) */
+    size_t max_sessions, max_sessions_per_token, max_inflight_per_token;
+    uint64_t idle_timeout_s;
+};
+
+/* Serves Streamable HTTP until the hub is asked to quit. 0, or -1 after saying why. */
+int serve_http(struct serve *sv, const struct serve_http_opts *o);
+
+/* `hub serve token add USER`: appends the hashed line to path and prints the token. */
+int serve_token_add(const char *path, const char *user);
+
+#endif

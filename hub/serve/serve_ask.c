@@ -1,0 +1,336 @@
+/* The hub's questions, asked where the user is: the client. The permission hook sends
+ * the question the hub would ask on its terminal as elicitation/create (form mode, what
+ * will be sent quoted, the choices once/session/always/no/never, never "always" for an
+ * irreversible tool); a spoke's own elicitation goes to the client labelled with the
+ * app's name, its sampling request to the client's model. A client that declared no
+ * such capability is not asked: --answers decides (default deny) and the refusal says
+ * so. Answers with a scope are kept here: "session" for the client's session,
+ * "always"/"never" for the user while this serve process runs.
+ *
+ * A question belongs to the client call whose chain asked it (call_opts.origin), so
+ * that with many clients it reaches the one that caused it. */
+#include "log.h"
+#include "serve_impl.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BODY_QUOTE_MAX 4000
+
+struct serve_user *serve_user_get(struct serve *sv, const char *name)
+{
+    struct serve_user *u;
+    LIST_FOREACH(u, &sv->users, link)
+    if (strcmp(u->name, name) == 0)
+        return u;
+    u = xcalloc(1, sizeof(*u));
+    str_copy(u->name, name, sizeof(u->name));
+    LIST_INSERT_HEAD(&sv->users, u, link);
+    return u;
+}
+
+static void grant_key_of(const struct perm_request *q, char *key, size_t len)
+{
+    snprintf(key, len, "%s/%s/%s/%s/%s", perm_category_name(q->category), perm_stage_name(q->stage),
+             q->app ? q->app : "", q->tool ? q->tool : "", q->caller ? q->caller : "");
+}
+
+static const struct serve_grant *grant_find(const struct serve_grants *g, const char *key)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->v[i].key, key) == 0)
+            return &g->v[i];
+    return NULL;
+}
+
+static void grant_put(struct serve_grants *g, const char *key, bool allow)
+{
+    struct serve_grant *e = (struct serve_grant *)grant_find(g, key);
+    if (!e) {
+        if (g->n >= SERVE_MAX_GRANTS)
+            return; /* full: the next time is asked again, which is safe */
+        e = &g->v[g->n++];
+        str_copy(e->key, key, sizeof(e->key));
+    }
+    e->allow = allow;
+}
+
+/* ---- permission questions ---- */
+
+struct perm_ctx {
+    struct serve *sv;
+    struct serve_call *sc;
+    perm_done_fn done;
+    void *done_ud;
+    bool irreversible;
+    char key[200];
+    char user[65];
+};
+
+static void question_text(const struct perm_request *q, char *out, size_t len)
+{
+    char *body = q->body ? json_dumps(q->body, JSON_INDENT(1) | JSON_ENCODE_ANY) : NULL;
+    char quoted[BODY_QUOTE_MAX + 32];
+    if (body && strlen(body) > BODY_QUOTE_MAX)
+        snprintf(quoted, sizeof(quoted), "%.*s ...[cut]", BODY_QUOTE_MAX, body);
+    else
+        snprintf(quoted, sizeof(quoted), "%s", body ? body : "{}");
+    free(body);
+    switch (q->category) {
+    case PERM_EXEC:
+        snprintf(out, len, "[hub] Run the app %s (tool %s) for you%s? It will be sent:\n%s", q->app,
+                 q->tool, q->irreversible ? " - this action cannot be undone" : "", quoted);
+        break;
+    case PERM_DATA:
+        snprintf(out, len, "[hub] Share your data with the app %s (tool %s)? It will be sent:\n%s",
+                 q->app, q->tool, quoted);
+        break;
+    case PERM_COLLAB:
+        if (q->stage == PERM_STAGE_CALL)
+            snprintf(out, len,
+                     "[hub] The app %s wants to call %s.%s%s. Allow? It will be sent:\n%s",
+                     q->caller ? q->caller : "?", q->app, q->tool,
+                     q->irreversible ? " (this action cannot be undone)" : "", quoted);
+        else
+            snprintf(out, len,
+                     "[hub] The result of %s.%s is going back to the app %s. Allow? It will be "
+                     "sent:\n%s",
+                     q->app, q->tool, q->caller ? q->caller : "?", quoted);
+        break;
+    }
+}
+
+static json_t *question_params(const struct serve_session *ss, const struct perm_request *q)
+{
+    char text[BODY_QUOTE_MAX + 600];
+    question_text(q, text, sizeof(text));
+    json_t *choices = json_array();
+    json_array_append_new(choices, json_string("once"));
+    json_array_append_new(choices, json_string("session"));
+    if (!q->irreversible)
+        json_array_append_new(choices, json_string("always"));
+    json_array_append_new(choices, json_string("no"));
+    json_array_append_new(choices, json_string("never"));
+    json_t *schema = json_pack(
+        "{s:s,s:{s:{s:s,s:s,s:s,s:o}},s:[s]}", "type", "object", "properties", "decision", "type",
+        "string", "title", "Your answer", "description",
+        q->irreversible ? "once: allow this time; session: until this session ends; no: refuse "
+                          "this time; never: refuse from now on"
+                        : "once: allow this time; session: until this session ends; always: "
+                          "from now on; no: refuse this time; never: refuse from now on",
+        "enum", choices, "required", "decision");
+    json_t *p = json_pack("{s:s,s:o}", "message", text, "requestedSchema", schema);
+    if (strcmp(ss->protocol, "2025-11-25") == 0)
+        json_object_set_new(p, "mode", json_string("form"));
+    return p;
+}
+
+static bool answer_parse(const char *s, enum perm_answer *out)
+{
+    static const char *const names[] = {"once", "session", "always", "no", "never"};
+    for (int i = 0; i < 5; i++)
+        if (s && strcmp(s, names[i]) == 0) {
+            *out = (enum perm_answer)i;
+            return true;
+        }
+    return false;
+}
+
+static void perm_finish(struct perm_ctx *pc, enum perm_decision d, const char *reason)
+{
+    if (d == PERM_DENY) {
+        pc->sv->m.asks_denied++;
+        str_copy(pc->sc->denial, reason, sizeof(pc->sc->denial));
+    }
+    pc->done(pc->done_ud, d, reason);
+    serve_call_unref(pc->sc);
+    free(pc);
+}
+
+static void on_perm_answer(void *ud, json_t *result, int code, const char *message)
+{
+    struct perm_ctx *pc = ud;
+    (void)code;
+    char reason[300];
+    if (!result) {
+        snprintf(reason, sizeof(reason), "the client did not answer the question: %.200s",
+                 message ? message : "no answer");
+        perm_finish(pc, PERM_DENY, reason);
+        return;
+    }
+    const char *action = json_string_value(json_object_get(result, "action"));
+    const char *choice =
+        json_string_value(json_object_get(json_object_get(result, "content"), "decision"));
+    enum perm_answer a;
+    if (!action || strcmp(action, "accept") != 0) {
+        snprintf(reason, sizeof(reason), "the user %s the question",
+                 action && strcmp(action, "cancel") == 0 ? "cancelled" : "declined");
+        json_decref(result);
+        perm_finish(pc, PERM_DENY, reason);
+        return;
+    }
+    if (!answer_parse(choice, &a)) {
+        json_decref(result);
+        perm_finish(pc, PERM_DENY, "the client's answer was not one of the choices");
+        return;
+    }
+    json_decref(result);
+    if (a == PERM_ANSWER_ALWAYS && pc->irreversible)
+        a = PERM_ANSWER_ONCE; /* never offered; a client that sends it anyway gets once */
+    struct serve_session *ss = pc->sc->ss;
+    if (a == PERM_ANSWER_SESSION && ss)
+        grant_put(&ss->grants, pc->key, true);
+    if (a == PERM_ANSWER_ALWAYS || a == PERM_ANSWER_NEVER)
+        grant_put(&serve_user_get(pc->sv, pc->user)->always, pc->key, a == PERM_ANSWER_ALWAYS);
+    snprintf(reason, sizeof(reason), "the user answered %s through the client",
+             perm_answer_name(a));
+    perm_finish(pc, perm_answer_decision(a), reason);
+}
+
+static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_done_fn done,
+                     void *done_ud)
+{
+    struct serve *sv = h->ud;
+    struct serve_call *sc = q->origin;
+    if (!sc) { /* not from a client: cannot happen in serve, and then no */
+        done(done_ud, PERM_DENY, "no client to ask");
+        return;
+    }
+    struct perm_ctx *pc = xcalloc(1, sizeof(*pc));
+    pc->sv = sv;
+    pc->sc = sc;
+    sc->refs++;
+    pc->done = done;
+    pc->done_ud = done_ud;
+    pc->irreversible = q->irreversible;
+    str_copy(pc->user, q->user ? q->user : sc->user, sizeof(pc->user));
+    grant_key_of(q, pc->key, sizeof(pc->key));
+    struct serve_session *ss = sc->ss;
+    const struct serve_grant *g = ss ? grant_find(&ss->grants, pc->key) : NULL;
+    if (g) {
+        perm_finish(pc, g->allow ? PERM_ALLOW : PERM_DENY, "the user's answer for this session");
+        return;
+    }
+    g = grant_find(&serve_user_get(sv, pc->user)->always, pc->key);
+    if (g) {
+        perm_finish(pc, g->allow ? PERM_ALLOW : PERM_DENY,
+                    g->allow ? "the user answered always" : "the user answered never");
+        return;
+    }
+    if (ss && ss->can_elicit &&
+        serve_session_request(ss, sc->req_id, "elicitation/create", question_params(ss, q),
+                              on_perm_answer, pc) == 0)
+        return;
+    char why[200], reason[300];
+    enum perm_answer a = answers_decide(sv->answers, q, why, sizeof(why));
+    snprintf(reason, sizeof(reason), "%s; --answers decided %s (%s)",
+             !ss              ? "the client's session has ended"
+             : ss->can_elicit ? "the client has too many questions open"
+                              : "the client cannot be asked (it declared no elicitation)",
+             perm_answer_name(a), why);
+    perm_finish(pc, perm_answer_decision(a), reason);
+}
+
+static void perm_free(struct perm_hook *h)
+{
+    free(h);
+}
+
+/* ---- a spoke's own elicitation and sampling ---- */
+
+struct fwd_ctx {
+    struct serve_call *sc;
+    hook_done_fn done;
+    void *done_ud;
+};
+
+static void on_forwarded(void *ud, json_t *result, int code, const char *message)
+{
+    struct fwd_ctx *fc = ud;
+    if (result)
+        fc->done(fc->done_ud, result, 0, NULL);
+    else
+        fc->done(fc->done_ud, NULL, code ? code : -32000, message ? message : "no answer");
+    serve_call_unref(fc->sc);
+    free(fc);
+}
+
+/* Sends method to the client of req's call; false when that client cannot take it. */
+static bool forward(const struct hook_request *req, const char *method, json_t *params,
+                    hook_done_fn done, void *done_ud, bool capable)
+{
+    struct serve_call *sc = req->origin;
+    if (!sc || !sc->ss || !capable) {
+        json_decref(params);
+        return false;
+    }
+    struct fwd_ctx *fc = xcalloc(1, sizeof(*fc));
+    fc->sc = sc;
+    sc->refs++;
+    fc->done = done;
+    fc->done_ud = done_ud;
+    if (serve_session_request(sc->ss, sc->req_id, method, params, on_forwarded, fc) < 0) {
+        sc->refs--;
+        free(fc);
+        return false;
+    }
+    return true;
+}
+
+static void elicit_create(struct elicit_hook *h, const struct hook_request *req, hook_done_fn done,
+                          void *done_ud)
+{
+    struct serve *sv = h->ud;
+    struct serve_call *sc = req->origin;
+    json_t *params = json_deep_copy(req->params);
+    /* The app's name first: the user must know which app asks, and the app cannot
+     * claim to be the hub or another app. */
+    const char *msg = json_string_value(json_object_get(params, "message"));
+    json_object_set_new(params, "message", json_sprintf("[%s] %s", req->app, msg ? msg : ""));
+    if (sc && sc->ss && strcmp(sc->ss->protocol, "2025-11-25") != 0)
+        json_object_del(params, "mode");
+    if (!forward(req, "elicitation/create", params, done, done_ud,
+                 sc && sc->ss && sc->ss->can_elicit))
+        sv->fallback_elicit->create(sv->fallback_elicit, req, done, done_ud);
+}
+
+static void elicit_free(struct elicit_hook *h)
+{
+    free(h);
+}
+
+static void sample_create(struct sampling_hook *h, const struct hook_request *req,
+                          hook_done_fn done, void *done_ud)
+{
+    struct serve *sv = h->ud;
+    struct serve_call *sc = req->origin;
+    if (!forward(req, "sampling/createMessage", json_deep_copy(req->params), done, done_ud,
+                 sc && sc->ss && sc->ss->can_sample))
+        sv->fallback_sample->create_message(sv->fallback_sample, req, done, done_ud);
+}
+
+static void sample_free(struct sampling_hook *h)
+{
+    free(h);
+}
+
+void serve_install_hooks(struct serve *sv)
+{
+    struct perm_hook *ph = xcalloc(1, sizeof(*ph));
+    ph->ask = perm_ask;
+    ph->free = perm_free;
+    ph->ud = sv;
+    hub_set_permission_hook(sv->hub, ph);
+    struct elicit_hook *eh = xcalloc(1, sizeof(*eh));
+    eh->create = elicit_create;
+    eh->free = elicit_free;
+    eh->ud = sv;
+    hub_set_elicit_hook(sv->hub, eh);
+    struct sampling_hook *sh = xcalloc(1, sizeof(*sh));
+    sh->create_message = sample_create;
+    sh->free = sample_free;
+    sh->ud = sv;
+    hub_set_sampling_hook(sv->hub, sh);
+}

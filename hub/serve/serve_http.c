@@ -1,0 +1,747 @@
+/* hub serve --http: MCP Streamable HTTP (2025-03-26 .. 2025-11-25) on /mcp with
+ * libevent's evhttp.
+ *
+ *   POST   one JSON-RPC message. A request gets its answer as application/json, or as
+ *          an SSE stream when the hub has something to say before the answer (progress,
+ *          a question to the user as elicitation/create): the choice is made when the
+ *          first message for that request is ready, so a plain call costs no stream.
+ *          Notifications and responses get 202. initialize starts a session and the
+ *          answer carries its Mcp-Session-Id.
+ *   GET    an SSE stream for messages of the session as a whole.
+ *   DELETE ends the session.
+ *
+ * Checked before anything else, in this order: Host (a loopback listener answers only
+ * to loopback host names: DNS rebinding), Origin (browsers' cross-site requests: only
+ * loopback origins and --allow-origin ones), then the bearer token (401 with
+ * WWW-Authenticate). A session belongs to the token that started it; another token
+ * gets 404 for it. Bodies, headers, sessions, streams and requests in flight per token
+ * are bounded; idle sessions end. Beyond loopback the listener wants TLS (libevent's
+ * OpenSSL bufferevents) unless --insecure-http. */
+#include "log.h"
+#include "serve_impl.h"
+#include "serve_tokens.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define HTTP_MAX_BODY (4 * 1024 * 1024)
+#define HTTP_MAX_HEADERS (16 * 1024)
+#define HTTP_READ_TIMEOUT_S 30
+#define HTTP_MAX_STREAMS 4096
+#define HTTP_MAX_PENDING_OUT (8 * 1024 * 1024) /* unsent bytes on one stream */
+#define SWEEP_INTERVAL_S 5
+
+struct http_server;
+struct http_sess;
+
+/* A client request waiting for its answer, or a GET stream. */
+struct http_stream {
+    struct http_server *srv;
+    struct http_sess *hs; /* NULL once its session ended */
+    LIST_ENTRY(http_stream) link;
+    struct evhttp_request *req; /* NULL once the connection closed */
+    json_t *id;                 /* the request's id; NULL for a GET stream */
+    bool sse;                   /* the reply has started as text/event-stream */
+    bool accepts_sse;
+    bool counted; /* in its token's requests in flight */
+    size_t token;
+};
+
+struct http_sess {
+    struct http_server *srv;
+    LIST_ENTRY(http_sess) link;
+    struct serve_session *ss;
+    size_t token;
+    LIST_HEAD(, http_stream) streams;
+    struct http_stream *get_stream;
+    uint64_t last_active;
+};
+
+struct token_use {
+    size_t sessions, inflight;
+};
+
+struct http_server {
+    struct serve *sv;
+    const struct serve_http_opts *o;
+    struct evhttp *http;
+    struct serve_tokens *tokens;
+    struct token_use *use; /* per token line; the last slot: no tokens file */
+    size_t n_use;
+    SSL_CTX *ssl;
+    bool loopback;
+    uint16_t port;
+    LIST_HEAD(, http_sess) sessions;
+    size_t n_sessions, n_streams;
+    struct event *ev_sweep;
+};
+
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
+
+/* ---- replies ---- */
+
+static void reply_text(struct evhttp_request *req, int status, const char *reason, const char *text)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (text)
+        evbuffer_add_printf(b, "%s\n", text);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; charset=utf-8");
+    evhttp_send_reply(req, status, reason, b);
+    evbuffer_free(b);
+}
+
+static void reply_json(struct evhttp_request *req, int status, const char *reason, json_t *msg)
+{
+    char *text = json_dumps(msg, JSON_COMPACT);
+    json_decref(msg);
+    struct evbuffer *b = evbuffer_new();
+    if (text)
+        evbuffer_add(b, text, strlen(text));
+    free(text);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+    evhttp_send_reply(req, status, reason, b);
+    evbuffer_free(b);
+}
+
+/* A transport-level refusal with a JSON-RPC error body, as the SDKs expect. */
+static void reply_rpc_error(struct evhttp_request *req, int status, const char *reason, int code,
+                            const char *message)
+{
+    json_t *null_id = json_null();
+    reply_json(req, status, reason, jrpc_error(null_id, code, message, NULL));
+    json_decref(null_id);
+}
+
+/* ---- streams ---- */
+
+static void stream_free(struct http_stream *s)
+{
+    struct http_server *srv = s->srv;
+    if (s->counted)
+        srv->use[s->token].inflight--;
+    if (s->hs) {
+        LIST_REMOVE(s, link);
+        if (s->hs->get_stream == s)
+            s->hs->get_stream = NULL;
+    }
+    if (s->req) {
+        struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
+        if (evcon)
+            evhttp_connection_set_closecb(evcon, NULL, NULL);
+    }
+    srv->n_streams--;
+    json_decref(s->id);
+    free(s);
+}
+
+static void on_stream_closed(struct evhttp_connection *evcon, void *ud)
+{
+    (void)evcon;
+    struct http_stream *s = ud;
+    s->req = NULL; /* evhttp frees it */
+    stream_free(s);
+}
+
+static void stream_end(struct http_stream *s)
+{
+    if (s->req) {
+        struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
+        if (evcon)
+            evhttp_connection_set_closecb(evcon, NULL, NULL);
+        if (s->sse)
+            evhttp_send_reply_end(s->req);
+        else
+            evhttp_send_reply(s->req, 202, "Accepted", NULL);
+        s->req = NULL;
+    }
+    stream_free(s);
+}
+
+static void sse_start(struct http_stream *s)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(s->req);
+    evhttp_add_header(h, "Content-Type", "text/event-stream");
+    evhttp_add_header(h, "Cache-Control", "no-cache");
+    evhttp_send_reply_start(s->req, 200, "OK");
+    s->sse = true;
+}
+
+/* false when the stream was ended for not reading. */
+static bool sse_event(struct http_stream *s, const char *data)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
+    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    if (bev && evbuffer_get_length(bufferevent_get_output(bev)) > HTTP_MAX_PENDING_OUT) {
+        log_warnx("serve: a client does not read its event stream; ending it");
+        stream_end(s);
+        return false;
+    }
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add_printf(b, "event: message\ndata: %s\n\n", data);
+    evhttp_send_reply_chunk(s->req, b);
+    evbuffer_free(b);
+    return true;
+}
+
+static bool is_answer_to(const json_t *msg, const json_t *id)
+{
+    return id && (json_object_get(msg, "result") || json_object_get(msg, "error")) &&
+           !json_object_get(msg, "method") && json_equal(json_object_get(msg, "id"), (json_t *)id);
+}
+
+/* The transport's send: to the stream of the related request, else the GET stream. */
+static void http_send(void *t, json_t *msg, const json_t *related)
+{
+    struct http_sess *hs = t;
+    struct http_stream *s = NULL;
+    if (related)
+        LIST_FOREACH(s, &hs->streams, link)
+    if (s->id && s->req && json_equal(s->id, (json_t *)related))
+        break;
+    bool answer = s && is_answer_to(msg, s->id);
+    if (!s || (!answer && !s->sse && !s->accepts_sse)) {
+        s = hs->get_stream && hs->get_stream->req ? hs->get_stream : NULL;
+        answer = false;
+    }
+    if (!s) {
+        json_decref(msg); /* nowhere to say it: the client keeps no stream open */
+        return;
+    }
+    char *text = json_dumps(msg, JSON_COMPACT);
+    json_decref(msg);
+    if (!text)
+        return;
+    if (answer && !s->sse) {
+        struct evbuffer *b = evbuffer_new();
+        evbuffer_add(b, text, strlen(text));
+        evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
+                          "application/json");
+        struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
+        if (evcon)
+            evhttp_connection_set_closecb(evcon, NULL, NULL);
+        evhttp_send_reply(s->req, 200, "OK", b);
+        evbuffer_free(b);
+        s->req = NULL;
+        stream_free(s);
+    } else {
+        if (!s->sse)
+            sse_start(s);
+        if (sse_event(s, text) && answer)
+            stream_end(s);
+    }
+    free(text);
+}
+
+static void http_forget(void *t, const json_t *related)
+{
+    struct http_sess *hs = t;
+    struct http_stream *s;
+    LIST_FOREACH(s, &hs->streams, link)
+    if (s->id && json_equal(s->id, (json_t *)related)) {
+        stream_end(s);
+        return;
+    }
+}
+
+static const struct serve_transport http_transport = {.send = http_send, .forget = http_forget};
+
+/* ---- sessions ---- */
+
+static void sess_end(struct http_sess *hs, const char *reason)
+{
+    struct http_server *srv = hs->srv;
+    while (!LIST_EMPTY(&hs->streams)) {
+        struct http_stream *s = LIST_FIRST(&hs->streams);
+        stream_end(s);
+    }
+    if (hs->ss)
+        serve_session_close(hs->ss, reason);
+    LIST_REMOVE(hs, link);
+    srv->n_sessions--;
+    srv->use[hs->token].sessions--;
+    free(hs);
+}
+
+static struct http_sess *sess_find(struct http_server *srv, const char *id, size_t token)
+{
+    struct http_sess *hs;
+    LIST_FOREACH(hs, &srv->sessions, link)
+    if (strcmp(hs->ss->id, id) == 0)
+        return hs->token == token ? hs : NULL;
+    return NULL;
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *ud)
+{
+    (void)fd;
+    (void)what;
+    struct http_server *srv = ud;
+    uint64_t now = now_mono_ns();
+    struct http_sess *hs = LIST_FIRST(&srv->sessions), *next;
+    for (; hs; hs = next) {
+        next = LIST_NEXT(hs, link);
+        /* A stream open, or a call running, is activity. */
+        bool busy = !LIST_EMPTY(&hs->streams) || hs->ss->n_calls > 0;
+        if (busy)
+            hs->last_active = now;
+        else if (now - hs->last_active > srv->o->idle_timeout_s * 1000000000ULL)
+            sess_end(hs, "idle");
+        else if (hs->get_stream && hs->get_stream->req && hs->get_stream->sse) {
+            /* An SSE comment keeps proxies from timing the stream out. */
+            struct evbuffer *b = evbuffer_new();
+            evbuffer_add_printf(b, ": keepalive\n\n");
+            evhttp_send_reply_chunk(hs->get_stream->req, b);
+            evbuffer_free(b);
+        }
+    }
+}
+
+/* ---- checks ---- */
+
+static bool loopback_host(const char *host)
+{
+    return strcasecmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
+           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
+}
+
+/* "name" or "name:port" (or "[v6]:port"): the name, port checked against ours. */
+static bool host_header_ok(const struct http_server *srv, const char *value)
+{
+    if (!value || strlen(value) > 255)
+        return false;
+    char host[256];
+    str_copy(host, value, sizeof(host));
+    char *port = NULL;
+    if (host[0] == '[') {
+        char *end = strchr(host, ']');
+        if (!end)
+            return false;
+        if (end[1] == ':')
+            port = end + 2;
+        else if (end[1] != '\0')
+            return false;
+        end[1] = '\0';
+    } else {
+        port = strchr(host, ':');
+        if (port)
+            *port++ = '\0';
+    }
+    if (port) {
+        uint64_t p;
+        if (!parse_u64(port, 1, 65535, &p) || p != srv->port)
+            return false;
+    }
+    return loopback_host(host);
+}
+
+static bool origin_ok(const struct http_server *srv, const char *origin)
+{
+    for (const char **o = srv->o->allow_origins; o && *o; o++)
+        if (strcasecmp(*o, origin) == 0)
+            return true;
+    const char *rest;
+    if (strncasecmp(origin, "http://", 7) == 0)
+        rest = origin + 7;
+    else if (strncasecmp(origin, "https://", 8) == 0)
+        rest = origin + 8;
+    else
+        return false;
+    if (strchr(rest, '/'))
+        return false;
+    /* Any port: the page is on this machine; the host name is what a rebinding attack
+     * cannot fake in Origin. */
+    char host[256];
+    if (strlen(rest) >= sizeof(host))
+        return false;
+    str_copy(host, rest, sizeof(host));
+    char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
+    if (colon)
+        colon[host[0] == '[' ? 1 : 0] = '\0';
+    return loopback_host(host);
+}
+
+static bool accepts(const char *accept, const char *type)
+{
+    return accept && (strstr(accept, type) || strstr(accept, "*/*"));
+}
+
+static void peer(struct evhttp_request *req, char *out, size_t len)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *addr = NULL;
+    ev_uint16_t port = 0;
+    if (evcon)
+        evhttp_connection_get_peer(evcon, &addr, &port);
+    snprintf(out, len, "%s:%u", addr ? addr : "?", (unsigned)port);
+}
+
+/* Which token line (or the no-tokens slot); false after answering 401. */
+static bool authenticate(struct http_server *srv, struct evhttp_request *req, const char *remote,
+                         size_t *token, const char **user)
+{
+    if (!srv->tokens) {
+        *token = srv->n_use - 1;
+        *user = srv->o->user;
+        return true;
+    }
+    const char *auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    const char *why = "no bearer token";
+    if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+        const char *tok = auth + 7;
+        while (*tok == ' ')
+            tok++;
+        *user = serve_tokens_check(srv->tokens, tok, strlen(tok), token);
+        if (*user)
+            return true;
+        why = "the bearer token is not valid";
+    }
+    srv->sv->m.http_unauthorized++;
+    serve_audit_http(srv->sv, remote, "failure", why, 401);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                      auth ? "Bearer realm=\"isolategpt\", error=\"invalid_token\""
+                           : "Bearer realm=\"isolategpt\"");
+    reply_rpc_error(req, 401, "Unauthorized", -32001, why);
+    return false;
+}
+
+/* ---- methods ---- */
+
+static void on_post(struct http_server *srv, struct evhttp_request *req, size_t token,
+                    const char *user, const char *remote)
+{
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    const char *ctype = evhttp_find_header(in, "Content-Type");
+    if (!ctype || strncasecmp(ctype, "application/json", 16) != 0) {
+        reply_rpc_error(req, 415, "Unsupported Media Type", JRPC_INVALID_REQUEST,
+                        "Content-Type must be application/json");
+        return;
+    }
+    const char *accept = evhttp_find_header(in, "Accept");
+    bool json_ok = accepts(accept, "application/json");
+    bool sse_ok = accepts(accept, "text/event-stream");
+    if (!json_ok || !sse_ok) {
+        reply_rpc_error(req, 406, "Not Acceptable", JRPC_INVALID_REQUEST,
+                        "Accept must list application/json and text/event-stream");
+        return;
+    }
+    struct evbuffer *body = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(body);
+    const char *text = (const char *)evbuffer_pullup(body, -1);
+    struct jrpc_msg msg;
+    int code;
+    char err[256];
+    if (len == 0 || !text || jrpc_parse(text, len, &msg, &code, err, sizeof(err)) < 0) {
+        reply_rpc_error(req, 400, "Bad Request", len ? code : JRPC_PARSE_ERROR,
+                        len ? err : "empty body");
+        return;
+    }
+    const char *sid = evhttp_find_header(in, "Mcp-Session-Id");
+    bool init = msg.kind == JRPC_REQUEST && strcmp(msg.method, "initialize") == 0;
+    struct http_sess *hs = NULL;
+    if (init && !sid) {
+        if (srv->n_sessions >= srv->o->max_sessions ||
+            srv->use[token].sessions >= srv->o->max_sessions_per_token) {
+            srv->sv->m.http_limited++;
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "10");
+            reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many sessions");
+            jrpc_msg_free(&msg);
+            return;
+        }
+        hs = xcalloc(1, sizeof(*hs));
+        hs->srv = srv;
+        hs->token = token;
+        LIST_INIT(&hs->streams);
+        hs->ss = serve_session_new(srv->sv, &http_transport, hs, user, remote, "http");
+        LIST_INSERT_HEAD(&srv->sessions, hs, link);
+        srv->n_sessions++;
+        srv->use[token].sessions++;
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Mcp-Session-Id", hs->ss->id);
+    } else {
+        if (!sid) {
+            reply_rpc_error(req, 400, "Bad Request", JRPC_INVALID_REQUEST,
+                            "Mcp-Session-Id header required (initialize first)");
+            jrpc_msg_free(&msg);
+            return;
+        }
+        hs = sess_find(srv, sid, token);
+        if (!hs) {
+            reply_rpc_error(req, 404, "Not Found", -32001, "no such session");
+            jrpc_msg_free(&msg);
+            return;
+        }
+        const char *pv = evhttp_find_header(in, "MCP-Protocol-Version");
+        bool known = !pv;
+        for (size_t i = 0; pv && versions[i]; i++)
+            if (strcmp(pv, versions[i]) == 0)
+                known = true;
+        if (!known) {
+            reply_rpc_error(req, 400, "Bad Request", JRPC_INVALID_REQUEST,
+                            "unsupported MCP-Protocol-Version");
+            jrpc_msg_free(&msg);
+            return;
+        }
+    }
+    hs->last_active = now_mono_ns();
+    if (msg.kind != JRPC_REQUEST) {
+        serve_session_on_message(hs->ss, &msg);
+        jrpc_msg_free(&msg);
+        evhttp_send_reply(req, 202, "Accepted", NULL);
+        return;
+    }
+    if (srv->use[token].inflight >= srv->o->max_inflight_per_token ||
+        srv->n_streams >= HTTP_MAX_STREAMS) {
+        srv->sv->m.http_limited++;
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+        reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many requests in flight");
+        jrpc_msg_free(&msg);
+        return;
+    }
+    struct http_stream *s = xcalloc(1, sizeof(*s));
+    s->srv = srv;
+    s->hs = hs;
+    s->req = req;
+    s->id = json_deep_copy(msg.id);
+    s->accepts_sse = sse_ok;
+    s->token = token;
+    s->counted = true;
+    srv->use[token].inflight++;
+    srv->n_streams++;
+    LIST_INSERT_HEAD(&hs->streams, s, link);
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_stream_closed, s);
+    struct serve_session *ss = hs->ss;
+    serve_session_on_message(ss, &msg);
+    jrpc_msg_free(&msg);
+    if (init && ss->state != SS_READY)
+        sess_end(hs, "initialize failed"); /* its stream answered the error already */
+}
+
+static void on_get(struct http_server *srv, struct evhttp_request *req, size_t token)
+{
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    if (!accepts(evhttp_find_header(in, "Accept"), "text/event-stream")) {
+        reply_text(req, 406, "Not Acceptable", "Accept must list text/event-stream");
+        return;
+    }
+    const char *sid = evhttp_find_header(in, "Mcp-Session-Id");
+    struct http_sess *hs = sid ? sess_find(srv, sid, token) : NULL;
+    if (!sid) {
+        reply_text(req, 400, "Bad Request", "Mcp-Session-Id header required");
+        return;
+    }
+    if (!hs) {
+        reply_text(req, 404, "Not Found", "no such session");
+        return;
+    }
+    if (hs->get_stream) {
+        reply_text(req, 409, "Conflict", "this session has an event stream open already");
+        return;
+    }
+    if (srv->n_streams >= HTTP_MAX_STREAMS) {
+        reply_text(req, 429, "Too Many Requests", "too many streams");
+        return;
+    }
+    struct http_stream *s = xcalloc(1, sizeof(*s));
+    s->srv = srv;
+    s->hs = hs;
+    s->req = req;
+    s->accepts_sse = true;
+    s->token = token;
+    srv->n_streams++;
+    LIST_INSERT_HEAD(&hs->streams, s, link);
+    hs->get_stream = s;
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_stream_closed, s);
+    sse_start(s);
+}
+
+static void on_delete(struct http_server *srv, struct evhttp_request *req, size_t token)
+{
+    const char *sid = evhttp_find_header(evhttp_request_get_input_headers(req), "Mcp-Session-Id");
+    struct http_sess *hs = sid ? sess_find(srv, sid, token) : NULL;
+    if (!hs) {
+        reply_text(req, sid ? 404 : 400, sid ? "Not Found" : "Bad Request",
+                   sid ? "no such session" : "Mcp-Session-Id header required");
+        return;
+    }
+    sess_end(hs, "the client ended the session");
+    evhttp_send_reply(req, 200, "OK", NULL);
+}
+
+static void on_request(struct evhttp_request *req, void *ud)
+{
+    struct http_server *srv = ud;
+    char remote[80];
+    peer(req, remote, sizeof(remote));
+    const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    if (srv->loopback && !host_header_ok(srv, evhttp_find_header(in, "Host"))) {
+        srv->sv->m.http_forbidden++;
+        serve_audit_http(srv->sv, remote, "failure", "Host is not a loopback name", 403);
+        reply_rpc_error(req, 403, "Forbidden", -32000,
+                        "Host must name this machine's loopback (DNS rebinding protection)");
+        return;
+    }
+    const char *origin = evhttp_find_header(in, "Origin");
+    if (origin && !origin_ok(srv, origin)) {
+        srv->sv->m.http_forbidden++;
+        serve_audit_http(srv->sv, remote, "failure", "foreign Origin", 403);
+        reply_rpc_error(req, 403, "Forbidden", -32000, "Origin not allowed");
+        return;
+    }
+    if (!path || strcmp(path, "/mcp") != 0) {
+        reply_text(req, 404, "Not Found", "the MCP endpoint is /mcp");
+        return;
+    }
+    size_t token;
+    const char *user;
+    if (!authenticate(srv, req, remote, &token, &user))
+        return;
+    switch (evhttp_request_get_command(req)) {
+    case EVHTTP_REQ_POST:
+        on_post(srv, req, token, user, remote);
+        break;
+    case EVHTTP_REQ_GET:
+        on_get(srv, req, token);
+        break;
+    case EVHTTP_REQ_DELETE:
+        on_delete(srv, req, token);
+        break;
+    default:
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, POST, DELETE");
+        reply_text(req, 405, "Method Not Allowed", NULL);
+    }
+}
+
+/* ---- TLS ---- */
+
+static struct bufferevent *tls_bev(struct event_base *base, void *ud)
+{
+    SSL_CTX *ctx = ud;
+    SSL *ssl = SSL_new(ctx);
+    if (!ssl)
+        return NULL;
+    return bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                          BEV_OPT_CLOSE_ON_FREE);
+}
+
+static SSL_CTX *tls_context(const char *cert, const char *key, char *err, size_t errlen)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx) {
+        snprintf(err, errlen, "TLS: cannot create a context");
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
+        snprintf(err, errlen, "--tls-cert %s: %s", cert, ERR_reason_error_string(ERR_get_error()));
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+        snprintf(err, errlen, "--tls-key %s: %s", key, ERR_reason_error_string(ERR_get_error()));
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* ---- the server ---- */
+
+int serve_http(struct serve *sv, const struct serve_http_opts *o)
+{
+    struct http_server srv = {.sv = sv, .o = o};
+    LIST_INIT(&srv.sessions);
+    char err[512];
+    int rc = -1;
+    bool secure = o->tls_cert || o->insecure_http;
+    srv.loopback = true; /* until the address parses: its errors are said as such */
+    int fd =
+        serve_listen_socket(o->listen, secure && o->tokens_file, &srv.loopback, err, sizeof(err));
+    if (fd < 0 && !srv.loopback && !secure) {
+        log_warnx("--http %s is beyond loopback: give --tls-cert/--tls-key, or --insecure-http "
+                  "if a TLS proxy in front of it is your choice",
+                  o->listen);
+        return -1;
+    }
+    if (fd < 0 && !srv.loopback && !o->tokens_file) {
+        log_warnx("--http %s is beyond loopback: --tokens FILE is required", o->listen);
+        return -1;
+    }
+    if (fd < 0) {
+        log_warnx("--http %s: %s", o->listen, err);
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    getsockname(fd, (struct sockaddr *)&bound, &blen);
+    srv.port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                 : ((struct sockaddr_in *)&bound)->sin_port);
+    if (o->tokens_file) {
+        srv.tokens = serve_tokens_load(o->tokens_file, err, sizeof(err));
+        if (!srv.tokens) {
+            log_warnx("--tokens: %s", err);
+            close(fd);
+            return -1;
+        }
+    }
+    /* One counter slot per token line, plus one for the tokens-less mode. */
+    srv.n_use = 10001;
+    srv.use = xcalloc(srv.n_use, sizeof(*srv.use));
+    if (o->tls_cert) {
+        srv.ssl = tls_context(o->tls_cert, o->tls_key, err, sizeof(err));
+        if (!srv.ssl) {
+            log_warnx("%s", err);
+            close(fd);
+            goto out;
+        }
+    }
+    srv.http = evhttp_new(sv->base);
+    evhttp_set_allowed_methods(srv.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PUT);
+    evhttp_set_max_body_size(srv.http, HTTP_MAX_BODY);
+    evhttp_set_max_headers_size(srv.http, HTTP_MAX_HEADERS);
+    evhttp_set_timeout(srv.http, HTTP_READ_TIMEOUT_S);
+    evhttp_set_gencb(srv.http, on_request, &srv);
+    if (srv.ssl)
+        evhttp_set_bevcb(srv.http, tls_bev, srv.ssl);
+    if (!evhttp_accept_socket_with_handle(srv.http, fd)) {
+        log_warnx("--http %s: cannot serve", o->listen);
+        close(fd);
+        goto out;
+    }
+    srv.ev_sweep = event_new(sv->base, -1, EV_PERSIST, on_sweep, &srv);
+    struct timeval tv = {.tv_sec = o->idle_timeout_s < 2 * SWEEP_INTERVAL_S ? 1 : SWEEP_INTERVAL_S};
+    event_add(srv.ev_sweep, &tv);
+    log_info("serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http", o->listen);
+    if (!srv.tokens)
+        log_info("sessions without a token act as user %s", o->user);
+    while (!hub_quit_requested(sv->hub))
+        event_base_loop(sv->base, EVLOOP_ONCE);
+    rc = 0;
+out:
+    while (!LIST_EMPTY(&srv.sessions))
+        sess_end(LIST_FIRST(&srv.sessions), "the hub is shutting down");
+    if (srv.ev_sweep)
+        event_free(srv.ev_sweep);
+    if (srv.http)
+        evhttp_free(srv.http);
+    if (srv.ssl)
+        SSL_CTX_free(srv.ssl);
+    serve_tokens_free(srv.tokens);
+    free(srv.use);
+    return rc;
+}

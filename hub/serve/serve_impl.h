@@ -1,0 +1,188 @@
+/* hub serve's internal types, shared by its files: the protocol core (serve_session.c),
+ * tools (serve_tools.c), questions to the client (serve_ask.c), the transports
+ * (serve_stdio.c, serve_http.c), tokens and metrics. */
+#ifndef HUB_SERVE_IMPL_H
+#define HUB_SERVE_IMPL_H
+
+#include "serve.h"
+
+#include "audit.h"
+#include "jsonrpc.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#define SERVE_NAME "isolategpt-hub"
+#define SERVE_VERSION "0.1"
+/* Requests to one client (questions) open at once; more are refused at once. */
+#define SERVE_MAX_ASKS 16
+/* Tool calls of one session in flight at once. */
+#define SERVE_MAX_CALLS 64
+/* Grants remembered per session and per user ("session"/"always" answers). */
+#define SERVE_MAX_GRANTS 256
+
+struct serve_session;
+struct serve_call;
+
+/* What a transport does for the protocol core. */
+struct serve_transport {
+    /* Sends msg (stolen) to the client. related: the id of the client request the
+     * message belongs to (its answer, or a progress notification or question asked
+     * while it runs), or NULL for a message of the session as a whole. */
+    void (*send)(void *t, json_t *msg, const json_t *related);
+    /* The client's request related will get no answer (it cancelled it). */
+    void (*forget)(void *t, const json_t *related);
+};
+
+/* A remembered answer: (category, stage, app, tool, caller) -> allow or deny. */
+struct serve_grant {
+    char key[200];
+    bool allow;
+};
+
+struct serve_grants {
+    struct serve_grant v[SERVE_MAX_GRANTS];
+    size_t n;
+};
+
+struct serve_user {
+    LIST_ENTRY(serve_user) link;
+    char name[65];
+    struct serve_grants always; /* for the life of this serve process */
+};
+
+struct serve_metrics {
+    uint64_t sessions_total, sessions_open;
+    uint64_t calls_ok, calls_tool_error, calls_refused, calls_failed, calls_cancelled;
+    uint64_t refused_by_layer[8]; /* see serve_metrics.c's layer table */
+    uint64_t latency_buckets[12]; /* cumulative ms buckets, see serve_metrics.c */
+    uint64_t latency_count;
+    double latency_sum_s;
+    uint64_t asks_total, asks_denied;
+    uint64_t http_unauthorized, http_forbidden, http_limited;
+};
+
+struct serve {
+    struct hub *hub;
+    struct hub_config *cfg;
+    struct manifest_set *ms;
+    struct event_base *base;
+    const struct manifest *app; /* the one app; NULL: gateway */
+    bool ask_exec;
+    struct answers *answers;
+    struct elicit_hook *fallback_elicit;   /* --answers' elicitation entries */
+    struct sampling_hook *fallback_sample; /* no LLM: declined with a reason */
+    struct audit *audit;
+    LIST_HEAD(, serve_session) sessions;
+    LIST_HEAD(, serve_user) users;
+    struct serve_metrics m;
+    struct evhttp *metrics_http;
+};
+
+enum serve_session_state { SS_NEW, SS_READY, SS_CLOSED };
+
+struct serve_session {
+    struct serve *sv;
+    LIST_ENTRY(serve_session) link;
+    const struct serve_transport *tr;
+    void *t;
+    char id[33];
+    char user[65];
+    char remote[80];
+    char transport[8];
+    enum serve_session_state state;
+    char protocol[16];
+    bool can_elicit, can_sample;
+    int log_level; /* serve_log_level(): spokes' log messages below it are not sent */
+    char client_name[129], client_version[65];
+    LIST_HEAD(, serve_call) calls;
+    size_t n_calls;
+    LIST_HEAD(, serve_ask) asks;
+    size_t n_asks;
+    int64_t next_id;
+    uint64_t t_start, calls_total;
+    struct serve_grants grants; /* "session" answers */
+};
+
+/* One tools/call of a client, from its request until the hub's answer; it outlives
+ * its session when the session ends first (the hub's call runs on to its end). */
+struct serve_call {
+    struct serve *sv;
+    struct serve_session *ss; /* NULL once the session ended or the call was cancelled */
+    LIST_ENTRY(serve_call) link;
+    unsigned refs; /* the hub's call, and each open question that points at it */
+    json_t *req_id;
+    json_t *progress_token;
+    char app[65], tool[65];
+    char audit_id[33];
+    char session_id[33], user[65]; /* of the session that made it */
+    uint64_t t0;
+    bool cancelled;
+    char denial[300]; /* why the last question was answered no */
+};
+
+typedef void (*serve_answer_fn)(void *ud, json_t *result, int code, const char *message);
+
+/* An outstanding request to the client. */
+struct serve_ask {
+    LIST_ENTRY(serve_ask) link;
+    struct serve_session *ss;
+    json_int_t id;
+    json_t *related; /* the client's request it is asked for */
+    serve_answer_fn done;
+    void *ud;
+};
+
+/* ---- serve_session.c ---- */
+struct serve_session *serve_session_new(struct serve *sv, const struct serve_transport *tr, void *t,
+                                        const char *user, const char *remote,
+                                        const char *transport);
+/* One message from the client (a parsed frame, root owned by the caller). */
+void serve_session_on_message(struct serve_session *ss, struct jrpc_msg *msg);
+/* A frame that did not parse: answered with the JSON-RPC error code. */
+void serve_session_on_bad_frame(struct serve_session *ss, int code, const char *why);
+/* Ends the session: audited, its calls detached, its questions answered no. */
+void serve_session_close(struct serve_session *ss, const char *reason);
+void serve_session_send(struct serve_session *ss, json_t *msg, const json_t *related);
+void serve_session_error(struct serve_session *ss, const json_t *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Sends a request to the client; done runs exactly once (answer, error, or the session
+ * ending). 0, or -1 when the client has too many open already (done not called). */
+int serve_session_request(struct serve_session *ss, const json_t *related, const char *method,
+                          json_t *params, serve_answer_fn done, void *ud);
+struct serve_session *serve_session_find(struct serve *sv, const char *id);
+/* 0 (debug) .. 7 (emergency), or -1 for a name that is not a level. */
+int serve_log_level(const char *name);
+
+/* ---- serve_tools.c ---- */
+json_t *serve_tools_list(struct serve *sv);
+void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *params);
+void serve_tools_cancel(struct serve_session *ss, const json_t *request_id);
+void serve_call_unref(struct serve_call *sc);
+
+/* ---- serve_ask.c ---- */
+void serve_install_hooks(struct serve *sv);
+struct serve_user *serve_user_get(struct serve *sv, const char *name);
+
+/* ---- serve_metrics.c ---- */
+void serve_metrics_call(struct serve *sv, const char *outcome, const char *layer,
+                        uint64_t duration_ns);
+int serve_metrics_listen(struct serve *sv, const char *addr, char *err, size_t errlen);
+char *serve_metrics_text(const struct serve *sv);
+
+/* ---- serve_listen.c ---- */
+/* A listening TCP socket (non-blocking, close-on-exec) on "ADDR:PORT" or "[V6]:PORT";
+ * *loopback says whether ADDR is a loopback address. Beyond loopback only when
+ * beyond_loopback_ok, checked before anything is bound. -1 and err on failure. */
+int serve_listen_socket(const char *hostport, bool beyond_loopback_ok, bool *loopback, char *err,
+                        size_t errlen);
+
+/* ---- serve_audit.c ---- */
+void serve_audit_session(struct serve_session *ss, const char *action, const char *reason);
+void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const char *outcome,
+                      const char *layer, const char *message);
+void serve_audit_http(struct serve *sv, const char *remote, const char *outcome, const char *reason,
+                      int status);
+
+#endif

@@ -1,0 +1,38 @@
+# Helpers for the hub serve tests; source after tests/lib.sh with MODE set. The hub
+# is set up as tests/hub does (its own copies of the spokes, data, audit), with this
+# directory's own network names: veth pool 169.254.124.0/22, gateway namespace
+# itest-srv-PID, host ids from 2600000, which no other tests use.
+. "$ROOT/tests/hub/hub_lib.sh"
+GW_NS=itest-srv-$$
+HOST_ID_BASE=$((2600000 + ($$ % 4000) * 64))
+SDK_DIR=$ROOT/tests/serve
+
+serve_setup() {
+    hub_setup "$(printf '{"network": {"veth_pool": "169.254.124.0/22", "gateway_netns": "%s", "proxy_port": 3128, "host_id_base": %d, "host_id_count": 64}}' "$GW_NS" "$HOST_ID_BASE")"
+    # delta: beta's tools with echo marked irreversible ("always" is never offered).
+    $PY -c 'import json,sys
+m = json.load(open(sys.argv[1])); m["name"] = "delta"
+for t in m["tools"]:
+    if t["name"] == "echo": t["irreversible"] = True
+json.dump(m, open(sys.argv[2], "w"))' "$SPOKES/beta.json" "$SPOKES/delta.json"
+    # Only the probe apps: the example spokes have nothing to add here.
+    for f in "$SPOKES"/*.json; do
+        case "$(basename "$f" .json)" in alpha | beta | gamma | delta) ;; *) rm -f "$f" ;; esac
+    done
+}
+
+have_sdk() {
+    [ -d "$SDK_DIR/node_modules/@modelcontextprotocol/sdk" ] && command -v node >/dev/null
+}
+
+# serve_http_start ARGS...: starts hub serve --http on a free loopback port; sets
+# SERVE_PID and URL (http://127.0.0.1:PORT/mcp). Waits until it answers.
+serve_http_start() {
+    local port
+    port=$(free_port)
+    URL=http://127.0.0.1:$port/mcp
+    PORT=$port
+    bg "$BIN/hub" serve --http "127.0.0.1:$port" --config "$CONF" "$@" 2>>"$TMP/serve.err"
+    SERVE_PID=$BG_PID
+    wait_for "hub serve on port $port" 10 curl -s -o /dev/null "http://127.0.0.1:$port/"
+}
