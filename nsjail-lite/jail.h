@@ -264,8 +264,8 @@ void jail_free(struct jail *j);
  * exist. Callers run it once at start (build/nsjail-lite, the hub); the _files form
  * takes other paths (tests; NULL skips one). */
 int jail_host_ids_check(uint32_t base, uint32_t count, char *err, size_t errlen);
-int jail_host_ids_check_files(uint32_t base, uint32_t count, const char *subuid,
-                              const char *subgid, char *err, size_t errlen);
+int jail_host_ids_check_files(uint32_t base, uint32_t count, const char *subuid, const char *subgid,
+                              char *err, size_t errlen);
 
 /* Writes the compiled seccomp program for cfg (an array of struct sock_filter, the
  * format bwrap --seccomp reads) to fd: for inspection, and for the benchmark's

@@ -60,8 +60,7 @@ int uidpool_acquire(uint32_t base, uint32_t count, uint32_t *id, int *lock_fd,
  * range that overlaps [base, base + count), said in err. 1 on overlap, 0 none (or no
  * such file), -1 unreadable. Lines are bounded; what does not parse is skipped, as
  * shadow-utils does. */
-static int subid_overlap(const char *path, uint32_t base, uint32_t count, char *err,
-                         size_t errlen)
+static int subid_overlap(const char *path, uint32_t base, uint32_t count, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
     if (!f) {
@@ -109,8 +108,8 @@ static int subid_overlap(const char *path, uint32_t base, uint32_t count, char *
     return found;
 }
 
-int jail_host_ids_check_files(uint32_t base, uint32_t count, const char *subuid,
-                              const char *subgid, char *err, size_t errlen)
+int jail_host_ids_check_files(uint32_t base, uint32_t count, const char *subuid, const char *subgid,
+                              char *err, size_t errlen)
 {
     const char *files[] = {subuid, subgid};
     for (size_t i = 0; i < 2; i++) {

@@ -168,6 +168,16 @@ static int lock_file(const char *dir, const char *name, int op)
     return fd;
 }
 
+/* A hub started the server in dir: the last hub out may stop it. */
+static void mark_started(const char *dir)
+{
+    char *mark = xasprintf("%s/hub-started", dir);
+    int fd = open(mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    free(mark);
+}
+
 struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
                                  struct private_redis **private, char *err, size_t errlen)
 {
@@ -208,13 +218,8 @@ struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
                      "in %s (is redis-server installed? `make deps` installs it): %s",
                      abs, memory_help);
         } else {
-            if (!running) {
-                char *mark = xasprintf("%s/hub-started", abs);
-                int fd = open(mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (fd >= 0)
-                    close(fd);
-                free(mark);
-            }
+            if (!running)
+                mark_started(abs);
             char *where = xasprintf("unix:%s", sock);
             m = memory_open(where, &mc, err, errlen);
             free(where);
@@ -257,4 +262,64 @@ void agent_memory_release_private(struct private_redis *pr)
         close(start_fd);
     free(pr->dir);
     free(pr);
+}
+
+/* Whether the pid in DIR/redis.pid is a live redis-server (as the script's own check,
+ * without starting a process: this runs before every request). */
+static bool private_alive(const char *dir)
+{
+    char *path = xasprintf("%s/redis.pid", dir);
+    char buf[32] = "";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    uint64_t pid;
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (!parse_u64(buf, 1, 1u << 22, &pid))
+        return false;
+    char comm[32] = "";
+    path = xasprintf("/proc/%llu/comm", (unsigned long long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return false;
+    n = read(fd, comm, sizeof(comm) - 1);
+    close(fd);
+    comm[n > 0 ? n : 0] = '\0';
+    return strcmp(comm, "redis-server\n") == 0;
+}
+
+const char *agent_private_redis_dir(const struct private_redis *pr)
+{
+    return pr ? pr->dir : NULL;
+}
+
+int agent_memory_revive_private(const char *dir, char *err, size_t errlen)
+{
+    if (private_alive(dir))
+        return 0;
+    /* Under start.lock, as agent_memory_open(): another hub may revive it meanwhile. */
+    int start_fd = lock_file(dir, "start.lock", LOCK_EX);
+    char *script = find_redis_script();
+    char sock[512];
+    int rc = 0;
+    if (!private_alive(dir))
+        rc = script ? run_script(script, "start", dir, sock, sizeof(sock)) : -1;
+    free(script);
+    if (rc == 0)
+        mark_started(dir);
+    if (start_fd >= 0)
+        close(start_fd);
+    if (rc == 0)
+        return 1;
+    snprintf(err, errlen,
+             "the hub's private redis-server in %s is not running and could not be started "
+             "again: start it with `scripts/redis-private start %s` (its log: %s/redis.log), or "
+             "run the hub with --memory none",
+             dir, dir, dir);
+    return -1;
 }
