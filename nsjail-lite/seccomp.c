@@ -279,11 +279,10 @@ static const char *const preset_c[] = {
     "shutdown",
     "setsockopt",
     "getsockopt",
-    /* System V and POSIX IPC, private to the jail's ipc namespace */
-    "shmget",
-    "shmat",
-    "shmdt",
-    "shmctl",
+    /* System V and POSIX IPC, private to the jail's ipc namespace. Not System V shared
+     * memory: a detached segment belongs to no process, so no rlimit sees it (the
+     * cgroup and the namespace's shmmax/shmall do); a profile that needs it adds
+     * shmget, shmat, shmdt and shmctl to seccomp.allow. */
     "semget",
     "semop",
     "semtimedop",

@@ -32,6 +32,8 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     struct spoke *target = spoke_get(h, user, m->name, o->instance, true);
     if (!target)
         return NULL;
+    if (o->instance && o->data_tmpfs_mb)
+        target->data_tmpfs_mb = o->data_tmpfs_mb; /* for its next start */
     struct call *c = xcalloc(1, sizeof(*c));
     c->hub = h;
     audit_new_id(c->id);

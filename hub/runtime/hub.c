@@ -128,6 +128,34 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     return h;
 }
 
+int hub_reopen_logs(struct hub *h)
+{
+    /* One write(2) per record and a single-threaded loop: the swap of descriptors
+     * falls between two records, so no line is torn or split across the files. */
+    int rc = audit_reopen(h->audit);
+    if (rc < 0)
+        log_warn("SIGHUP: cannot reopen the audit log %s; still writing to the old file",
+                 audit_path(h->audit));
+    if (h->proxy && proxy_alive(h->proxy) && proxy_pid(h->proxy) > 0)
+        kill(proxy_pid(h->proxy), SIGHUP); /* netproxy reopens its own (netproxy/main.c) */
+    return rc;
+}
+
+static void on_sighup(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    hub_reopen_logs(arg);
+}
+
+void hub_reopen_on_sighup(struct hub *h)
+{
+    if (h->ev_sighup)
+        return;
+    h->ev_sighup = evsignal_new(h->base, SIGHUP, on_sighup, h);
+    event_add(h->ev_sighup, NULL);
+}
+
 void hub_set_permission_hook(struct hub *h, struct perm_hook *hook)
 {
     h->perm->free(h->perm);
@@ -203,6 +231,8 @@ void hub_free(struct hub *h)
         event_free(h->ev_start_queue); /* empty: spoke_free() took every spoke off it */
     event_free(h->ev_sigint);
     event_free(h->ev_sigterm);
+    if (h->ev_sighup)
+        event_free(h->ev_sighup);
     audit_close(h->audit);
     free(h->spoke_log_dir);
     free(h);

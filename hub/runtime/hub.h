@@ -55,7 +55,11 @@ struct call_opts {
     const char *user;     /* NULL: the configured user */
     const char *instance; /* NULL: the user's one instance of the app; else a separate
                              spoke with its own data directory (sessions, issue 7) */
-    bool ask_exec;        /* ask PERM_EXEC first (planner steps); false for `hub call` */
+    /* With instance, in namespace mode: the spoke's /data is a tmpfs of this many MiB,
+     * private to its jail and gone with it, counted by the jail's memory cgroup, instead
+     * of a host directory (repl sessions: nothing a session writes outlives it). */
+    uint64_t data_tmpfs_mb;
+    bool ask_exec; /* ask PERM_EXEC first (planner steps); false for `hub call` */
     bool in_plan;
     uint64_t timeout_ms; /* 0: manifest limits.call_s, else hub.json call_timeout_ms */
     /* Opaque tag of whoever made the call (a `hub serve` client's request), carried down
@@ -105,6 +109,14 @@ void hub_spoke_timing(struct hub *h, const char *user, const char *app, const ch
 
 /* True once SIGINT/SIGTERM arrived; hub_call_sync() then fails its call. */
 bool hub_quit_requested(const struct hub *h);
+
+/* logrotate's postrotate: reopens the hub's audit log at its path and has the hub's
+ * netproxy reopen its own. 0, or -1 when the hub's log could not be reopened (it then
+ * goes on writing to the old file, and says so). */
+int hub_reopen_logs(struct hub *h);
+/* The daemons (repl-server, serve) reopen their logs on SIGHUP. The assistant does not
+ * ask for it: on a terminal SIGHUP keeps meaning that the terminal went away. */
+void hub_reopen_on_sighup(struct hub *h);
 
 /* The hub's audit log, for the agent's own records (requests, plans, questions) so
  * that one file tells the whole story. */

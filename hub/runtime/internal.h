@@ -179,6 +179,7 @@ struct spoke {
     char host_ip[16];
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
+    uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
     /* SP_STARTING, waiting in the hub's start queue for its turn to be spawned */
     bool start_queued;
     TAILQ_ENTRY(spoke) start_link;
@@ -237,7 +238,7 @@ struct hub {
     struct slots *uid_slots;
     struct gateway *gw;
     struct proxy_sup *proxy;
-    struct event *ev_sigint, *ev_sigterm, *ev_sigchld;
+    struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
     struct event *ev_start_queue;

@@ -27,9 +27,12 @@ struct manifest_tool {
     bool irreversible;
 };
 
-/* Each limit is 0 when the manifest leaves it to the profile / hub defaults. */
+/* Each limit is 0 when the manifest leaves it to the profile / hub defaults; memory_mb
+ * defaults to the manifest's as_mb when it gives one (the jail's cgroup, namespace
+ * mode). */
 struct manifest_limits {
     uint64_t cpu_s, as_mb, fsize_mb, nofile, nproc, wall_s;
+    uint64_t memory_mb, pids, cpu_percent;
     uint64_t call_s; /* deadline of one tools/call; 0: hub.json call_timeout_ms */
 };
 

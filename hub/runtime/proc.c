@@ -449,6 +449,16 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.limits.nproc = l->nproc;
     if (l->wall_s)
         jc.limits.wall_s = l->wall_s;
+    /* The jail's cgroup (namespace mode): a manifest that lowers as_mb lowers the
+     * memory of the whole jail with it, unless it names memory_mb itself. */
+    if (l->memory_mb)
+        jc.limits.memory_mb = l->memory_mb;
+    else if (l->as_mb)
+        jc.limits.memory_mb = l->as_mb;
+    if (l->pids)
+        jc.limits.pids = l->pids;
+    if (l->cpu_percent)
+        jc.limits.cpu_percent = l->cpu_percent;
     free(jc.seccomp_preset);
     jc.seccomp_preset = xstrdup(s->m->runtime);
     jc.stdin_fd = s->sock;
@@ -463,9 +473,14 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.host_id_count = 1;
         free(jc.hostname);
         jc.hostname = xstrdup(s->m->name);
-        /* The private /data, handed to the jail's host uid by nsjail-lite. */
-        jail_config_add_bind(&jc, s->data_dir, "/data", true);
-        jc.binds[jc.n_binds - 1].chown = true;
+        if (s->data_tmpfs_mb) {
+            /* A scratch /data that ends with the jail (and counts in its memory). */
+            jail_config_add_tmpfs(&jc, "/data", s->data_tmpfs_mb);
+        } else {
+            /* The private /data, handed to the jail's host uid by nsjail-lite. */
+            jail_config_add_bind(&jc, s->data_dir, "/data", true);
+            jc.binds[jc.n_binds - 1].chown = true;
+        }
         /* The program itself, read-only at the same path. */
         char *copy = xstrdup(path);
         jail_config_add_bind(&jc, dirname(copy), NULL, false);

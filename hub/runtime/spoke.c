@@ -314,6 +314,7 @@ static void spoke_spawn(struct spoke *sp)
         .envp = env,
         .sock = sv[1],
         .data_dir = sp->data_dir,
+        .data_tmpfs_mb = sp->data_tmpfs_mb,
         .log_path = log_path,
         .host_uid = uid,
         .veth = net ? &va : NULL,
@@ -469,6 +470,8 @@ static const char *layer_for(const char *reason)
         return "seccomp";
     if (strcmp(reason, "wall-time") == 0)
         return "rlimit";
+    if (strcmp(reason, "memory") == 0 || strcmp(reason, "pids") == 0)
+        return "cgroup";
     if (strcmp(reason, "oversized-frame") == 0 || strcmp(reason, "malformed-frame") == 0 ||
         strcmp(reason, "protocol") == 0 || strcmp(reason, "flood") == 0 ||
         strcmp(reason, "not-reading") == 0 || strcmp(reason, "start-failed") == 0)

@@ -320,7 +320,7 @@ static void test_profile(void)
     jail_config_init(&file);
     /* start the loaded one from something else, so that a key missing from the file
      * cannot pass by keeping the default */
-    file.limits = (struct jail_limits){1, 1, 1, 1, 1, 1};
+    file.limits = (struct jail_limits){1, 1, 1, 1, 1, 1, 1, 1, 1};
     file.tmp_size_mb = 1;
     file.host_id_base = 70000;
     char err[JAIL_ERR_MAX];
