@@ -47,7 +47,7 @@ is "$MODE: a result breaking outputSchema is refused" "$rc" 3
 like "$MODE: ... and the reason names the field" "$(cat "$TMP/err")" 'structuredContent\.n: must be integer'
 out=$(hubc drifted.whoami '{}' 2>&1); rc=$?
 is "$MODE: a spoke whose tools/list differs from its manifest is refused" "$rc" 3
-like "$MODE: ... naming the difference" "$out" "description differs from the manifest"
+like "$MODE: ... naming the tool and the field" "$out" "tool \"echo\": description changed: pinned"
 
 # ---- mediation: isolate/call ----
 : >"$AUDIT"
