@@ -716,6 +716,7 @@ int cmd_assistant(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    memory_set_audit(mem, hub_audit(h)); /* a Redis failover is on record */
 
     bool interactive = le_is_tty(le) && !json;
     u.json = json;
