@@ -1,6 +1,7 @@
 /* The hub object: configuration, manifests, the event loop's signal handling, the
  * shared network pieces of namespace mode, and the entry points for calls. */
 #include "gateway.h"
+#include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
@@ -128,6 +129,8 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         snprintf(err, errlen, "the veth pool has no usable /30");
         return NULL;
     }
+    if (cfg->isolation == ISO_NAMESPACE && proc_check_host_ids(cfg, err, errlen) < 0)
+        return NULL;
     struct hub *h = xcalloc(1, sizeof(*h));
     h->cfg = cfg;
     h->ms = ms;
@@ -151,7 +154,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         return NULL;
     }
     h->veth_slots = slots_new(veth_pool_size(&cfg->veth_pool));
-    h->uid_slots = slots_new(cfg->host_id_count);
+    h->lock_dir = -1;
     h->perm = xcalloc(1, sizeof(*h->perm));
     h->perm->ask = deny_all;
     h->perm->free = free_plain;
@@ -232,6 +235,11 @@ static void on_proxy_error(void *ud, const char *key, const char *message)
 
 int hub_network_up(struct hub *h, char *err, size_t errlen)
 {
+    if (h->lock_dir < 0) {
+        h->lock_dir = hostlock_dir_open(HOSTLOCK_DIR, err, errlen);
+        if (h->lock_dir < 0)
+            return -1;
+    }
     if (!h->gw) {
         h->gw = gateway_new(h->cfg->gateway_netns, err, errlen);
         if (!h->gw)
@@ -265,7 +273,8 @@ void hub_free(struct hub *h)
     proxy_sup_free(h->proxy);
     gateway_free(h->gw);
     slots_free(h->veth_slots);
-    slots_free(h->uid_slots);
+    if (h->lock_dir >= 0)
+        close(h->lock_dir);
     h->perm->free(h->perm);
     h->sampling->free(h->sampling);
     h->elicit->free(h->elicit);
@@ -540,5 +549,5 @@ struct audit *hub_audit(struct hub *h)
 void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots)
 {
     *procs = h->n_procs;
-    *slots = slots_used(h->veth_slots) + slots_used(h->uid_slots);
+    *slots = slots_used(h->veth_slots);
 }

@@ -47,7 +47,7 @@ struct proc {
     bool log_capped;
     /* resources returned when reaped */
     int veth_slot;       /* -1: none */
-    int uid_slot;        /* -1: none */
+    int veth_lock;       /* its host-wide lock (lib/hostlock.h), -1: none */
     struct spoke *owner; /* NULL once the spoke has moved on */
 };
 
@@ -192,7 +192,8 @@ struct spoke {
     uint64_t t_spawn, t_init, t_ready;
     uint64_t last_init_ns, last_ready_ns;
     /* namespace mode */
-    int veth_slot, uid_slot;
+    int veth_slot;
+    int veth_lock; /* the /30's host-wide lock, held while the slot is */
     int listen_fd;
     char proxy_key[96];
     char host_ip[16];
@@ -262,7 +263,7 @@ struct hub {
     LIST_HEAD(, proc) procs;
     size_t n_procs;
     struct slots *veth_slots;
-    struct slots *uid_slots;
+    int lock_dir; /* HOSTLOCK_DIR, opened with the network; -1 */
     struct gateway *gw;
     struct proxy_sup *proxy;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
