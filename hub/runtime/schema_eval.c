@@ -256,9 +256,11 @@ static int match(struct vctx *v, struct schema_pattern *re, const char *src, con
     if (!spend(v, 1 + len / 256))
         return -1;
     int rc = schema_pattern_match(re, s, len);
-    if (rc < 0)
+    if (rc == -2)
+        vstop(v, "not valid UTF-8, so the pattern \"%.80s\" cannot be matched", src);
+    else if (rc < 0)
         vstop(v, "the pattern \"%.80s\" is too costly to match here", src);
-    return rc;
+    return rc < 0 ? -1 : rc;
 }
 
 static bool eval_string(struct vctx *v, const struct snode *n, const json_t *inst)
