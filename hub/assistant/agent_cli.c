@@ -85,6 +85,22 @@ static int on_answer(void *arg, const char *text, size_t len)
     return 0;
 }
 
+/* A wait before an LLM retry (a 429's Retry-After can be a minute): one status line,
+ * redrawn each second and cleared when the wait ends. */
+static void on_wait(void *arg, long left_ms, unsigned attempt, const char *why)
+{
+    struct ui *u = arg;
+    if (!u->show_progress)
+        return;
+    fputs("\r\x1b[K", u->t.out);
+    if (left_ms > 0)
+        fprintf(u->t.out,
+                "%shub:%s the LLM server turned down attempt %u (%s): trying again in %ld s; "
+                "Ctrl-C cancels",
+                term_bold(&u->t), term_reset(&u->t), attempt, why, (left_ms + 999) / 1000);
+    fflush(u->t.out);
+}
+
 static void show_inline(struct ui *u, const char *label, const json_t *v, size_t cols)
 {
     char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -160,7 +176,9 @@ static void on_event(void *arg, const char *kind, const json_t *d)
         const char *layer = json_string_value(json_object_get(d, "layer"));
         const char *grant = json_string_value(json_object_get(d, "grant"));
         bool ok = !strcmp(outcome, "ok");
-        if (grant) {
+        if (cancel_request && !ok) {
+            term_hub(t, "\u2717 %s %s: not run (cancelled)", id, tool);
+        } else if (grant) {
             /* Not a fresh "no": say which grant, and how to undo it. */
             char undo[80];
             size_t n = u->s ? session_grant_number(u->s, grant) : 0;
@@ -201,6 +219,7 @@ struct session {
     const struct hub_config *cfg;
     struct grant *listed; /* the last /perms listing, for /revoke N */
     size_t n_listed;
+    const char *private_redis; /* the hub's own redis-server's directory, or NULL */
 };
 
 static void cmd_help(struct session *s)
@@ -493,14 +512,42 @@ static void show_error(struct ui *u, const struct agent_result *res)
     free(hub);
 }
 
+/* The hub's own redis-server, when it has one, is started again if it stopped (it
+ * owns it): otherwise every request would wait out the reconnect window and fail. */
+static void revive_memory(struct session *s)
+{
+    char err[1024];
+    if (!s->private_redis)
+        return;
+    int rc = agent_memory_revive_private(s->private_redis, err, sizeof(err));
+    if (rc == 0)
+        return;
+    if (rc > 0)
+        snprintf(err, sizeof(err),
+                 "the hub's private redis-server (%s) was not running: started it again",
+                 s->private_redis);
+    if (s->u->tty_out)
+        term_hub(&s->u->t, "%s!%s %s", term_warn(&s->u->t), term_reset(&s->u->t), err);
+    else
+        fprintf(stderr, "hub: %s\n", err);
+}
+
 static bool run_request(struct session *s, const char *line)
 {
     struct ui *u = s->u;
+    revive_memory(s);
     cancel_request = 0;
     u->streaming = false;
     u->error_shown = false;
     struct agent_result res;
+    le_quiet(u->t.le, true); /* no echo of type-ahead or "^C" while it runs */
     int rc = agent_run(s->agent, line, &res);
+    le_quiet(u->t.le, false);
+    if (rc < 0 && cancel_request && !u->json) {
+        /* Ctrl-C: one line says so (the LLM's or a step's "cancelled" would repeat it). */
+        res.error_detail[0] = '\0';
+        snprintf(res.error, sizeof(res.error), "request cancelled (Ctrl-C)");
+    }
     if (u->json) {
         json_t *j = agent_result_json(&res);
         char *text = json_dumps(j, JSON_COMPACT);
@@ -628,7 +675,7 @@ int cmd_assistant(int argc, char **argv)
     struct hub *h = NULL;
     struct llm *llm = NULL;
     struct memory *mem = NULL;
-    char *private_redis = NULL;
+    struct private_redis *private_redis = NULL;
     struct answers *answers = NULL;
     struct perm_asker *asker = NULL;
     struct lineedit *le = le_new(STDIN_FILENO, STDOUT_FILENO);
@@ -669,6 +716,7 @@ int cmd_assistant(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    memory_set_audit(mem, hub_audit(h)); /* a Redis failover is on record */
 
     bool interactive = le_is_tty(le) && !json;
     u.json = json;
@@ -713,6 +761,8 @@ int cmd_assistant(int argc, char **argv)
         .on_event = on_event,
         .event_arg = &u,
         .cancel = &cancel_request,
+        .on_wait = on_wait,
+        .wait_arg = &u,
     };
     agent = agent_new(h, base, &cfg, &ms, llm, mem, asker, &ao, err, sizeof(err));
     if (!agent) {
@@ -720,9 +770,11 @@ int cmd_assistant(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    s = (struct session){.u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg};
+    s = (struct session){
+        .u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg, .private_redis = agent_private_redis_dir(private_redis)};
     u.s = &s;
     if (interactive) {
+        u.t.cancel = &cancel_request; /* Ctrl-C at a question cancels the request too */
         /* Ctrl-C while a request runs stops it (at the prompt it is a key). */
         struct sigaction sa = {.sa_handler = on_sigint};
         sigemptyset(&sa.sa_mask);
@@ -772,9 +824,7 @@ out:
         fclose(tty_out);
     llm_close(llm);
     memory_close(mem);
-    if (private_redis)
-        agent_memory_stop_private(private_redis);
-    free(private_redis);
+    agent_memory_release_private(private_redis);
     if (base)
         event_base_free(base);
     le_free(le);

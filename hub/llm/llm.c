@@ -331,6 +331,12 @@ void llm_request_set_cancel(struct llm_request *rq, const volatile sig_atomic_t 
     rq->cancel = flag;
 }
 
+void llm_request_set_wait_notice(struct llm_request *rq, llm_wait_fn fn, void *arg)
+{
+    rq->on_wait = fn;
+    rq->wait_arg = arg;
+}
+
 void llm_request_set_user(struct llm_request *rq, const char *user)
 {
     free(rq->user);

@@ -152,6 +152,12 @@ void llm_request_set_json_object(struct llm_request *rq, bool on); /* response_f
 void llm_request_set_stream(struct llm_request *rq, llm_delta_fn fn, void *arg);
 /* The call stops (LLM_ERR_CANCELLED) soon after *flag becomes non-zero (e.g. SIGINT). */
 void llm_request_set_cancel(struct llm_request *rq, const volatile sig_atomic_t *flag);
+/* Told while the call waits before a retry (back-off, or the server's Retry-After):
+ * left_ms until the next attempt (about once a second, and 0 when the wait is over),
+ * attempt the number of the one that failed, why its error kind ("rate-limit", ...).
+ * So that a user interface can show a wait that Ctrl-C (the cancel flag) ends. */
+typedef void (*llm_wait_fn)(void *arg, long left_ms, unsigned attempt, const char *why);
+void llm_request_set_wait_notice(struct llm_request *rq, llm_wait_fn fn, void *arg);
 /* The user the call is made for; only written to the audit record. */
 void llm_request_set_user(struct llm_request *rq, const char *user);
 

@@ -440,16 +440,28 @@ static uint32_t random_u32(void)
 }
 
 /* Sleeps ms, waking early when the call is cancelled; false when cancelled. */
-static bool wait_ms(const struct llm_request *rq, long ms)
+static bool wait_ms(const struct llm_request *rq, long ms, unsigned attempt, const char *why)
 {
     uint64_t end = now_mono_ns() + (uint64_t)ms * 1000000u;
+    long told = -1; /* the whole seconds left last told */
     for (;;) {
-        if (cancelled(rq))
+        if (cancelled(rq)) {
+            if (rq->on_wait && told >= 0)
+                rq->on_wait(rq->wait_arg, 0, attempt, why);
             return false;
+        }
         uint64_t now = now_mono_ns();
-        if (now >= end)
+        if (now >= end) {
+            if (rq->on_wait && told >= 0)
+                rq->on_wait(rq->wait_arg, 0, attempt, why);
             return true;
+        }
         uint64_t left = end - now;
+        long secs = (long)((left + 999999999u) / 1000000000u);
+        if (rq->on_wait && secs != told && ms >= 1000) {
+            told = secs;
+            rq->on_wait(rq->wait_arg, (long)(left / 1000000u), attempt, why);
+        }
         if (left > 20000000u)
             left = 20000000u;
         struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)left};
@@ -522,7 +534,7 @@ static int http_complete(struct llm *llm, const struct llm_request *rq, struct l
         }
         log_debug("llm: attempt %u of %u failed (%s, HTTP %ld); retrying in %ld ms", n,
                   cfg->max_attempts, llm_error_kind_name(a.kind), a.status, delay);
-        if (!wait_ms(rq, delay)) {
+        if (!wait_ms(rq, delay, n, llm_error_kind_name(a.kind))) {
             set_msg(&a, LLM_ERR_CANCELLED, false, "the LLM call was cancelled");
             break;
         }

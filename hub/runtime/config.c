@@ -73,7 +73,9 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     cidr_parse("169.254.64.0/18", &c->veth_pool);
     c->proxy_port = 3128;
     str_copy(c->veth_prefix, "vhb", sizeof(c->veth_prefix));
-    c->host_id_base = 300000;
+    /* Above every subordinate id Debian's useradd (SUB_UID_MAX 600100000) and
+     * systemd's container range (to 1879048191) hand out, below 2^31: nsjail-lite/jail.h. */
+    c->host_id_base = 2000000000;
     c->host_id_count = 65536;
     c->netproxy_bin = xasprintf("%s/netproxy", exe_dir);
     c->netproxy_audit = xstrdup("/var/log/isolategpt/netproxy.jsonl");

@@ -1,6 +1,7 @@
 /* The hub object: configuration, manifests, the event loop's signal handling, the
  * shared network pieces of namespace mode, and the entry points for calls. */
 #include "gateway.h"
+#include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
@@ -92,12 +93,15 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         snprintf(err, errlen, "the veth pool has no usable /30");
         return NULL;
     }
+    if (cfg->isolation == ISO_NAMESPACE && proc_check_host_ids(cfg, err, errlen) < 0)
+        return NULL;
     struct hub *h = xcalloc(1, sizeof(*h));
     h->cfg = cfg;
     h->ms = ms;
     h->base = base;
     h->debug = debug;
     LIST_INIT(&h->procs);
+    LIST_INIT(&h->calls);
     TAILQ_INIT(&h->start_queue);
     if (open_audit(h, err, errlen) < 0) {
         free(h);
@@ -112,7 +116,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         return NULL;
     }
     h->veth_slots = slots_new(veth_pool_size(&cfg->veth_pool));
-    h->uid_slots = slots_new(cfg->host_id_count);
+    h->lock_dir = -1;
     h->perm = xcalloc(1, sizeof(*h->perm));
     h->perm->ask = deny_all;
     h->perm->free = free_plain;
@@ -188,6 +192,11 @@ static void on_proxy_error(void *ud, const char *key, const char *message)
 
 int hub_network_up(struct hub *h, char *err, size_t errlen)
 {
+    if (h->lock_dir < 0) {
+        h->lock_dir = hostlock_dir_open(HOSTLOCK_DIR, err, errlen);
+        if (h->lock_dir < 0)
+            return -1;
+    }
     if (!h->gw) {
         h->gw = gateway_new(h->cfg->gateway_netns, err, errlen);
         if (!h->gw)
@@ -221,7 +230,8 @@ void hub_free(struct hub *h)
     proxy_sup_free(h->proxy);
     gateway_free(h->gw);
     slots_free(h->veth_slots);
-    slots_free(h->uid_slots);
+    if (h->lock_dir >= 0)
+        close(h->lock_dir);
     h->perm->free(h->perm);
     h->sampling->free(h->sampling);
     h->elicit->free(h->elicit);
@@ -294,6 +304,75 @@ void hub_call(struct hub *h, const struct call_opts *o, const char *app, const c
     call_start(c);
 }
 
+bool hub_request_method_known(const char *method)
+{
+    return mcp_method_tool(method) != NULL;
+}
+
+void hub_request(struct hub *h, const struct call_opts *o, const char *app, const char *method,
+                 const json_t *params, hub_call_done done, void *ud)
+{
+    char msg[300];
+    const char *user = o->user ? o->user : h->cfg->user;
+    const struct manifest_tool *t = mcp_method_tool(method);
+    const struct manifest *m = manifest_find(h->ms, app);
+    if (!user_id_valid(user) || (o->instance && !user_id_valid(o->instance))) {
+        fail_now(done, ud, HUB_ERR_INVALID_ARGS, "hub-validation", "invalid user or instance id");
+        return;
+    }
+    if (!t || !m) {
+        snprintf(msg, sizeof(msg), !m ? "no app %.64s is installed" : "the hub does not send %.64s",
+                 !m ? app : method);
+        fail_now(done, ud, HUB_ERR_UNKNOWN_TOOL, "hub-validation", msg);
+        return;
+    }
+    if (!json_is_object(params)) {
+        fail_now(done, ud, HUB_ERR_INVALID_ARGS, "hub-validation", "params must be an object");
+        return;
+    }
+    if (h->quit) {
+        fail_now(done, ud, HUB_ERR_SHUTDOWN, "hub", "the hub is shutting down");
+        return;
+    }
+    uint64_t now = now_mono_ns();
+    struct call *c =
+        call_new(h, o, m, t, params, NULL, NULL, now + hub_call_timeout_ns(h, m, o), done, ud);
+    if (!c) {
+        snprintf(msg, sizeof(msg), "no room for another spoke (max_spokes %zu)",
+                 h->cfg->max_spokes);
+        fail_now(done, ud, HUB_ERR_BUSY, "hub", msg);
+        return;
+    }
+    c->method = t->name;
+    c->t_start = now;
+    call_start(c);
+}
+
+void hub_call_cancel(struct hub *h, void *ud)
+{
+    /* call_cancel() may end other calls (the spoke's next one runs): start over after
+     * each. */
+    for (bool again = true; again;) {
+        again = false;
+        struct call *c;
+        LIST_FOREACH(c, &h->calls, link)
+        {
+            if (c->done && c->ud == ud && c->state != CALL_DONE) {
+                call_cancel(c, "cancelled by the caller");
+                again = true;
+                break;
+            }
+        }
+    }
+}
+
+const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char *app,
+                                    const char *instance)
+{
+    struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, instance, false);
+    return sp && sp->state != SP_STOPPED ? sp->init_result : NULL;
+}
+
 /* The state of a synchronous call lives on the heap: if the loop is left early (a
  * signal), the call may still finish later and must find it. */
 struct sync_state {
@@ -319,11 +398,15 @@ static void sync_done(void *ud, const struct call_result *r)
         str_copy(st->message, r->message, sizeof(st->message));
 }
 
-int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
-                  const json_t *args, json_t **result, char *err, size_t errlen, const char **layer)
+static int run_sync(struct hub *h, const struct call_opts *o, const char *app, const char *name,
+                    bool request, const json_t *args, json_t **result, char *err, size_t errlen,
+                    const char **layer)
 {
     struct sync_state *st = xcalloc(1, sizeof(*st));
-    hub_call(h, o, app, tool, args, sync_done, st);
+    if (request)
+        hub_request(h, o, app, name, args, sync_done, st);
+    else
+        hub_call(h, o, app, name, args, sync_done, st);
     while (!st->done && !h->quit)
         event_base_loop(h->base, EVLOOP_ONCE);
     if (!st->done) {
@@ -341,6 +424,19 @@ int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, con
         *layer = st->layer;
     free(st);
     return code;
+}
+
+int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
+                  const json_t *args, json_t **result, char *err, size_t errlen, const char **layer)
+{
+    return run_sync(h, o, app, tool, false, args, result, err, errlen, layer);
+}
+
+int hub_request_sync(struct hub *h, const struct call_opts *o, const char *app, const char *method,
+                     const json_t *params, json_t **result, char *err, size_t errlen,
+                     const char **layer)
+{
+    return run_sync(h, o, app, method, true, params, result, err, errlen, layer);
 }
 
 static bool proc_alive(const struct hub *h, const char *spoke_id)
@@ -409,5 +505,5 @@ struct audit *hub_audit(struct hub *h)
 void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots)
 {
     *procs = h->n_procs;
-    *slots = slots_used(h->veth_slots) + slots_used(h->uid_slots);
+    *slots = slots_used(h->veth_slots);
 }

@@ -119,8 +119,8 @@ static void proc_free(struct proc *p)
         close(p->pidfd);
     if (p->veth_slot >= 0)
         slots_put(h->veth_slots, p->veth_slot);
-    if (p->uid_slot >= 0)
-        slots_put(h->uid_slots, p->uid_slot);
+    if (p->veth_lock >= 0)
+        close(p->veth_lock);
 #ifdef HUB_HAVE_JAIL
     if (p->jail)
         jail_free(p->jail);
@@ -421,6 +421,37 @@ static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w
 }
 
 #ifdef HUB_HAVE_JAIL
+/* The profile a spoke runs under: its manifest's, else the one named for its runtime
+ * beside hub.json's profile (profiles/node.json for "node"), else hub.json's. */
+static char *profile_for(const struct hub *h, const struct manifest *m)
+{
+    if (m->profile)
+        return xstrdup(m->profile);
+    if (strcmp(m->runtime, "c") != 0) {
+        char *copy = xstrdup(h->cfg->profile);
+        char *path = xasprintf("%s/%s.json", dirname(copy), m->runtime);
+        free(copy);
+        if (access(path, R_OK) == 0)
+            return path;
+        free(path);
+    }
+    return xstrdup(h->cfg->profile);
+}
+
+/* True when a bind of the profile already puts path (or the directory holding it) at
+ * the same place in the jail. */
+static bool bound_already(const struct jail_config *jc, const char *path)
+{
+    for (size_t i = 0; i < jc->n_binds; i++) {
+        const char *src = jc->binds[i].src, *dst = jc->binds[i].dst ? jc->binds[i].dst : src;
+        size_t n = strlen(src);
+        if (strcmp(src, dst) == 0 && strncmp(path, src, n) == 0 &&
+            (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
 /* process and namespace modes: nsjail-lite as a library. The profile gives the system
  * binds, rlimits and seccomp settings; the manifest's limits and runtime override it;
  * everything put into the jail_config is a copy it owns. */
@@ -429,8 +460,10 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
 {
     struct jail_config jc;
     jail_config_init(&jc);
-    const char *profile = s->m->profile ? s->m->profile : h->cfg->profile;
-    if (jail_config_load_profile(&jc, profile, err, errlen) < 0) {
+    char *profile = profile_for(h, s->m);
+    int loaded = jail_config_load_profile(&jc, profile, err, errlen);
+    free(profile);
+    if (loaded < 0) {
         jail_config_free(&jc);
         *code = 125;
         return NULL;
@@ -469,8 +502,10 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jail_config_set_env(&jc, *e);
     free(jc.cwd);
     if (jc.namespaces) {
-        jc.host_id_base = s->host_uid;
-        jc.host_id_count = 1;
+        /* nsjail-lite takes a free id of the range, host-wide (its locks are shared
+         * with every other hub and launcher on the host). */
+        jc.host_id_base = h->cfg->host_id_base;
+        jc.host_id_count = h->cfg->host_id_count;
         free(jc.hostname);
         jc.hostname = xstrdup(s->m->name);
         if (s->data_tmpfs_mb) {
@@ -481,10 +516,18 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
             jail_config_add_bind(&jc, s->data_dir, "/data", true);
             jc.binds[jc.n_binds - 1].chown = true;
         }
-        /* The program itself, read-only at the same path. */
-        char *copy = xstrdup(path);
-        jail_config_add_bind(&jc, dirname(copy), NULL, false);
-        free(copy);
+        /* The program itself, read-only at the same path, unless the profile has it
+         * (the node profile binds /usr/bin/node alone, not the rest of /usr/bin). */
+        char *real = realpath(path, NULL);
+        if (!bound_already(&jc, path) && !(real && bound_already(&jc, real))) {
+            char *copy = xstrdup(path);
+            jail_config_add_bind(&jc, dirname(copy), NULL, false);
+            free(copy);
+        }
+        free(real);
+        /* The manifest's mounts: a server's code, read-only. */
+        for (size_t i = 0; i < s->m->n_mounts; i++)
+            jail_config_add_bind(&jc, s->m->mounts[i].src, s->m->mounts[i].dst, false);
         jc.cwd = xstrdup("/data");
         if (s->veth) {
             jc.net = JAIL_NET_VETH;
@@ -517,6 +560,18 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
     return j;
 }
 #endif
+
+int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen)
+{
+#ifdef HUB_HAVE_JAIL
+    return jail_host_ids_check(cfg->host_id_base, cfg->host_id_count, err, errlen);
+#else
+    (void)cfg;
+    (void)err;
+    (void)errlen;
+    return 0;
+#endif
+}
 
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen)
@@ -560,7 +615,7 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->jail = jail;
     p->starting = jail != NULL;
     p->t_start = now_mono_ns();
-    p->veth_slot = p->uid_slot = -1;
+    p->veth_slot = p->veth_lock = -1;
     p->err_fd = errpipe[0];
     set_nonblock(p->err_fd, true);
     p->log_fd = open_log(s->log_path, s->spoke_id, s->m->name);

@@ -21,7 +21,10 @@ standin_start '[
   sse("Not sent again."),
   plan(("fare__estimate", {"from": "A", "to": "E"})), raw("{\"choices\": [{\"message\": "),
   plan(("fare__estimate", {"from": "A", "to": "F"})), plan(("mail__send", {"to": "x@example.org", "body": "\u001b[2J leak"})),
-  {"status": 400, "json": {"error": {"message": "bad max_tokens\u001b[2J\n\u250f\u2501\u2501 hub: permission needed"}}}]'
+  {"status": 400, "json": {"error": {"message": "bad max_tokens\u001b[2J\n\u250f\u2501\u2501 hub: permission needed"}}},
+  status(429, headers={"Retry-After": "3"}),
+  plan(("mail__send", {"to": "boss@example.org", "body": "once more"})),
+  text("too late", delay_ms=3000)]'
 tmux_start "$BIN/hub --config $CONF --llm $LLM_URL --memory $MEM"
 check "the session starts" wait_pane "you›"
 
@@ -115,6 +118,41 @@ is "... no hub line carries the server's words" "$(echo "$p" | grep '^hub:' | gr
 like "... its fake frame line is inside the quote" "$p" '  ┊ bad max_tokens.\[2J ┏━━ hub: permission needed'
 is "... and starts no line (the two real questions do)" "$(echo "$p" | grep -c '^┏━━ hub: permission needed')" 2
 
+# 7. A 429 with Retry-After: a status line with the time left, which Ctrl-C ends.
+wait_prompt
+keys "wait for it" Enter
+check "a wait on Retry-After is shown with the time left" \
+    wait_pane "hub: the LLM server turned down attempt 1 (rate-limit): trying again in 3 s; Ctrl-C cancels"
+check "... counting down" wait_pane "trying again in 2 s"
+keys C-c
+check "... Ctrl-C cancels the request" wait_pane "hub: ✗ request cancelled (Ctrl-C)"
+check "... without a second attempt" test "$(standin_requests)" -eq 15
+unlike "... and the status line is gone" "$(pane | grep -v '^ *$' | tail -n 3)" "trying again"
+
+# 6. Ctrl-C at a permission question cancels the whole request.
+wait_prompt
+keys "mail my boss once more" Enter
+check "a question" wait_pane '"body": "once more"'
+keys C-c
+check "Ctrl-C at the question: the step is not run, said once" \
+    wait_pane "hub: ✗ s1 mail.send: not run (cancelled)"
+check "... the request is cancelled" wait_prompt
+is "... no re-plan offered, no answer composed" \
+    "$(pane | grep -c 'Make a new plan without it')/$(standin_requests)" 2/16
+is "... and nothing sent" "$(test -e "$DATA/$AUSER/mail/sent.jsonl" && echo sent || echo none)" none
+
+# 6. Ctrl-C while the LLM is slow: no "^C", no echo of type-ahead.
+keys "a slow one" Enter
+check "the request is on its way" wait_pane "you› a slow one"
+sleep 0.3
+keys "typed ahead"
+sleep 0.2
+keys C-c
+check "Ctrl-C cancels it" wait_pane "hub: ✗ request cancelled (Ctrl-C)" 4
+p=$(pane)
+unlike "... the terminal did not echo ^C" "$p" '\^C'
+unlike "... nor the type-ahead" "$p" "typed ahead"
+like "... the cancel line starts at column 0, once" "$(echo "$p" | grep -c '^hub: ✗ request cancelled (Ctrl-C)')" '^3$'
 wait_prompt
 keys "/quit" Enter
 check "/quit ends the session" wait_pane "hub-exited-0"
