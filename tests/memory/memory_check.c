@@ -374,6 +374,42 @@ static void test_redis(void)
           "and it is stored exactly once");
     memory_msgs_free(msgs, n);
 
+    /* Appends sent without waiting (the request's entry while the planner works): read
+     * back in order, and one whose server died before it answered is sent again once
+     * the server is back, and stored once. */
+    CHECK(memory_history_append_nowait(m, "dave", "user", "nowait-1", err, sizeof(err)) == 0 &&
+              memory_history_append_nowait(m, "dave", "assistant", "nowait-2", err,
+                                           sizeof(err)) == 0,
+          "appends sent without waiting");
+    CHECK(memory_history_last(m, "dave", 2, &msgs, &n, err, sizeof(err)) == 0 && n == 2 &&
+              strcmp(msgs[0].text, "nowait-1") == 0 && strcmp(msgs[1].text, "nowait-2") == 0,
+          "... are there for the next read, in order");
+    memory_msgs_free(msgs, n);
+    CHECK(memory_history_sync(m, err, sizeof(err)) == 0, "... and nothing is left to sync");
+    CHECK(memory_history_append_nowait(m, "dave", "user", "nowait-3", err, sizeof(err)) == 0,
+          "an append sent without waiting");
+    redis_kill9();
+    child = fork();
+    if (child == 0) {
+        char cmd[700];
+        snprintf(cmd, sizeof(cmd),
+                 "sleep 0.3; cd '%s' && scripts/redis-private start '%s' >/dev/null", root, dir);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    rc = memory_history_sync(m, err, sizeof(err));
+    waitpid(child, &st, 0);
+    CHECK(rc == 0, "... its server killed before the reply was read: sync waits for it back (%s)",
+          rc ? err : "stored");
+    size_t copies = 0;
+    CHECK(memory_history_last(m, "dave", 20, &msgs, &n, err, sizeof(err)) == 0 && n == 8 &&
+              strcmp(msgs[7].text, "nowait-3") == 0 && strcmp(msgs[6].text, "nowait-2") == 0,
+          "... the history has it last, trimmed to history_max (%zu)", n);
+    for (size_t i = 0; i < n; i++)
+        copies += strcmp(msgs[i].text, "nowait-3") == 0;
+    CHECK(copies == 1, "... the one sent again stored exactly once (%zu)", copies);
+    memory_msgs_free(msgs, n);
+
     /* Tampered data is skipped, not trusted. */
     r = raw("RPUSH itest:alice:history %s", "{not json");
     freeReplyObject(r);
@@ -538,6 +574,58 @@ static void test_config(void)
     CHECK(!memory_config_parse(&jc, obj, "memory", &cfg) && strstr(err, "memory.password_env"),
           "a password pasted into password_env is refused");
     json_decref(obj);
+    text = "{\"redis\": \"sentinel://127.0.0.1:26379,[::1]:26380/mymaster\", "
+           "\"wait_replicas\": 2, \"wait_timeout_ms\": 300}";
+    obj = jf_parse(&jc, text, strlen(text));
+    memory_config_defaults(&cfg);
+    CHECK(cfg.wait_replicas == -1 && memory_config_parse(&jc, obj, "memory", &cfg) &&
+              cfg.wait_replicas == 2 && cfg.wait_timeout_ms == 300,
+          "Sentinel address and WAIT settings parsed");
+    json_decref(obj);
+    text = "{\"sentinel_password_env\": \"pw=x\"}";
+    obj = jf_parse(&jc, text, strlen(text));
+    CHECK(!memory_config_parse(&jc, obj, "memory", &cfg) && strstr(err, "sentinel_password_env"),
+          "a password pasted into sentinel_password_env is refused");
+    json_decref(obj);
+}
+
+/* Malformed sentinel:// addresses are refused with a reason, before anything is
+ * dialled; one whose sentinels are all down says so for each. */
+static void test_sentinel_addresses(void)
+{
+    struct memory_config cfg;
+    memory_config_defaults(&cfg);
+    cfg.connect_timeout_ms = 200;
+    cfg.reconnect_ms = 0;
+    static const struct {
+        const char *addr, *says;
+    } bad[] = {
+        {"sentinel://127.0.0.1:26379", "master name"},
+        {"sentinel://127.0.0.1:26379/", "master name"},
+        {"sentinel://127.0.0.1:26379/bad name", "master name"},
+        {"sentinel:///mymaster", "no sentinel"},
+        {"sentinel://127.0.0.1/mymaster", "HOST:PORT"},
+        {"sentinel://127.0.0.1:0/mymaster", "HOST:PORT"},
+        {"sentinel://127.0.0.1:99999/mymaster", "HOST:PORT"},
+        {"sentinel://127.0.0.1:1,,127.0.0.1:2/mymaster", "HOST:PORT"},
+        {"sentinel://[::1:26379/mymaster", "HOST:PORT"},
+        {"sentinel://a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,a:13,a:14,a:15,a:16,"
+         "a:17/m",
+         "at most"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char err[1024] = "";
+        struct memory *m = memory_open(bad[i].addr, &cfg, err, sizeof(err));
+        CHECK(!m && strstr(err, bad[i].says), "refused: %s (%s)", bad[i].addr, err);
+        memory_close(m);
+    }
+    char err[2048] = "";
+    /* Ports 1 and 2 on loopback: nothing listens there. */
+    struct memory *m =
+        memory_open("sentinel://127.0.0.1:1,127.0.0.1:2/mymaster", &cfg, err, sizeof(err));
+    CHECK(!m && strstr(err, "sentinel 127.0.0.1:1") && strstr(err, "sentinel 127.0.0.1:2"),
+          "no sentinel answering: each one's failure is said (%s)", err);
+    memory_close(m);
 }
 
 int main(int argc, char **argv)
@@ -553,6 +641,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     test_user_ids();
     test_config();
+    test_sentinel_addresses();
     test_local();
     CHECK(redis_start(), "a private redis-server starts (%s)", sock);
     test_redis();
