@@ -214,6 +214,17 @@ static int elicit_enums(struct mcp_server *s, const json_t *a, json_t **r, void 
         "Elicitation completed: ", r);
 }
 
+static int schema_2020(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)s, (void)ud;
+    char *text = json_dumps(a, JSON_COMPACT);
+    char *out = xasprintf("Received: %s", text ? text : "{}");
+    *r = mcp_text_result(out);
+    free(out);
+    free(text);
+    return 0;
+}
+
 static int reconnection(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)s, (void)a, (void)ud;
@@ -248,6 +259,12 @@ static const struct {
      NO_ARGS, elicit_defaults},
     {"test_elicitation_sep1330_enums", "Tests elicitation with enum schemas per SEP-1330", NO_ARGS,
      elicit_enums},
+    {"json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
+     "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+     "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":"
+     "\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":"
+     "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}",
+     schema_2020},
     {"test_reconnection", "Tests SSE stream reconnection during a call", NO_ARGS, reconnection},
 };
 
