@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -274,6 +275,10 @@ static void sess_end(struct http_sess *hs, const char *reason)
     srv->n_sessions--;
     srv->use[hs->token].sessions--;
     free(hs);
+    /* The last session gone: what the busy time took from the heap goes back to the
+     * system, so that a burst does not leave a hub at its peak size. */
+    if (srv->n_sessions == 0)
+        malloc_trim(0);
 }
 
 static struct http_sess *sess_find(struct http_server *srv, const char *id, size_t token)
