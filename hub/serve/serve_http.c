@@ -153,8 +153,14 @@ static void on_stream_closed(struct evhttp_connection *evcon, void *ud)
 {
     (void)evcon;
     struct http_stream *s = ud;
-    s->req = NULL; /* evhttp frees it */
+    struct evhttp_request *req = s->req;
+    s->req = NULL;
     stream_free(s);
+    /* A request the client hung up on before its answer was finished is taken off the
+     * connection and left to us (libevent 2.1): ending it frees it. One still on the
+     * connection is freed with it. */
+    if (req && !evhttp_request_get_connection(req))
+        evhttp_send_reply_end(req);
 }
 
 static void stream_end(struct http_stream *s)

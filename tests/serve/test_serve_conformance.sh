@@ -15,9 +15,7 @@ if [ ! -x "$NODE22" ] || [ ! -e "$SUITE" ]; then
     skip "the MCP conformance suite" "tests/serve/node_modules lacks node@22 or the suite (make deps)"
     exit 0
 fi
-serve_setup
-cp "$ROOT/tests/serve/manifests/conformance.json" "$SPOKES/"
-cp "$BIN/spokes/conformance" "$BINDIR/"
+serve_setup "$ROOT/tests/serve/manifests/conformance.json"
 mode_needs_jail_skip
 serve_http_start --app conformance
 "$NODE22" "$SUITE" server --suite all --url "http://localhost:$PORT/mcp" -o "$TMP/results" >"$TMP/suite.out" 2>&1
