@@ -32,7 +32,8 @@ SAN_FLAGS :=
 endif
 
 # The libraries the design names, all from Debian packages through pkg-config.
-PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl libpcre2-8
+PKGS := libseccomp libnl-3.0 libnl-route-3.0 libevent libcurl hiredis jansson libpsl libpcre2-8 \
+	libsystemd
 MISSING_PKGS := $(shell for p in $(PKGS); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
@@ -140,17 +141,16 @@ fuzz:
 clean:
 	rm -rf build
 
+# A standard system layout under DESTDIR (scripts/install says what goes where):
+# configuration in /etc/isolategpt (never overwriting an edited file), units, tmpfiles,
+# logrotate. uninstall leaves the configuration, data and logs.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/spokes $(DESTDIR)$(DATADIR)
-	install -m 0755 $(filter $(BUILD)/hub $(BUILD)/netproxy $(BUILD)/nsjail-lite,$(BINARIES)) \
-		$(DESTDIR)$(BINDIR)/
-	@if ls $(BUILD)/spokes/* >/dev/null 2>&1; then \
-		install -m 0755 $(BUILD)/spokes/* $(DESTDIR)$(LIBEXECDIR)/spokes/; fi
-	cp -R config $(DESTDIR)$(DATADIR)/
+	@BUILD=$(BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) \
+		LIBEXECDIR=$(LIBEXECDIR) DATADIR=$(DATADIR) scripts/install install
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/hub $(DESTDIR)$(BINDIR)/netproxy $(DESTDIR)$(BINDIR)/nsjail-lite
-	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)
+	@DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) LIBEXECDIR=$(LIBEXECDIR) \
+		DATADIR=$(DATADIR) scripts/install uninstall
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,9 +1,11 @@
 #include "audit.h"
+#include "jsonline.h"
 #include "log.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,9 @@ struct audit {
     uint64_t outage;         /* failures since the last record written */
     const char *say_outages; /* the consequence to say; NULL: the caller warns itself */
     bool torn; /* a record was cut short and is still in the file: end its line first */
+    /* Writers on several threads (netproxy --workers) share one stream: each line goes
+     * out whole under the lock, and a cut one is taken back before the next. */
+    pthread_mutex_t lock;
 };
 
 static int audit_open_fd(const char *path)
@@ -41,6 +46,7 @@ struct audit *audit_open(const char *path, const char *service_name, char *err, 
     a->service = xstrdup(service_name);
     a->fd = fd;
     a->is_stdout = is_stdout;
+    pthread_mutex_init(&a->lock, NULL);
     return a;
 }
 
@@ -79,12 +85,18 @@ void audit_close(struct audit *a)
         close(a->fd);
     free(a->path);
     free(a->service);
+    pthread_mutex_destroy(&a->lock);
     free(a);
 }
 
 const char *audit_path(const struct audit *a)
 {
     return a->path;
+}
+
+const char *audit_service(const struct audit *a)
+{
+    return a->service;
 }
 
 uint64_t audit_written(const struct audit *a)
@@ -131,34 +143,21 @@ static void audit_untear(struct audit *a, size_t partial)
     a->torn = true;
 }
 
-int audit_write(struct audit *a, json_t *rec)
+/* The line (newline included) goes out in one write(2) where the kernel takes it whole;
+ * called with the lock held. */
+static int write_line_locked(struct audit *a, const char *line, size_t len)
 {
-    char ts[40];
-    format_iso8601(now_real_ns(), ts, sizeof(ts));
-    json_object_set_new(rec, "@timestamp", json_string(ts));
-    audit_set_str(rec, "ecs.version", AUDIT_ECS_VERSION);
-    audit_set_str(rec, "service.name", a->service);
-
-    char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(rec);
-    if (!line)
-        return audit_lost(a, ENOMEM);
-    size_t len = strlen(line);
-    line[len] = '\n'; /* json_dumps' terminator becomes the line end */
     /* After a cut record that could not be removed, a newline first, so that the
      * broken line cannot swallow this record too. */
     if (a->torn) {
-        if (write_all(a->fd, "\n", 1) < 0) {
-            int saved = errno;
-            free(line);
-            return audit_lost(a, saved);
-        }
+        if (write_all(a->fd, "\n", 1) < 0)
+            return audit_lost(a, errno);
         a->torn = false;
     }
     size_t done = 0;
     int saved = EIO;
-    while (done < len + 1) {
-        ssize_t n = write(a->fd, line + done, len + 1 - done);
+    while (done < len) {
+        ssize_t n = write(a->fd, line + done, len - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -168,8 +167,7 @@ int audit_write(struct audit *a, json_t *rec)
         }
         done += (size_t)n;
     }
-    free(line);
-    if (done < len + 1) {
+    if (done < len) {
         if (done > 0)
             audit_untear(a, done);
         return audit_lost(a, saved);
@@ -182,6 +180,42 @@ int audit_write(struct audit *a, json_t *rec)
         a->outage = 0;
     }
     return 0;
+}
+
+int audit_write_line(struct audit *a, const char *line, size_t len)
+{
+    pthread_mutex_lock(&a->lock);
+    int rc = len ? write_line_locked(a, line, len) : audit_lost(a, EOVERFLOW);
+    int saved = errno;
+    pthread_mutex_unlock(&a->lock);
+    errno = saved;
+    return rc;
+}
+
+int audit_write(struct audit *a, json_t *rec)
+{
+    char ts[40];
+    format_iso8601(now_real_ns(), ts, sizeof(ts));
+    json_object_set_new(rec, "@timestamp", json_string(ts));
+    audit_set_str(rec, "ecs.version", AUDIT_ECS_VERSION);
+    audit_set_str(rec, "service.name", a->service);
+
+    char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(rec);
+    if (!line) {
+        pthread_mutex_lock(&a->lock);
+        int rc = audit_lost(a, ENOMEM);
+        pthread_mutex_unlock(&a->lock);
+        errno = ENOMEM;
+        return rc;
+    }
+    size_t len = strlen(line);
+    line[len] = '\n'; /* json_dumps' terminator becomes the line end */
+    int rc = audit_write_line(a, line, len + 1);
+    int saved = errno;
+    free(line);
+    errno = saved;
+    return rc;
 }
 
 void audit_set(json_t *rec, const char *path, json_t *value)
@@ -220,40 +254,6 @@ void audit_set_int(json_t *rec, const char *path, int64_t v)
     audit_set(rec, path, json_integer(v));
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (avail < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 json_t *audit_string(const char *s, size_t len, size_t cap)
 {
     static const char marker[] = "...[truncated]";
@@ -267,7 +267,7 @@ json_t *audit_string(const char *s, size_t len, size_t cap)
     bool truncated = false;
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq_len(u + i, len - i);
+        size_t n = utf8_valid_len(u + i, len - i);
         const char *src = n ? s + i : replacement;
         size_t take = n ? n : 3;
         if (o + take > out_cap) {
@@ -298,22 +298,30 @@ json_t *audit_string(const char *s, size_t len, size_t cap)
 
 void audit_new_id(char out[33])
 {
-    unsigned char raw[16];
-    size_t got = 0;
-    while (got < sizeof(raw)) {
-        ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            /* getrandom cannot fail after boot on Linux >= 3.17 with these flags. */
-            abort();
+    /* Fresh randomness for every id, fetched a page at a time (one getrandom(2) per 256
+     * ids instead of one per id); per thread, so that workers need no lock. */
+    static _Thread_local unsigned char pool[4096];
+    static _Thread_local size_t pool_left;
+    if (pool_left < 16) {
+        size_t got = 0;
+        while (got < sizeof(pool)) {
+            ssize_t n = getrandom(pool + got, sizeof(pool) - got, 0);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                /* getrandom cannot fail after boot on Linux >= 3.17 with these flags. */
+                abort();
+            }
+            got += (size_t)n;
         }
-        got += (size_t)n;
+        pool_left = sizeof(pool);
     }
+    unsigned char *raw = pool + sizeof(pool) - pool_left;
     static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < sizeof(raw); i++) {
+    for (size_t i = 0; i < 16; i++) {
         out[2 * i] = hex[raw[i] >> 4];
         out[2 * i + 1] = hex[raw[i] & 15];
     }
+    pool_left -= 16;
     out[32] = '\0';
 }

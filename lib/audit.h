@@ -38,6 +38,12 @@ const char *audit_path(const struct audit *a);
 
 /* Takes ownership of rec. 0 on success, -1 with errno when the line was not written. */
 int audit_write(struct audit *a, json_t *rec);
+/* A record already formatted (lib/jsonline.h), newline included, with its @timestamp,
+ * ecs.version and service.name: written and accounted like audit_write(). len 0 (a
+ * record that did not fit its buffer) counts as a failure (EOVERFLOW). Safe to call
+ * from several threads: lines never interleave. */
+int audit_write_line(struct audit *a, const char *line, size_t len);
+const char *audit_service(const struct audit *a);
 uint64_t audit_written(const struct audit *a);
 uint64_t audit_failed(const struct audit *a);
 /* Records not written since the last one that was: 0 while the log works. */

@@ -268,6 +268,23 @@ bool sockaddr_parse_hostport(const char *s, struct sockaddr_storage *out, sockle
 
 void sockaddr_format_ip(const struct sockaddr *sa, char *buf, size_t size)
 {
+    /* IPv4 by hand: inet_ntop formats it through sprintf, and the proxy formats three
+     * addresses per audit record. */
+    if (sa->sa_family == AF_INET && size >= INET_ADDRSTRLEN) {
+        const unsigned char *b =
+            (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr.s_addr;
+        char *p = buf;
+        for (int i = 0; i < 4; i++) {
+            unsigned v = b[i];
+            if (v >= 100)
+                *p++ = (char)('0' + v / 100);
+            if (v >= 10)
+                *p++ = (char)('0' + v / 10 % 10);
+            *p++ = (char)('0' + v % 10);
+            *p++ = i < 3 ? '.' : '\0';
+        }
+        return;
+    }
     const void *a = sa->sa_family == AF_INET
                         ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
                         : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;

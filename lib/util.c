@@ -95,12 +95,33 @@ uint64_t now_real_ns(void)
 
 void format_iso8601(uint64_t real_ns, char *buf, size_t size)
 {
+    /* Records come many per second (two per proxy tunnel): the date and time are
+     * formatted once per second per thread, the microseconds by hand. */
+    static _Thread_local time_t cached_secs = -1;
+    static _Thread_local char base[24];
     time_t secs = (time_t)(real_ns / 1000000000ull);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    char base[24];
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, size, "%s.%06uZ", base, (unsigned)((real_ns / 1000u) % 1000000u));
+    if (secs != cached_secs) {
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        if (strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+            base[0] = '\0';
+        cached_secs = secs;
+    }
+    size_t n = strlen(base);
+    unsigned us = (unsigned)((real_ns / 1000u) % 1000000u);
+    if (size < n + 9) { /* no room for the whole stamp: an empty one, never a cut one */
+        if (size)
+            buf[0] = '\0';
+        return;
+    }
+    memcpy(buf, base, n);
+    buf[n] = '.';
+    for (int i = 6; i >= 1; i--) {
+        buf[n + (size_t)i] = (char)('0' + us % 10);
+        us /= 10;
+    }
+    buf[n + 7] = 'Z';
+    buf[n + 8] = '\0';
 }
 
 int set_cloexec(int fd, bool on)

@@ -3,6 +3,7 @@
 #include "addrguard.h"
 #include "conn.h"
 #include "lib/audit.h"
+#include "lib/jsonline.h"
 #include "log.h"
 #include "metrics.h"
 #include "netproxy.h"
@@ -11,75 +12,26 @@
 #include <errno.h>
 #include <string.h>
 
-static void set_ip(json_t *rec, const char *path, const struct sockaddr_storage *ss)
+/* Big enough for the worst record: every capped string made of bytes that escape to six
+ * (\u00XX) still fits twice over. */
+#define RECORD_MAX 16384
+
+static void put_ip(struct jline *j, const char *key, const struct sockaddr_storage *ss)
 {
     char ip[INET6_ADDRSTRLEN];
     sockaddr_format_ip((const struct sockaddr *)ss, ip, sizeof(ip));
-    audit_set_str(rec, path, ip);
+    jl_str(j, key, ip);
 }
 
-static void set_ns_duration(json_t *rec, const char *path, uint64_t start, uint64_t end)
+static void put_duration(struct jline *j, const char *key, uint64_t start, uint64_t end)
 {
     if (start && end >= start)
-        audit_set_int(rec, path, (int64_t)(end - start));
+        jl_int(j, key, (int64_t)(end - start));
 }
 
-static json_t *tunnel_record(const struct conn *c, const char *action)
+static int write_record(struct proxy *px, const char *line, size_t len, const char *what)
 {
-    json_t *rec = json_object();
-    audit_set_str(rec, "event.kind", "event");
-    audit_set(rec, "event.category", json_pack("[s]", "network"));
-    audit_set_str(rec, "event.action", action);
-    audit_set_str(rec, "event.id", c->id);
-    audit_set_str(rec, "event.module", "netproxy");
-    set_ip(rec, "source.ip", &c->src);
-    audit_set_int(rec, "source.port", sockaddr_port((const struct sockaddr *)&c->src));
-    audit_set_str(rec, "isolate.spoke", c->spoke->name);
-    if (c->spoke->user)
-        audit_set_str(rec, "isolate.user", c->spoke->user);
-    audit_set_str(rec, "rule.ruleset", c->spoke->name);
-    audit_set_str(rec, "network.transport", "tcp");
-    if (c->have_target) {
-        audit_set(rec, "http.request.method",
-                  audit_string(c->method, strnlen(c->method, sizeof(c->method)), 32));
-        audit_set(rec, "url.original",
-                  audit_string(c->target, strnlen(c->target, sizeof(c->target)), 256));
-        if (c->rp.line_done)
-            audit_set_str(rec, "http.version", c->rp.version_minor ? "1.1" : "1.0");
-        if (c->user_agent[0])
-            audit_set(rec, "user_agent.original",
-                      audit_string(c->user_agent, strnlen(c->user_agent, sizeof(c->user_agent)),
-                                   sizeof(c->user_agent)));
-    }
-    if (c->have_host) {
-        audit_set_str(rec, "destination.address", c->host.name);
-        if (c->host.kind == HOST_NAME)
-            audit_set_str(rec, "destination.domain", c->host.name);
-        if (c->registered)
-            audit_set_str(rec, "destination.registered_domain", c->registered);
-        audit_set_int(rec, "destination.port", c->port);
-    }
-    if (c->have_dst) {
-        set_ip(rec, "destination.ip", &c->dst);
-        audit_set_str(rec, "network.type", c->dst.ss_family == AF_INET6 ? "ipv6" : "ipv4");
-        audit_set_str(rec, "isolate.address_class", addr_class_name(c->dst_class));
-        if (c->guard)
-            audit_set_str(rec, "isolate.address_guard", c->guard);
-    }
-    if (c->rule)
-        audit_set_str(rec, "rule.name", c->rule);
-    if (c->spoke->report_only)
-        audit_set(rec, "isolate.report_only", json_true());
-    if (c->would_deny != R_ALLOWED)
-        audit_set_str(rec, "isolate.would_deny", reason_code(c->would_deny));
-    set_ns_duration(rec, "isolate.dns.duration", c->t_dns_start, c->t_dns_end);
-    set_ns_duration(rec, "isolate.connect.duration", c->t_connect_start, c->t_connected);
-    return rec;
-}
-
-static int write_record(struct proxy *px, json_t *rec, const char *what)
-{
-    if (audit_write(px->audit, rec) == 0)
+    if (audit_write_line(px->audit, line, len) == 0)
         return 0;
     int saved = errno;
     metrics_audit_failure(px->metrics);
@@ -89,39 +41,155 @@ static int write_record(struct proxy *px, json_t *rec, const char *what)
     return -1;
 }
 
+/* The decision record (close false: r, detail and status say what was decided) or the
+ * close record of a tunnel, written field by field into a buffer on the stack (these
+ * are two per tunnel: building them as jansson objects cost more than the relay). The
+ * fields are the ECS names of netproxy/OCSF.md, grouped as nested objects. */
+static int tunnel_record(struct conn *c, bool close, enum reason r, const char *detail, int status)
+{
+    char buf[RECORD_MAX];
+    struct jline j;
+    const struct spoke *s = c->spoke;
+    uint64_t now = now_mono_ns();
+    jl_begin(&j, buf, sizeof(buf));
+
+    jl_open(&j, "event");
+    jl_str(&j, "kind", "event");
+    jl_strs(&j, "category", "network", NULL);
+    jl_str(&j, "action", close ? "close" : "connect");
+    jl_str(&j, "id", c->id);
+    jl_str(&j, "module", "netproxy");
+    if (!close) {
+        bool allowed = r == R_ALLOWED;
+        jl_strs(&j, "type", "connection", allowed ? "allowed" : "denied");
+        jl_str(&j, "outcome", allowed ? "success" : "failure");
+        if (!allowed)
+            jl_str(&j, "reason", reason_code(r));
+        else if (c->would_deny != R_ALLOWED)
+            jl_str(&j, "reason", reason_code(c->would_deny));
+    } else {
+        jl_strs(&j, "type", "connection", "end");
+        jl_str(&j, "outcome", c->close_reason == CLOSE_DONE ? "success" : "failure");
+        jl_str(&j, "reason", close_reason_code(c->close_reason));
+        char ts[40];
+        format_iso8601(c->t_accept_real, ts, sizeof(ts));
+        jl_str(&j, "start", ts);
+    }
+    put_duration(&j, "duration", c->t_accept, now);
+    jl_close(&j);
+
+    jl_open(&j, "source");
+    put_ip(&j, "ip", &c->src);
+    jl_int(&j, "port", sockaddr_port((const struct sockaddr *)&c->src));
+    if (close)
+        jl_int(&j, "bytes", (int64_t)c->c2u.bytes);
+    jl_close(&j);
+
+    jl_open(&j, "isolate");
+    jl_str(&j, "spoke", s->name);
+    if (s->user)
+        jl_str(&j, "user", s->user);
+    if (c->have_dst) {
+        jl_str(&j, "address_class", addr_class_name(c->dst_class));
+        if (c->guard)
+            jl_str(&j, "address_guard", c->guard);
+    }
+    if (s->report_only)
+        jl_bool(&j, "report_only", true);
+    if (c->would_deny != R_ALLOWED)
+        jl_str(&j, "would_deny", reason_code(c->would_deny));
+    if (c->t_dns_start && c->t_dns_end >= c->t_dns_start) {
+        jl_open(&j, "dns");
+        put_duration(&j, "duration", c->t_dns_start, c->t_dns_end);
+        jl_close(&j);
+    }
+    if (c->t_connect_start && c->t_connected >= c->t_connect_start) {
+        jl_open(&j, "connect");
+        put_duration(&j, "duration", c->t_connect_start, c->t_connected);
+        jl_close(&j);
+    }
+    jl_close(&j);
+
+    jl_open(&j, "rule");
+    jl_str(&j, "ruleset", s->name);
+    if (c->rule)
+        jl_str(&j, "name", c->rule);
+    jl_close(&j);
+
+    jl_open(&j, "network");
+    jl_str(&j, "transport", "tcp");
+    if (c->have_dst)
+        jl_str(&j, "type", c->dst.ss_family == AF_INET6 ? "ipv6" : "ipv4");
+    if (close)
+        jl_int(&j, "bytes", (int64_t)(c->c2u.bytes + c->u2c.bytes));
+    jl_close(&j);
+
+    if (c->have_target || (!close && status)) {
+        jl_open(&j, "http");
+        if (c->have_target) {
+            jl_open(&j, "request");
+            jl_strn(&j, "method", c->method, strnlen(c->method, sizeof(c->method)), 32);
+            jl_close(&j);
+            if (c->rp.line_done)
+                jl_str(&j, "version", c->rp.version_minor ? "1.1" : "1.0");
+        }
+        if (!close && status) {
+            jl_open(&j, "response");
+            jl_int(&j, "status_code", status);
+            jl_close(&j);
+        }
+        jl_close(&j);
+    }
+    if (c->have_target) {
+        jl_open(&j, "url");
+        jl_strn(&j, "original", c->target, strnlen(c->target, sizeof(c->target)), 256);
+        jl_close(&j);
+        if (c->user_agent[0]) {
+            jl_open(&j, "user_agent");
+            jl_strn(&j, "original", c->user_agent, strnlen(c->user_agent, sizeof(c->user_agent)),
+                    sizeof(c->user_agent));
+            jl_close(&j);
+        }
+    }
+    if (c->have_host || c->have_dst || close) {
+        jl_open(&j, "destination");
+        if (c->have_host) {
+            jl_str(&j, "address", c->host.name);
+            if (c->host.kind == HOST_NAME)
+                jl_str(&j, "domain", c->host.name);
+            if (c->registered)
+                jl_str(&j, "registered_domain", c->registered);
+            jl_int(&j, "port", c->port);
+        }
+        if (c->have_dst)
+            put_ip(&j, "ip", &c->dst);
+        if (close)
+            jl_int(&j, "bytes", (int64_t)c->u2c.bytes);
+        jl_close(&j);
+    }
+    if (!close && detail)
+        jl_strn(&j, "message", detail, strlen(detail), 512);
+
+    char ts[40];
+    format_iso8601(now_real_ns(), ts, sizeof(ts));
+    jl_str(&j, "@timestamp", ts);
+    jl_open(&j, "ecs");
+    jl_str(&j, "version", AUDIT_ECS_VERSION);
+    jl_close(&j);
+    jl_open(&j, "service");
+    jl_str(&j, "name", audit_service(c->px->audit));
+    jl_close(&j);
+    return write_record(c->px, buf, jl_end(&j), close ? "close" : "decision");
+}
+
 int np_audit_decision(struct conn *c, enum reason r, const char *detail, int status)
 {
-    bool allowed = r == R_ALLOWED;
-    json_t *rec = tunnel_record(c, "connect");
-    audit_set(rec, "event.type", json_pack("[s,s]", "connection", allowed ? "allowed" : "denied"));
-    audit_set_str(rec, "event.outcome", allowed ? "success" : "failure");
-    if (!allowed)
-        audit_set_str(rec, "event.reason", reason_code(r));
-    else if (c->would_deny != R_ALLOWED)
-        audit_set_str(rec, "event.reason", reason_code(c->would_deny));
-    if (detail)
-        audit_set(rec, "message", audit_string(detail, strlen(detail), 512));
-    if (status)
-        audit_set_int(rec, "http.response.status_code", status);
-    set_ns_duration(rec, "event.duration", c->t_accept, now_mono_ns());
-    return write_record(c->px, rec, "decision");
+    return tunnel_record(c, false, r, detail, status);
 }
 
 int np_audit_close(struct conn *c)
 {
-    json_t *rec = tunnel_record(c, "close");
-    audit_set(rec, "event.type", json_pack("[s,s]", "connection", "end"));
-    bool clean = c->close_reason == CLOSE_DONE;
-    audit_set_str(rec, "event.outcome", clean ? "success" : "failure");
-    audit_set_str(rec, "event.reason", close_reason_code(c->close_reason));
-    char ts[40];
-    format_iso8601(c->t_accept_real, ts, sizeof(ts));
-    audit_set_str(rec, "event.start", ts);
-    set_ns_duration(rec, "event.duration", c->t_accept, now_mono_ns());
-    audit_set_int(rec, "source.bytes", (int64_t)c->c2u.bytes);
-    audit_set_int(rec, "destination.bytes", (int64_t)c->u2c.bytes);
-    audit_set_int(rec, "network.bytes", (int64_t)(c->c2u.bytes + c->u2c.bytes));
-    return write_record(c->px, rec, "close");
+    return tunnel_record(c, true, R_ALLOWED, NULL, 0);
 }
 
 void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action, const char *error)
@@ -141,5 +209,10 @@ void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action,
             audit_set_str(rec, "isolate.user", s->user);
         audit_set_int(rec, "isolate.allow_entries", (int64_t)policy_entry_count(s->policy));
     }
-    write_record(px, rec, action);
+    if (audit_write(px->audit, rec) < 0) {
+        int saved = errno;
+        metrics_audit_failure(px->metrics);
+        log_warnx("audit: cannot write the %s record to %s: %s", action, audit_path(px->audit),
+                  strerror(saved));
+    }
 }

@@ -1,5 +1,5 @@
 /* The proxy's audit records, written with lib/audit.h (ECS field names, one line per
- * record, one write per line):
+ * record, one write per line; the two per tunnel formatted with lib/jsonline.h):
  * - a decision record for every request (event.action "connect"), allowed or refused,
  *   with event.reason for every refusal, also for malformed requests, limits and
  *   timeouts;

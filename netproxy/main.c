@@ -1,6 +1,7 @@
 /* netproxy: the HTTPS CONNECT egress proxy at the only network exit of every spoke.
  * This file is the command line, the setup order (bind, open, drop, sandbox) and the
  * process lifecycle (SIGHUP reopen, SIGTERM drain). */
+#include "notify.h"
 #include "addrguard.h"
 #include "conn.h"
 #include "control.h"
@@ -586,6 +587,9 @@ int main(int argc, char **argv)
     ev_term = watch_signal(px, SIGTERM);
     ev_int = watch_signal(px, SIGINT);
 
+    /* Listening already; said before the seccomp filter, which has no AF_UNIX datagram
+     * socket for sd_notify. */
+    notify_ready(o.control_fd >= 0 ? "hub mode" : "standalone");
     if (privdrop(o.user, err, sizeof(err)) < 0)
         fatalx("%s", err);
     if (o.no_seccomp)

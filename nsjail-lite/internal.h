@@ -65,6 +65,26 @@ struct rlimit_set {
 
 #define JAIL_MAX_RLIMITS 6
 
+/* The jail's cgroup (cgroup.c): one directory per hierarchy used (v1), or the same
+ * directory for every controller (v2). */
+enum cgroup_ctl { CG_MEMORY, CG_PIDS, CG_CPU, CG_N };
+
+struct cgroup_plan {
+    int version; /* 0: no cgroup; 1 or 2 */
+    uint64_t memory_mb, pids, cpu_percent;
+    char *parent[CG_N]; /* host paths; NULL for a controller not used */
+    char *dir[CG_N];    /* the jail's own, filled in by the monitor ("" once removed) */
+    uint32_t rnd;       /* makes the name unique with the monitor's pid */
+};
+
+/* What the cgroup saw, read by the monitor before it removes it. */
+struct cgroup_end {
+    uint64_t oom_kills;    /* processes of the jail the OOM killer ended */
+    uint64_t pids_refused; /* forks refused at pids.max */
+    uint64_t memory_peak;  /* bytes */
+    uint64_t pids_peak;
+};
+
 struct jail_plan {
     bool namespaces;
     bool verbose;
@@ -110,6 +130,7 @@ struct jail_plan {
     size_t n_rlimits;
     uint64_t cpu_s;
     uint64_t wall_s;
+    struct cgroup_plan cg;
 
     /* seccomp: the BPF program, compiled in the caller */
     struct sock_fprog seccomp;
@@ -189,6 +210,18 @@ int net_setup_inside(const struct jail_plan *p, char *err, size_t errlen);
 /* rlimit.c */
 int rlimit_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
 int rlimit_apply(const struct jail_plan *p, char *err, size_t errlen);
+
+/* cgroup.c: prepare in the caller; create, attach (init's pid, before it starts
+ * anything) and remove in the monitor. remove fills *end (may be NULL) first. */
+int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
+int cgroup_attach(const struct jail_plan *p, pid_t pid, char *err, size_t errlen);
+void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
+void cgroup_plan_free(struct jail_plan *p);
+
+/* ipc.c: in init, before it leaves host root: the System V shm limits of the jail's
+ * ipc namespace, from the memory limit. */
+int ipc_limit_shm(const struct jail_plan *p, char *err, size_t errlen);
 
 /* caps.c */
 int caps_check_caller(const struct jail_config *cfg, struct jail_error *err);

@@ -42,6 +42,7 @@ struct jail {
 static void plan_free(struct jail_plan *p)
 {
     mnt_plan_free(p);
+    cgroup_plan_free(p);
     if (p->envp) {
         for (char **e = p->envp; *e; e++)
             free(*e);
@@ -135,8 +136,8 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
     /* Privilege first: a caller who lacks it learns that before anything exists. */
     if (caps_check_caller(cfg, err) < 0 || exec_prepare(cfg, argv, p, err) < 0 ||
         check_fds(cfg, p, err) < 0 || net_prepare(cfg, p, err) < 0 ||
-        rlimit_prepare(cfg, p, err) < 0 || seccomp_prepare(cfg, &p->seccomp, err) < 0 ||
-        mnt_prepare(cfg, p, err) < 0)
+        rlimit_prepare(cfg, p, err) < 0 || cgroup_prepare(cfg, p, err) < 0 ||
+        seccomp_prepare(cfg, &p->seccomp, err) < 0 || mnt_prepare(cfg, p, err) < 0)
         return -1;
     plan_debug(p, "plan ready: %zu mount steps, seccomp filter of %u instructions", p->n_ops,
                (unsigned)p->seccomp.len);

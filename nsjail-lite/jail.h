@@ -113,6 +113,15 @@ struct jail_limits {
     uint64_t wall_s;   /* whole-jail wall-clock limit; 0 = none */
     /* For the other limits 0 keeps the caller's limit. A limit above the caller's
      * hard limit is lowered to it. RLIMIT_CORE is always 0. */
+
+    /* The jail's own cgroup (namespaces only; cgroup.c): 0 = no such limit, and with
+     * all three 0 no cgroup is made. memory_mb bounds everything charged to the jail,
+     * shared memory and tmpfs included, with swap off; the jail's own processes are
+     * OOM-killed at the limit (reason "memory"). pids bounds its processes and
+     * threads; cpu_percent its CPU time, in percent of one CPU. */
+    uint64_t memory_mb;
+    uint64_t pids;
+    uint64_t cpu_percent;
 };
 
 struct jail_config {
@@ -149,6 +158,10 @@ struct jail_config {
     char *veth_host_ifname;
 
     struct jail_limits limits;
+    /* Where the jail's cgroup goes: a cgroup path as /proc/self/cgroup writes it (e.g.
+     * "/system.slice/isolategpt.service/jails"), delegated to the caller; NULL = the
+     * caller's own cgroup ("/nsjail-lite" under it when that is the root). */
+    char *cgroup_parent;
 
     char *seccomp_preset;       /* "c", later "python", "node" */
     char **seccomp_extra_allow; /* NULL-terminated syscall names added by a profile */
@@ -170,7 +183,8 @@ struct jail_status {
     int exit_code;   /* the program's status, or 128+signal, or 125/126/127 */
     int term_signal; /* 0, or the signal that ended the program */
     /* "" when not known, else "seccomp", "rlimit-cpu", "rlimit-fsize", "wall-time",
-     * "killed" (jail_kill, or the monitor was killed) */
+     * "memory" (OOM-killed at the cgroup's memory limit), "pids" (failed after the
+     * cgroup refused it a process), "killed" (jail_kill, or the monitor was killed) */
     char reason[32];
 };
 

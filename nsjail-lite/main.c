@@ -4,6 +4,7 @@
  * status (env(1)/timeout(1) style codes). */
 #include "jail.h"
 #include "log.h"
+#include "paths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,8 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEFAULT_PROFILE "config/profiles/spoke.json"
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -28,9 +27,10 @@ static void usage(FILE *out)
             "own unprivileged host uid/gid, on a read-only tmpfs root with read-only system\n"
             "binds, under rlimits and a seccomp allowlist, with no capabilities.\n"
             "\n"
-            "  --profile FILE        JSON sandbox profile (default: " DEFAULT_PROFILE "\n"
-            "                        in the current directory if it exists, else the same\n"
-            "                        built-in defaults)\n"
+            "  --profile FILE        JSON sandbox profile (default: profiles/spoke.json of\n"
+            "                        the tree's config/ beside the build directory, else\n"
+            "                        /etc/isolategpt/, else ./config/; without any, the\n"
+            "                        same built-in defaults)\n"
             "  --net none            loopback only (the default)\n"
             "  --net veth:HOST_CIDR,SPOKE_CIDR\n"
             "                        one veth: the jail's eth0 gets SPOKE_CIDR and a route to\n"
@@ -48,6 +48,13 @@ static void usage(FILE *out)
             "  --rlimit-as MB  --rlimit-cpu S  --rlimit-fsize MB  --rlimit-nofile N\n"
             "  --rlimit-nproc N      resource limits (0 keeps the caller's)\n"
             "  --wall-time S         kill the whole jail after S seconds (0: no limit)\n"
+            "  --memory-mb MB        the jail's cgroup memory limit, shared memory and tmpfs\n"
+            "                        included, swap off; the jail's processes are OOM-killed\n"
+            "                        at it (reason \"memory\"; 0: no limit)\n"
+            "  --pids N              the jail's cgroup limit on processes and threads\n"
+            "  --cpu-percent P       the jail's CPU time, in percent of one CPU (cgroup)\n"
+            "  --cgroup-parent PATH  make the jail's cgroup under this cgroup (as\n"
+            "                        /proc/self/cgroup names it; default: our own)\n"
             "  --seccomp PRESET|FILE seccomp preset (c) or policy file (JSON)\n"
             "  --seccomp-action errno|kill  what a denied syscall gets (default errno: EPERM)\n"
             "  --no-namespaces       rlimits, no_new_privs and seccomp only (the hub's\n"
@@ -64,7 +71,7 @@ static void usage(FILE *out)
             "failed (the message says why), 126 if PROGRAM is not executable, 127 if it was\n"
             "not found. SIGINT, SIGTERM or SIGHUP to nsjail-lite end the whole jail (137,\n"
             "reason \"killed\"). Needs root (CAP_SETUID, CAP_SETGID; --net veth also\n"
-            "CAP_NET_ADMIN).\n");
+            "CAP_NET_ADMIN; the cgroup limits write access to the cgroup hierarchy).\n");
 }
 
 enum {
@@ -84,6 +91,10 @@ enum {
     OPT_RL_NOFILE,
     OPT_RL_NPROC,
     OPT_WALL,
+    OPT_MEMORY,
+    OPT_PIDS,
+    OPT_CPU_PERCENT,
+    OPT_CGROUP_PARENT,
     OPT_SECCOMP,
     OPT_SECCOMP_ACTION,
     OPT_NO_NS,
@@ -109,6 +120,10 @@ static const struct option options[] = {
     {"rlimit-nofile", required_argument, NULL, OPT_RL_NOFILE},
     {"rlimit-nproc", required_argument, NULL, OPT_RL_NPROC},
     {"wall-time", required_argument, NULL, OPT_WALL},
+    {"memory-mb", required_argument, NULL, OPT_MEMORY},
+    {"pids", required_argument, NULL, OPT_PIDS},
+    {"cpu-percent", required_argument, NULL, OPT_CPU_PERCENT},
+    {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
     {"seccomp", required_argument, NULL, OPT_SECCOMP},
     {"seccomp-action", required_argument, NULL, OPT_SECCOMP_ACTION},
     {"no-namespaces", no_argument, NULL, OPT_NO_NS},
@@ -286,6 +301,19 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
     case OPT_WALL:
         cfg->limits.wall_s = number("--wall-time", arg, 30 * 86400);
         break;
+    case OPT_MEMORY:
+        cfg->limits.memory_mb = number("--memory-mb", arg, 1 << 30);
+        break;
+    case OPT_PIDS:
+        cfg->limits.pids = number("--pids", arg, 1 << 22);
+        break;
+    case OPT_CPU_PERCENT:
+        cfg->limits.cpu_percent = number("--cpu-percent", arg, 100000);
+        break;
+    case OPT_CGROUP_PARENT:
+        free(cfg->cgroup_parent);
+        cfg->cgroup_parent = xstrdup(arg);
+        break;
     case OPT_SECCOMP:
         parse_seccomp(cfg, arg);
         break;
@@ -339,11 +367,13 @@ int main(int argc, char **argv)
         }
     }
     char err[JAIL_ERR_MAX];
+    char *default_profile = profile ? NULL : paths_default_config("profiles/spoke.json");
     struct stat st;
-    if (!profile && stat(DEFAULT_PROFILE, &st) == 0)
-        profile = DEFAULT_PROFILE;
+    if (default_profile && stat(default_profile, &st) == 0)
+        profile = default_profile;
     if (profile && jail_config_load_profile(&config, profile, err, sizeof(err)) < 0)
         die(125, "%s", err);
+    free(default_profile); /* the profile is loaded: its path is no longer needed */
     config.verbose = verbose;
 
     optind = 0; /* glibc: rescan from the start */

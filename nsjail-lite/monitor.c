@@ -63,6 +63,7 @@ static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
         while (waitpid(m->child, NULL, 0) < 0 && errno == EINTR)
             ;
     }
+    cgroup_remove(m->p, NULL);
     _exit(code);
 }
 
@@ -290,21 +291,31 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
     struct jail_rec from_init;
     int program_status = wstatus;
     uint64_t program_cpu = cpu_ns;
+    bool init_killed = false;
     if (status_fd >= 0) {
         /* init wrote the program's own status just before exiting; it is absent when
-         * init was killed (wall time, jail_kill, or by someone else). */
+         * init was killed (wall time, jail_kill, the cgroup's OOM kill, or by someone
+         * else). */
         set_nonblock(status_fd, true);
         if (rec_recv(status_fd, &from_init) == 1 && from_init.type == REC_EXIT) {
             program_status = from_init.wstatus;
             program_cpu = from_init.cpu_ns;
-        } else if (!*reason && WIFSIGNALED(wstatus)) {
-            reason = "killed";
+        } else {
+            init_killed = WIFSIGNALED(wstatus);
         }
     }
     if (m->group) {
         kill(-m->child, SIGKILL); /* what the program left behind in its group */
         end_adopted();            /* and what left the group */
     }
+    /* The jail is gone: its cgroup tells what the status alone cannot. */
+    struct cgroup_end cg;
+    cgroup_remove(m->p, &cg);
+    if (!*reason && cg.oom_kills &&
+        (init_killed || (WIFSIGNALED(program_status) && WTERMSIG(program_status) == SIGKILL)))
+        reason = "memory";
+    else if (!*reason && init_killed)
+        reason = "killed";
 
     struct jail_rec r;
     memset(&r, 0, sizeof(r));
@@ -319,6 +330,9 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
     } else {
         r.exit_code = WEXITSTATUS(program_status);
     }
+    /* A program that failed after the cgroup refused it a process. */
+    if (!*reason && cg.pids_refused && r.exit_code != 0)
+        reason = "pids";
     str_copy(r.reason, reason, sizeof(r.reason));
     plan_debug(m->p, "program ended: exit code %d%s%s", r.exit_code, *reason ? ", reason " : "",
                reason);
@@ -376,6 +390,8 @@ static _Noreturn void run_namespaces(struct monitor *m)
     if (p->clone_privileged)
         plan_debug(p, "cloned the bind sources on the host side (read-only/nosuid/nodev as "
                       "requested)");
+    if (cgroup_create(p, why, sizeof(why)) < 0)
+        report_error(m, 125, why);
     pid_t pid = raw_clone(JAIL_NS_FLAGS | SIGCHLD);
     if (pid < 0) {
         snprintf(why, sizeof(why), "creating the namespaces (clone): %s%s", strerror(errno),
@@ -405,6 +421,9 @@ static _Noreturn void run_namespaces(struct monitor *m)
     close(status_p[1]);
     plan_debug(p, "cloned init (host pid %d) in new user/mnt/pid/ipc/uts/net namespaces", (int)pid);
 
+    /* Before init's go-ahead: everything the jail starts is inside its cgroup. */
+    if (cgroup_attach(p, pid, why, sizeof(why)) < 0)
+        report_error(m, 125, why);
     if (user_write_maps(p, pid, why, sizeof(why)) < 0)
         report_error(m, 125, why);
     /* init builds its root while the monitor makes the veth (two cores, no wait). */

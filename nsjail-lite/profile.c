@@ -106,8 +106,15 @@ void jail_config_init(struct jail_config *cfg)
     jail_config_set_env(cfg, "PATH=/usr/local/bin:/usr/bin:/bin");
     cfg->net = JAIL_NET_NONE;
     cfg->veth_host_netns_fd = -1;
-    cfg->limits = (struct jail_limits){
-        .as_mb = 1024, .cpu_s = 60, .fsize_mb = 64, .nofile = 256, .nproc = 64, .wall_s = 0};
+    cfg->limits = (struct jail_limits){.as_mb = 1024,
+                                       .cpu_s = 60,
+                                       .fsize_mb = 64,
+                                       .nofile = 256,
+                                       .nproc = 64,
+                                       .wall_s = 0,
+                                       .memory_mb = 1024,
+                                       .pids = 64,
+                                       .cpu_percent = 100};
     cfg->seccomp_preset = xstrdup("c");
     cfg->seccomp_extra_allow = xcalloc(1, sizeof(char *));
     cfg->seccomp_action = JAIL_SECCOMP_ERRNO;
@@ -128,6 +135,7 @@ void jail_config_free(struct jail_config *cfg)
     free(cfg->veth_host_ifname);
     free(cfg->seccomp_preset);
     jf_strv_free(cfg->seccomp_extra_allow);
+    free(cfg->cgroup_parent);
     free(cfg->keep_fds);
     memset(cfg, 0, sizeof(*cfg));
     cfg->veth_host_netns_fd = -1;
@@ -224,15 +232,18 @@ static bool load_limit(struct jf_ctx *c, const json_t *l, const char *key, int64
 
 static bool load_limits(struct jf_ctx *c, struct jail_config *cfg, const json_t *l)
 {
-    static const char *const keys[] = {"as_mb", "cpu_s",  "fsize_mb", "nofile",
-                                       "nproc", "wall_s", NULL};
+    static const char *const keys[] = {"as_mb",  "cpu_s",     "fsize_mb", "nofile",      "nproc",
+                                       "wall_s", "memory_mb", "pids",     "cpu_percent", NULL};
     return jf_object(c, l, "limits", keys) &&
            load_limit(c, l, "as_mb", 1 << 20, &cfg->limits.as_mb) &&
            load_limit(c, l, "cpu_s", 7 * 86400, &cfg->limits.cpu_s) &&
            load_limit(c, l, "fsize_mb", 1 << 20, &cfg->limits.fsize_mb) &&
            load_limit(c, l, "nofile", 1 << 20, &cfg->limits.nofile) &&
            load_limit(c, l, "nproc", 1 << 20, &cfg->limits.nproc) &&
-           load_limit(c, l, "wall_s", 30 * 86400, &cfg->limits.wall_s);
+           load_limit(c, l, "wall_s", 30 * 86400, &cfg->limits.wall_s) &&
+           load_limit(c, l, "memory_mb", 1 << 30, &cfg->limits.memory_mb) &&
+           load_limit(c, l, "pids", 1 << 22, &cfg->limits.pids) &&
+           load_limit(c, l, "cpu_percent", 100000, &cfg->limits.cpu_percent);
 }
 
 static bool load_seccomp(struct jf_ctx *c, struct jail_config *cfg, const json_t *s,
@@ -294,20 +305,26 @@ static bool load_env(struct jf_ctx *c, struct jail_config *cfg, const json_t *ro
 
 static bool load_root(struct jf_ctx *c, struct jail_config *cfg, const json_t *root)
 {
-    static const char *const keys[] = {"description", "namespaces", "hostname", "uid",
-                                       "gid",         "host_ids",   "mounts",   "cwd",
-                                       "env",         "limits",     "seccomp",  NULL};
+    static const char *const keys[] = {"description", "namespaces",    "hostname", "uid", "gid",
+                                       "host_ids",    "mounts",        "cwd",      "env", "limits",
+                                       "seccomp",     "cgroup_parent", NULL};
     if (!jf_object(c, root, "", keys))
         return false;
-    const char *description = NULL, *hostname = NULL, *cwd = NULL;
+    const char *description = NULL, *hostname = NULL, *cwd = NULL, *cg_parent = NULL;
     int64_t uid = -1, gid = -1;
     if (!jf_string(c, root, "", "description", false, 4096, &description) ||
         !jf_bool(c, root, "", "namespaces", false, &cfg->namespaces) ||
         !jf_string(c, root, "", "hostname", false, 64, &hostname) ||
         !jf_int(c, root, "", "uid", false, 1, 65533, &uid) ||
         !jf_int(c, root, "", "gid", false, 1, 65533, &gid) ||
-        !jf_string(c, root, "", "cwd", false, PATH_MAX_LEN, &cwd))
+        !jf_string(c, root, "", "cwd", false, PATH_MAX_LEN, &cwd) ||
+        !jf_string(c, root, "", "cgroup_parent", false, 1024, &cg_parent))
         return false;
+    if (cg_parent) {
+        if (cg_parent[0] != '/')
+            return jf_fail(c, "", "cgroup_parent", "must be an absolute cgroup path");
+        replace_str(&cfg->cgroup_parent, cg_parent);
+    }
     if (hostname)
         replace_str(&cfg->hostname, hostname);
     if (cwd) {

@@ -279,11 +279,10 @@ static const char *const preset_c[] = {
     "shutdown",
     "setsockopt",
     "getsockopt",
-    /* System V and POSIX IPC, private to the jail's ipc namespace */
-    "shmget",
-    "shmat",
-    "shmdt",
-    "shmctl",
+    /* System V and POSIX IPC, private to the jail's ipc namespace. Not System V shared
+     * memory: a detached segment belongs to no process, so no rlimit sees it (the
+     * cgroup and the namespace's shmmax/shmall do); a profile that needs it adds
+     * shmget, shmat, shmdt and shmctl to seccomp.allow. */
     "semget",
     "semop",
     "semtimedop",
@@ -488,6 +487,152 @@ static const char *const preset_python[] = {
     "getsockopt",
 };
 
+/* What Node.js (Debian's nodejs, and the 20.x builds of nodesource) needs to run MCP
+ * servers from npm: derived by tracing node under the jail (strace -f) while the
+ * reference servers of tests/mcpservers (filesystem, memory, everything,
+ * sequential-thinking) answer every one of their tools; scripts/trace-node-seccomp
+ * repeats the derivation. Like `python`, and for the same reasons: threads only
+ * (clone with CLONE_THREAD; child_process and a fork bomb fail with EPERM), no
+ * execveat, prctl, set*id, sessions, System V or message-queue IPC, mlock or
+ * scheduler changes; libuv's io_uring probe is refused (it falls back to its thread
+ * pool). The argument rules of `c` apply unchanged. */
+static const char *const preset_node[] = {
+    /* files and descriptors: libuv's fs calls (node:fs), traced or beside a traced call */
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "openat",
+    "close",
+    "close_range",
+    "lseek",
+    "dup",
+    "dup2",
+    "dup3",
+    "fcntl",
+    "fsync",
+    "fdatasync",
+    "ftruncate",
+    "fallocate",
+    "sendfile",
+    "copy_file_range",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "link",
+    "linkat",
+    "unlink",
+    "unlinkat",
+    "symlink",
+    "symlinkat",
+    "readlink",
+    "readlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "umask",
+    "utimensat",
+    "pipe2",
+    "ioctl",
+    /* waiting for events: libuv's epoll loop, its eventfd wake-ups, poll for a tty */
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "eventfd2",
+    "poll",
+    "ppoll",
+    /* memory: V8's heap and code space (pkeys: its W^X protection of JIT code) */
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
+    "pkey_alloc",
+    "pkey_free",
+    "pkey_mprotect",
+    /* the process and its threads (V8's platform workers, libuv's thread pool) */
+    "exit",
+    "exit_group",
+    "execve",
+    "kill",
+    "tgkill",
+    "getpid",
+    "getppid",
+    "gettid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getgroups",
+    "capget",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "futex",
+    "sched_yield",
+    "sched_getaffinity",
+    "getpriority",
+    "getrlimit",
+    "prlimit64",
+    "getrusage",
+    "sysinfo",
+    "uname",
+    "getrandom",
+    /* signals and time */
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "sigaltstack",
+    "nanosleep",
+    "clock_nanosleep",
+    "clock_gettime",
+    "clock_getres",
+    "gettimeofday",
+    "restart_syscall",
+    /* sockets (socket and socketpair are filtered by argument): node:net, the proxy */
+    "connect",
+    "accept4",
+    "bind",
+    "listen",
+    "getsockname",
+    "getpeername",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
+    "shutdown",
+    "setsockopt",
+    "getsockopt",
+};
+
 struct preset {
     const char *name;
     const char *const *syscalls;
@@ -498,8 +643,9 @@ struct preset {
 static const struct preset presets[] = {
     {"c", preset_c, ARRAY_LEN(preset_c), false},
     {"python", preset_python, ARRAY_LEN(preset_python), true},
+    {"node", preset_node, ARRAY_LEN(preset_node), true},
 };
-const char *const seccomp_preset_names[] = {"c", "python", NULL};
+const char *const seccomp_preset_names[] = {"c", "python", "node", NULL};
 
 /* Never allowed, whatever a profile says: each is an escape or an attack surface the
  * issue names, or cannot be filtered safely. */
@@ -573,7 +719,7 @@ bool seccomp_preset_known(const char *name)
 
 const char *seccomp_preset_list(void)
 {
-    return "c, python";
+    return "c, python, node";
 }
 
 bool seccomp_check_extra(char *const *names, char *why, size_t whylen)

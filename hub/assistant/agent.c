@@ -124,6 +124,8 @@ void agent_llm_prepare(struct agent *a, struct llm_request *rq)
     llm_request_set_user(rq, a->user);
     if (a->o.cancel)
         llm_request_set_cancel(rq, a->o.cancel);
+    if (a->o.on_wait)
+        llm_request_set_wait_notice(rq, a->o.on_wait, a->o.wait_arg);
 }
 
 int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_response *rs,
@@ -137,6 +139,7 @@ int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_respo
         r->out->truncated = true;
     snprintf(r->out->error, sizeof(r->out->error), "%s (%s): %s", what, llm_error_kind_name(e.kind),
              e.msg);
+    str_copy(r->out->error_detail, e.detail, sizeof(r->out->error_detail));
     return -1;
 }
 
@@ -280,7 +283,10 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
      * nothing happens that the history would not show. */
     if (load_history(&r, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;
-        snprintf(out->error, sizeof(out->error), "memory: the history cannot be read: %s", err);
+        snprintf(out->error, sizeof(out->error),
+                 "memory: the history cannot be read, so nothing was run: %s (start that Redis "
+                 "again, or run the hub with --memory none)",
+                 err);
         rc = -1;
     } else if (memory_history_append(a->mem, a->user, "user", request, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;

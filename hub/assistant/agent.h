@@ -66,6 +66,8 @@ struct agent_options {
     agent_event_fn on_event; /* may be NULL */
     void *event_arg;
     const volatile sig_atomic_t *cancel; /* non-zero: stop the request soon (may be NULL) */
+    llm_wait_fn on_wait; /* an LLM call waits before a retry (llm.h); may be NULL */
+    void *wait_arg;
 };
 
 struct agent;
@@ -112,6 +114,9 @@ struct agent_result {
      * refused before it ran. */
     bool truncated;
     char error[1024]; /* why, when status is not AGENT_OK */
+    /* The part of error that is an LLM server's own words (llm_error.detail; error ends
+     * with LLM_SERVER_SAID and it): to be shown as quoted data. "" when none. */
+    char error_detail[384];
     /* What the user must know although the request may have succeeded: an answer or a
      * grant that could not be stored in the memory (Redis unreachable). Strings. */
     json_t *warnings;
@@ -145,10 +150,18 @@ struct llm *agent_llm_open(const struct hub_config *cfg, const char *spec, struc
 /* Opens the memory: spec is --memory (none, unix:PATH, HOST:PORT) or NULL for
  * hub.json's memory.redis; when neither names a server, a private redis-server is
  * started in <run_dir>/redis with scripts/redis-private (and *started_dir is set so
- * that agent_memory_stop_private() can stop it). NULL and a message that says what to
+ * that agent_memory_stop_private() can stop it); *private_dir is set to its directory
+ * also when it was running already (NULL for a configured server). NULL and a message
+ * that says what to
  * do otherwise. */
 struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec, char **started_dir,
+                                 char **private_dir,
                                  char *err, size_t errlen);
 void agent_memory_stop_private(const char *dir);
+/* The private redis-server in dir (see above): 0 when it runs, 1 when it was not running
+ * and has been started again (the memory reconnects by itself), -1 when it could not be
+ * started (err then says how to do it by hand). Cheap when it runs (its pid file and
+ * /proc, no process started): called before each request. */
+int agent_memory_revive_private(const char *dir, char *err, size_t errlen);
 
 #endif

@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 #include "log.h"
 #include "llm/llm.h"
+#include "planner.h"
 #include "term.h"
 #include "termtext.h"
 #include "util.h"
@@ -82,6 +83,22 @@ static int on_answer(void *arg, const char *text, size_t len)
     }
     tt_stream_write(&u->answer, text, len);
     return 0;
+}
+
+/* A wait before an LLM retry (a 429's Retry-After can be a minute): one status line,
+ * redrawn each second and cleared when the wait ends. */
+static void on_wait(void *arg, long left_ms, unsigned attempt, const char *why)
+{
+    struct ui *u = arg;
+    if (!u->show_progress)
+        return;
+    fputs("\r\x1b[K", u->t.out);
+    if (left_ms > 0)
+        fprintf(u->t.out,
+                "%shub:%s the LLM server turned down attempt %u (%s): trying again in %ld s; "
+                "Ctrl-C cancels",
+                term_bold(&u->t), term_reset(&u->t), attempt, why, (left_ms + 999) / 1000);
+    fflush(u->t.out);
 }
 
 static void show_inline(struct ui *u, const char *label, const json_t *v, size_t cols)
@@ -159,7 +176,9 @@ static void on_event(void *arg, const char *kind, const json_t *d)
         const char *layer = json_string_value(json_object_get(d, "layer"));
         const char *grant = json_string_value(json_object_get(d, "grant"));
         bool ok = !strcmp(outcome, "ok");
-        if (grant) {
+        if (cancel_request && !ok) {
+            term_hub(t, "\u2717 %s %s: not run (cancelled)", id, tool);
+        } else if (grant) {
             /* Not a fresh "no": say which grant, and how to undo it. */
             char undo[80];
             size_t n = u->s ? session_grant_number(u->s, grant) : 0;
@@ -200,6 +219,7 @@ struct session {
     const struct hub_config *cfg;
     struct grant *listed; /* the last /perms listing, for /revoke N */
     size_t n_listed;
+    const char *private_redis; /* the hub's own redis-server's directory, or NULL */
 };
 
 static void cmd_help(struct session *s)
@@ -404,14 +424,130 @@ static bool command(struct session *s, const char *line, bool *quit)
 
 /* --- one request ----------------------------------------------------------------- */
 
+/* When no answer could be composed (the model failed at the answer step), what the
+ * steps that ran returned: the user still gets the result, as quoted data. */
+static void show_results(struct ui *u, const struct agent_result *res)
+{
+    bool any = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(res->calls, i, c)
+    {
+        const json_t *r = json_object_get(c, "result");
+        if (!r)
+            continue;
+        const char *step = json_string_value(json_object_get(c, "step"));
+        const char *tool = json_string_value(json_object_get(c, "tool"));
+        json_t *v = plan_result_value(r);
+        if (u->tty_out) {
+            if (!any)
+                term_hub(&u->t, "no answer was composed; what the steps returned (data, quoted):");
+            term_hub(&u->t, "  %s%s%s:", step ? step : "", step ? " " : "", tool);
+            term_quote_json(&u->t, TERM_QUOTE, v, 8192);
+        } else {
+            if (!any)
+                fprintf(stderr, "hub: no answer was composed; what the steps returned is on "
+                                "stdout\n");
+            char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            char *safe = tt_inline_str(dump ? dump : "null", 8192);
+            printf("%s%s%s: %s\n", step ? step : "", step ? " " : "", tool, safe);
+            free(safe);
+            free(dump);
+        }
+        json_decref(v);
+        any = true;
+    }
+}
+
+/* Tool calls an LLM asked for where none may run (the answer step) or that name no
+ * installed tool (none mode): not run, and said, with the call quoted as data. */
+static void show_ignored_calls(struct ui *u, const struct agent_result *res)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(res->ignored_tool_calls, i, c)
+    {
+        bool merge = !strcmp(json_string_value(json_object_get(c, "context")), "merge");
+        const char *what = merge ? "the model asked to call a tool while composing the answer; "
+                                   "it was not run (that step has no tools):"
+                                 : "the model asked for a tool that is not installed; it was not "
+                                   "run:";
+        char *args = json_dumps(json_object_get(c, "arguments"), JSON_COMPACT | JSON_ENCODE_ANY);
+        char *line = xasprintf("%s %s", json_string_value(json_object_get(c, "name")),
+                               args ? args : "{}");
+        char *safe = tt_inline_str(line, 400);
+        if (u->tty_out) {
+            term_hub(&u->t, "%s!%s %s", term_warn(&u->t), term_reset(&u->t), what);
+            fprintf(u->t.out, TERM_QUOTE "%s\n", safe);
+        } else {
+            fprintf(stderr, "hub: %s\n" TERM_QUOTE "%s\n", what, safe);
+        }
+        free(safe);
+        free(line);
+        free(args);
+    }
+}
+
+/* The request's error as the hub's line; an LLM server's own words in it (its error
+ * message) after it as quoted data, never as part of the hub's line. */
+static void show_error(struct ui *u, const struct agent_result *res)
+{
+    size_t hub_len = strlen(res->error);
+    const char *said = res->error_detail[0] ? strstr(res->error, LLM_SERVER_SAID) : NULL;
+    if (said)
+        hub_len = (size_t)(said - res->error);
+    char *hub = xstrndup(res->error, hub_len);
+    char *safe = tt_inline_str(hub, 600);
+    const char *tail = said ? "; the server said:" : "";
+    if (u->tty_out)
+        term_hub(&u->t, "%s\u2717%s %s%s", term_warn(&u->t), term_reset(&u->t), safe, tail);
+    else
+        fprintf(stderr, "hub: %s%s\n", safe, tail);
+    if (said) {
+        char *data = tt_inline_str(res->error_detail, 600);
+        fprintf(u->tty_out ? u->t.out : stderr, TERM_QUOTE "%s\n", data);
+        free(data);
+    }
+    free(safe);
+    free(hub);
+}
+
+/* The hub's own redis-server, when it has one, is started again if it stopped (it
+ * owns it): otherwise every request would wait out the reconnect window and fail. */
+static void revive_memory(struct session *s)
+{
+    char err[1024];
+    if (!s->private_redis)
+        return;
+    int rc = agent_memory_revive_private(s->private_redis, err, sizeof(err));
+    if (rc == 0)
+        return;
+    if (rc > 0)
+        snprintf(err, sizeof(err),
+                 "the hub's private redis-server (%s) was not running: started it again",
+                 s->private_redis);
+    if (s->u->tty_out)
+        term_hub(&s->u->t, "%s!%s %s", term_warn(&s->u->t), term_reset(&s->u->t), err);
+    else
+        fprintf(stderr, "hub: %s\n", err);
+}
+
 static bool run_request(struct session *s, const char *line)
 {
     struct ui *u = s->u;
+    revive_memory(s);
     cancel_request = 0;
     u->streaming = false;
     u->error_shown = false;
     struct agent_result res;
+    le_quiet(u->t.le, true); /* no echo of type-ahead or "^C" while it runs */
     int rc = agent_run(s->agent, line, &res);
+    le_quiet(u->t.le, false);
+    if (rc < 0 && cancel_request && !u->json) {
+        /* Ctrl-C: one line says so (the LLM's or a step's "cancelled" would repeat it). */
+        res.error_detail[0] = '\0';
+        snprintf(res.error, sizeof(res.error), "request cancelled (Ctrl-C)");
+    }
     if (u->json) {
         json_t *j = agent_result_json(&res);
         char *text = json_dumps(j, JSON_COMPACT);
@@ -436,14 +572,11 @@ static bool run_request(struct session *s, const char *line)
                 term_quote_json(&u->t, TERM_QUOTE, r, 8192);
             }
         }
-        if (rc < 0 && !u->error_shown) {
-            char *safe = tt_inline_str(res.error, 600);
-            if (u->tty_out)
-                term_hub(&u->t, "%s\u2717%s %s", term_warn(&u->t), term_reset(&u->t), safe);
-            else
-                fprintf(stderr, "hub: %s\n", safe);
-            free(safe);
-        }
+        if (rc < 0 && !u->error_shown)
+            show_error(u, &res);
+        if (!res.answer && !(u->t.verbose && u->show_progress))
+            show_results(u, &res);
+        show_ignored_calls(u, &res);
         size_t i;
         json_t *w;
         if (!u->tty_out && res.status == AGENT_STEPS_FAILED)
@@ -542,7 +675,7 @@ int cmd_assistant(int argc, char **argv)
     struct hub *h = NULL;
     struct llm *llm = NULL;
     struct memory *mem = NULL;
-    char *private_redis = NULL;
+    char *private_redis = NULL, *private_dir = NULL;
     struct answers *answers = NULL;
     struct perm_asker *asker = NULL;
     struct lineedit *le = le_new(STDIN_FILENO, STDOUT_FILENO);
@@ -577,12 +710,13 @@ int cmd_assistant(int argc, char **argv)
         }
         llm = rec;
     }
-    mem = agent_memory_open(&cfg, mem_spec, &private_redis, err, sizeof(err));
+    mem = agent_memory_open(&cfg, mem_spec, &private_redis, &private_dir, err, sizeof(err));
     if (!mem) {
         fprintf(stderr, "hub: memory: %s\n", err);
         rc = EXIT_USAGE;
         goto out;
     }
+    memory_set_audit(mem, hub_audit(h)); /* a Redis failover is on record */
 
     bool interactive = le_is_tty(le) && !json;
     u.json = json;
@@ -627,6 +761,8 @@ int cmd_assistant(int argc, char **argv)
         .on_event = on_event,
         .event_arg = &u,
         .cancel = &cancel_request,
+        .on_wait = on_wait,
+        .wait_arg = &u,
     };
     agent = agent_new(h, base, &cfg, &ms, llm, mem, asker, &ao, err, sizeof(err));
     if (!agent) {
@@ -634,9 +770,11 @@ int cmd_assistant(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    s = (struct session){.u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg};
+    s = (struct session){
+        .u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg, .private_redis = private_dir};
     u.s = &s;
     if (interactive) {
+        u.t.cancel = &cancel_request; /* Ctrl-C at a question cancels the request too */
         /* Ctrl-C while a request runs stops it (at the prompt it is a key). */
         struct sigaction sa = {.sa_handler = on_sigint};
         sigemptyset(&sa.sa_mask);
@@ -689,6 +827,7 @@ out:
     if (private_redis)
         agent_memory_stop_private(private_redis);
     free(private_redis);
+    free(private_dir);
     if (base)
         event_base_free(base);
     le_free(le);

@@ -517,6 +517,13 @@ int agent_run_planned(struct agent_req *r)
         }
         if (st == 0 || r->out->replans >= a->o.limits.max_replans)
             break;
+        if (agent_cancelled(a)) {
+            /* Ctrl-C at the question: the user wants the request gone, not re-planned. */
+            r->out->status = AGENT_FAILED;
+            snprintf(r->out->error, sizeof(r->out->error), "cancelled");
+            rc = -1;
+            break;
+        }
         char question[300];
         snprintf(question, sizeof(question),
                  run.by_grant ? "%s is refused by a standing grant of yours. Make a new plan "

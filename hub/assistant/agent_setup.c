@@ -144,9 +144,10 @@ static const char memory_help[] =
     "or run without persistence with --memory none";
 
 struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec, char **started_dir,
-                                 char *err, size_t errlen)
+                                 char **private_dir, char *err, size_t errlen)
 {
     *started_dir = NULL;
+    *private_dir = NULL;
     struct memory_config mc;
     memory_config_defaults(&mc);
     if (cfg->memory) {
@@ -187,6 +188,8 @@ struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
             free(where);
             if (m && !running)
                 *started_dir = xstrdup(abs);
+            if (m)
+                *private_dir = xstrdup(abs);
             log_debug("memory: private redis-server in %s%s", abs,
                       running ? " (already running)" : "");
         }
@@ -204,4 +207,51 @@ void agent_memory_stop_private(const char *dir)
     if (script && dir)
         (void)run_script(script, "stop", dir, out, sizeof(out));
     free(script);
+}
+
+/* Whether the pid in DIR/redis.pid is a live redis-server (as the script's own check,
+ * without starting a process: this runs before every request). */
+static bool private_alive(const char *dir)
+{
+    char *path = xasprintf("%s/redis.pid", dir);
+    char buf[32] = "";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    uint64_t pid;
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (!parse_u64(buf, 1, 1u << 22, &pid))
+        return false;
+    char comm[32] = "";
+    path = xasprintf("/proc/%llu/comm", (unsigned long long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return false;
+    n = read(fd, comm, sizeof(comm) - 1);
+    close(fd);
+    comm[n > 0 ? n : 0] = '\0';
+    return strcmp(comm, "redis-server\n") == 0;
+}
+
+int agent_memory_revive_private(const char *dir, char *err, size_t errlen)
+{
+    if (private_alive(dir))
+        return 0;
+    char *script = find_redis_script();
+    char sock[512];
+    int rc = script ? run_script(script, "start", dir, sock, sizeof(sock)) : -1;
+    free(script);
+    if (rc == 0)
+        return 1;
+    snprintf(err, errlen,
+             "the hub's private redis-server in %s is not running and could not be started "
+             "again: start it with `scripts/redis-private start %s` (its log: %s/redis.log), or "
+             "run the hub with --memory none",
+             dir, dir, dir);
+    return -1;
 }

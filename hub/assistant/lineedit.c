@@ -26,6 +26,10 @@ struct lineedit {
 static struct termios saved_termios;
 static int raw_fd = -1;
 
+/* The settings before le_quiet(), likewise. */
+static struct termios quiet_termios;
+static int quiet_fd = -1;
+
 static void restore_terminal(void)
 {
     if (raw_fd >= 0) {
@@ -34,15 +38,58 @@ static void restore_terminal(void)
     }
 }
 
+static void restore_quiet(void)
+{
+    if (quiet_fd >= 0) {
+        /* TCSAFLUSH: what was typed while quiet is dropped, as promised. */
+        tcsetattr(quiet_fd, TCSAFLUSH, &quiet_termios);
+        quiet_fd = -1;
+    }
+}
+
+/* At exit: a line being edited inside a quiet spell (a question during a request)
+ * goes back to quiet first, then to what the user had. */
+static void restore_all(void)
+{
+    restore_terminal();
+    restore_quiet();
+}
+
+static void register_restore(void)
+{
+    static bool registered;
+    if (!registered) {
+        atexit(restore_all);
+        registered = true;
+    }
+}
+
+void le_quiet(struct lineedit *le, bool on)
+{
+    if (!le->tty)
+        return;
+    if (!on) {
+        restore_quiet();
+        return;
+    }
+    if (quiet_fd >= 0 || tcgetattr(le->in, &quiet_termios) < 0)
+        return;
+    register_restore();
+    struct termios q = quiet_termios;
+    /* No echo (type-ahead would land where the hub writes next) and no "^C" echo; ISIG
+     * stays, so that Ctrl-C is still SIGINT, which cancels the request. */
+    q.c_lflag &= ~(tcflag_t)(ECHO | ECHOCTL | ECHONL | ICANON);
+    q.c_cc[VMIN] = 1;
+    q.c_cc[VTIME] = 0;
+    if (tcsetattr(le->in, TCSANOW, &q) == 0)
+        quiet_fd = le->in;
+}
+
 static bool enter_raw(int fd)
 {
     if (tcgetattr(fd, &saved_termios) < 0)
         return false;
-    static bool registered;
-    if (!registered) {
-        atexit(restore_terminal);
-        registered = true;
-    }
+    register_restore();
     struct termios raw = saved_termios;
     raw.c_iflag &= ~(tcflag_t)(BRKINT | ICRNL | INPCK | ISTRIP | IXON);
     raw.c_cflag |= CS8;

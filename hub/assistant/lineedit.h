@@ -41,4 +41,10 @@ enum le_status le_read(struct lineedit *le, const char *prompt, size_t prompt_co
  * it). */
 void le_discard_input(struct lineedit *le);
 
+/* While a request runs (on) the terminal echoes nothing, not even "^C" for Ctrl-C
+ * (which stays a signal): type-ahead, which the hub discards, would otherwise appear
+ * where the hub writes its next line. Off restores the settings and drops what was
+ * typed. Questions asked meanwhile (le_read) work as usual. */
+void le_quiet(struct lineedit *le, bool on);
+
 #endif

@@ -69,7 +69,8 @@ void term_quote_json(struct term *t, const char *prefix, const json_t *v, size_t
     free(text);
 }
 
-/* A line read for a question; NULL at end of input. */
+/* A line read for a question; NULL at end of input or on Ctrl-C, which cancels the
+ * whole request when the terminal has a cancel flag (t->cancel). */
 static char *read_answer(struct term *t, const char *prompt)
 {
     char *line = NULL;
@@ -77,6 +78,8 @@ static char *read_answer(struct term *t, const char *prompt)
     for (const char *p = prompt; *p; p++)
         cols += ((unsigned char)*p & 0xc0) != 0x80;
     enum le_status st = le_read(t->le, prompt, cols, &line);
+    if (st == LE_INTERRUPT && t->cancel)
+        *t->cancel = 1;
     if (st != LE_LINE) {
         free(line);
         return NULL;
@@ -156,7 +159,8 @@ static enum perm_answer ask(struct perm_asker *a, const struct perm_request *q, 
     for (;;) {
         char *line = read_answer(t, "answer\u203a ");
         if (!line) {
-            snprintf(why, whylen, "the user gave no answer");
+            snprintf(why, whylen, t->cancel && *t->cancel ? "the user cancelled the request"
+                                                          : "the user gave no answer");
             return PERM_ANSWER_NO;
         }
         enum perm_answer ans;

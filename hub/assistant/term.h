@@ -10,6 +10,7 @@
 #include "perms.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -21,6 +22,9 @@ struct term {
     struct lineedit *le; /* where answers to questions are read */
     bool color;
     bool verbose; /* /debug: show each step's result */
+    /* Set by Ctrl-C at a question: the whole request is cancelled, not only this
+     * question answered "no" (NULL: Ctrl-C is a "no"). */
+    volatile sig_atomic_t *cancel;
 };
 
 void term_init(struct term *t, FILE *out, struct lineedit *le);

@@ -4,6 +4,7 @@
 #include "casestudies.h"
 #include "runtime/runtime.h"
 #include "log.h"
+#include "paths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -75,8 +76,7 @@ static char *configured_redis(const char *opt, const struct hub_config *cfg)
 
 static char *default_cases_dir(const struct cli_common *common)
 {
-    const char *conf = common->config ? common->config : "config/hub.json";
-    char *copy = xstrdup(conf);
+    char *copy = common->config ? xstrdup(common->config) : paths_default_config("hub.json");
     char *dir = xasprintf("%s/casestudies", dirname(copy));
     free(copy);
     return dir;

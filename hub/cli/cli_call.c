@@ -17,7 +17,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: hub call [OPTIONS] APP.TOOL 'JSON-ARGS' [APP.TOOL 'JSON-ARGS' ...]\n"
+            "       hub call [OPTIONS] APP.METHOD 'JSON-PARAMS'\n"
             "Runs one tool call through the hub and prints the MCP result as JSON.\n"
+            "METHOD is a read-only MCP request instead of a tool: resources/list,\n"
+            "resources/templates/list, resources/read, prompts/list, prompts/get,\n"
+            "completion/complete or tools/list (e.g. notes.resources/read '{\"uri\":\"...\"}').\n"
+            "Progress and log messages the spoke sends during the call go to stderr.\n"
             "With several calls they run in one hub, one after another (or all at once\n"
             "with --parallel), and each prints one line as it ends:\n"
             "  {\"index\":I,\"tool\":\"A.T\",\"duration_us\":N,\"result\":{...}}  or\n"
@@ -72,6 +77,7 @@ static int count_fds(void)
 
 struct pending_call {
     int index;
+    bool request; /* tool is an MCP method (hub_request) */
     char app[MANIFEST_NAME_MAX + 1], tool[MANIFEST_NAME_MAX + 1];
     json_t *args;
     uint64_t t0;
@@ -114,13 +120,47 @@ static int run_many(struct hub *h, struct event_base *base, const struct call_op
     envelopes_left = n;
     for (size_t i = 0; i < n && !hub_quit_requested(h); i++) {
         pcs[i].t0 = now_mono_ns();
-        hub_call(h, o, pcs[i].app, pcs[i].tool, pcs[i].args, envelope_done, &pcs[i]);
+        if (pcs[i].request)
+            hub_request(h, o, pcs[i].app, pcs[i].tool, pcs[i].args, envelope_done, &pcs[i]);
+        else
+            hub_call(h, o, pcs[i].app, pcs[i].tool, pcs[i].args, envelope_done, &pcs[i]);
         while (!parallel && !pcs[i].done && !hub_quit_requested(h))
             event_base_loop(base, EVLOOP_ONCE);
     }
     while (envelopes_left > 0 && !hub_quit_requested(h))
         event_base_loop(base, EVLOOP_ONCE);
     return envelopes_left > 0 ? EXIT_CALL_FAILED : envelope_exit;
+}
+
+/* What the spoke says during a call, on stderr (the runtime has already replaced its
+ * control characters and capped its length). */
+static void print_event(void *ud, const struct call_event *ev)
+{
+    (void)ud;
+    if (ev->kind == CALL_EVENT_PROGRESS) {
+        if (ev->total >= 0)
+            fprintf(stderr, "hub: %s.%s: progress %g/%g%s%s\n", ev->app, ev->tool, ev->progress,
+                    ev->total, ev->text[0] ? ": " : "", ev->text);
+        else
+            fprintf(stderr, "hub: %s.%s: progress %g%s%s\n", ev->app, ev->tool, ev->progress,
+                    ev->text[0] ? ": " : "", ev->text);
+    } else {
+        fprintf(stderr, "hub: %s.%s: log %s%s%s: %s\n", ev->app, ev->tool, ev->level,
+                ev->logger ? " " : "", ev->logger ? ev->logger : "", ev->text);
+    }
+}
+
+/* "APP.METHOD" with METHOD one of hub_request()'s: split at the first dot. */
+static bool split_request(const char *full, struct pending_call *pc)
+{
+    const char *dot = strchr(full, '.');
+    if (!dot || !strchr(dot, '/') || !hub_request_method_known(dot + 1) ||
+        (size_t)(dot - full) > MANIFEST_NAME_MAX || strlen(dot + 1) > MANIFEST_NAME_MAX)
+        return false;
+    snprintf(pc->app, sizeof(pc->app), "%.*s", (int)(dot - full), full);
+    snprintf(pc->tool, sizeof(pc->tool), "%s", dot + 1);
+    pc->request = manifest_valid_app_name(pc->app);
+    return pc->request;
 }
 
 int cmd_call(int argc, char **argv)
@@ -192,7 +232,8 @@ int cmd_call(int argc, char **argv)
     for (int i = 0; i < npairs && rc == EXIT_OK; i++) {
         const char *full = argv[optind + 2 * i];
         pcs[i].index = i;
-        if (!manifest_split_name(full, pcs[i].app, sizeof(pcs[i].app), pcs[i].tool,
+        if (!split_request(full, &pcs[i]) &&
+            !manifest_split_name(full, pcs[i].app, sizeof(pcs[i].app), pcs[i].tool,
                                  sizeof(pcs[i].tool), err, sizeof(err))) {
             log_warnx("%s", err);
             rc = EXIT_USAGE;
@@ -238,7 +279,8 @@ int cmd_call(int argc, char **argv)
     }
     hub_set_permission_hook(h, perm);
     hub_set_elicit_hook(h, elicit);
-    struct call_opts o = {.user = cfg.user, .instance = instance, .timeout_ms = timeout_ms};
+    struct call_opts o = {
+        .user = cfg.user, .instance = instance, .timeout_ms = timeout_ms, .on_event = print_event};
 
     if (npairs > 1) {
         rc = run_many(h, base, &o, pcs, (size_t)npairs, parallel);
@@ -260,8 +302,10 @@ int cmd_call(int argc, char **argv)
         json_decref(last);
         last = NULL;
         uint64_t t0 = now_mono_ns();
-        int code = hub_call_sync(h, &o, app, tool, pcs[0].args, &last, last_err, sizeof(last_err),
-                                 &last_layer);
+        int code = pcs[0].request ? hub_request_sync(h, &o, app, tool, pcs[0].args, &last, last_err,
+                                                     sizeof(last_err), &last_layer)
+                                  : hub_call_sync(h, &o, app, tool, pcs[0].args, &last, last_err,
+                                                  sizeof(last_err), &last_layer);
         call_ns[i] = now_mono_ns() - t0;
         if (code == 0)
             n_ok++;

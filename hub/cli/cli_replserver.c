@@ -1,4 +1,5 @@
 /* `hub repl-server`: the command line over replserver.c. */
+#include "notify.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "repl/repl.h"
@@ -26,7 +27,8 @@ static void usage(FILE *f)
         "own jail of the code app (config/spokes/code.json) that keeps its variables,\n"
         "functions and imports between requests. \"close\": true ends it after the run.\n"
         "Exit status: 0 after SIGTERM/SIGINT (every session's sandbox ended), 1 when it\n"
-        "cannot listen, 2 usage or configuration error.\n\n"
+        "cannot listen, 2 usage or configuration error. SIGHUP reopens the audit logs\n"
+        "(the hub's and its netproxy's), for logrotate.\n\n"
         "  --listen ADDR:PORT  where to listen (default " REPL_DEFAULT_LISTEN
         "; IPv6 as [ADDR]:PORT;\n"
         "                      port 0 picks a free one, printed on stdout)\n"
@@ -37,10 +39,12 @@ static void usage(FILE *f)
         "  --time-limit S      per run; then KeyboardInterrupt, and %d ms later the\n"
         "                      session's sandbox is killed (default %g)\n"
         "  --pool N            sessions kept pre-started for new clients (default %d)\n"
-        "  --max-clients N     connections at once (default %d)\n" CLI_COMMON_HELP,
+        "  --max-clients N     connections at once (default %d)\n"
+        "  --data-mb MB        each session's /data: a tmpfs of this size that ends with\n"
+        "                      the session (namespace isolation; default %d)\n" CLI_COMMON_HELP,
         REPL_DEFAULT_MAX_SESSIONS, REPL_DEFAULT_IDLE_TIMEOUT_S, REPL_DEFAULT_MAX_FRAME,
         REPL_KILL_GRACE_MS, REPL_DEFAULT_TIME_LIMIT_MS / 1000.0, REPL_DEFAULT_POOL,
-        REPL_DEFAULT_MAX_CLIENTS);
+        REPL_DEFAULT_MAX_CLIENTS, REPL_DEFAULT_DATA_MB);
 }
 
 /* Seconds with an optional fraction ("2", "0.5") into milliseconds. */
@@ -64,6 +68,7 @@ int cmd_repl_server(int argc, char **argv)
                                          {"time-limit", required_argument, NULL, 't'},
                                          {"pool", required_argument, NULL, 'p'},
                                          {"max-clients", required_argument, NULL, 'c'},
+                                         {"data-mb", required_argument, NULL, 'd'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_common common = {0};
@@ -76,6 +81,7 @@ int cmd_repl_server(int argc, char **argv)
         .time_limit_ms = REPL_DEFAULT_TIME_LIMIT_MS,
         .pool = REPL_DEFAULT_POOL,
         .max_clients = REPL_DEFAULT_MAX_CLIENTS,
+        .data_mb = REPL_DEFAULT_DATA_MB,
     };
     uint64_t v;
     int opt;
@@ -127,6 +133,12 @@ int cmd_repl_server(int argc, char **argv)
             }
             o.max_clients = (size_t)v;
             break;
+        case 'd':
+            if (!parse_u64(optarg, 1, 65536, &o.data_mb)) {
+                log_warnx("--data-mb must be 1 to 65536 (MiB)");
+                return EXIT_USAGE;
+            }
+            break;
         case 'h':
             usage(stdout);
             return EXIT_OK;
@@ -177,6 +189,7 @@ int cmd_repl_server(int argc, char **argv)
         }
     }
     if (rc == EXIT_OK) {
+        hub_reopen_on_sighup(h);
         srv = repl_server_new(h, &cfg, base, &o, err, sizeof(err));
         if (!srv) {
             log_warnx("%s", err);
@@ -190,8 +203,13 @@ int cmd_repl_server(int argc, char **argv)
                (int)(colon - o.listen), o.listen, (unsigned)repl_server_port(srv),
                isolation_name(cfg.isolation), o.app, o.max_sessions);
         fflush(stdout);
+        char status[160];
+        snprintf(status, sizeof(status), "listening on %.*s:%u", (int)(colon - o.listen), o.listen,
+                 (unsigned)repl_server_port(srv));
+        notify_ready(status);
         while (!hub_quit_requested(h))
             event_base_dispatch(base);
+        notify_stopping();
         log_info("repl-server: ending %zu sessions", repl_server_sessions(srv));
         repl_server_shutdown(srv);
     }

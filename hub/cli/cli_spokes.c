@@ -9,10 +9,13 @@
 #include <string.h>
 
 int cmd_spokes(int argc, char **argv);
+int cmd_spokes_pin(int argc, char **argv); /* cli_spokes_pin.c: add, update, verify */
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: hub spokes [OPTIONS]\n"
+               "       hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
+               "       hub spokes update NAME | verify [NAME]   (see hub spokes add --help)\n"
                "Lists the installed spokes (config/spokes/*.json): tools, network policy,\n"
                "limits. Nothing is started.\n\n"
                "  --format FMT       text (default) or json\n" CLI_COMMON_HELP);
@@ -24,9 +27,11 @@ static json_t *limits_json(const struct manifest_limits *l)
     struct {
         const char *k;
         uint64_t v;
-    } f[] = {{"cpu_s", l->cpu_s},   {"as_mb", l->as_mb}, {"fsize_mb", l->fsize_mb},
-             {"nofile", l->nofile}, {"nproc", l->nproc}, {"wall_s", l->wall_s},
-             {"call_s", l->call_s}};
+    } f[] = {{"cpu_s", l->cpu_s},       {"as_mb", l->as_mb},
+             {"fsize_mb", l->fsize_mb}, {"nofile", l->nofile},
+             {"nproc", l->nproc},       {"wall_s", l->wall_s},
+             {"call_s", l->call_s},     {"memory_mb", l->memory_mb},
+             {"pids", l->pids},         {"cpu_percent", l->cpu_percent}};
     for (size_t i = 0; i < ARRAY_LEN(f); i++)
         if (f[i].v)
             json_object_set_new(o, f[i].k, json_integer((json_int_t)f[i].v));
@@ -94,6 +99,9 @@ int cmd_spokes(int argc, char **argv)
         {"format", required_argument, NULL, 'f'}, CLI_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
     struct cli_common common = {0};
     const char *format = "text";
+    if (argc >= 2 && (strcmp(argv[1], "add") == 0 || strcmp(argv[1], "update") == 0 ||
+                      strcmp(argv[1], "verify") == 0))
+        return cmd_spokes_pin(argc - 1, argv + 1);
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

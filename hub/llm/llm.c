@@ -331,6 +331,12 @@ void llm_request_set_cancel(struct llm_request *rq, const volatile sig_atomic_t 
     rq->cancel = flag;
 }
 
+void llm_request_set_wait_notice(struct llm_request *rq, llm_wait_fn fn, void *arg)
+{
+    rq->on_wait = fn;
+    rq->wait_arg = arg;
+}
+
 void llm_request_set_user(struct llm_request *rq, const char *user)
 {
     free(rq->user);
@@ -468,6 +474,7 @@ int llm_complete(struct llm *llm, const struct llm_request *rq, struct llm_respo
         if (rc == 0)
             llm_response_free(rs);
         unsigned attempts = e->attempts;
+        e->detail[0] = '\0';
         llm_fail(e, LLM_ERR_AUDIT,
                  "the audit record for this LLM call could not be written (%s: %s): answer "
                  "withheld rather than used unlogged",

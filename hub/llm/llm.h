@@ -70,8 +70,14 @@ struct llm_error {
     enum llm_error_kind kind;
     int http_status;   /* last HTTP status seen, 0 when none */
     unsigned attempts; /* HTTP requests made */
-    char msg[768];     /* one line for the user; never contains the API key */
+    char msg[768];     /* one line for the user; never contains the API key. A server's
+                          own words (its error message), when it sent some, come last,
+                          after LLM_SERVER_SAID */
+    char detail[384];  /* those words alone (sanitised, key redacted; "" when none): text
+                          from the server, to be shown as quoted data, never as the
+                          hub's own line */
 };
+#define LLM_SERVER_SAID "; the server said: "
 
 /* Stable lower-case names ("timeout", "rate-limit", ...) used as audit event.reason. */
 const char *llm_error_kind_name(enum llm_error_kind kind);
@@ -146,6 +152,12 @@ void llm_request_set_json_object(struct llm_request *rq, bool on); /* response_f
 void llm_request_set_stream(struct llm_request *rq, llm_delta_fn fn, void *arg);
 /* The call stops (LLM_ERR_CANCELLED) soon after *flag becomes non-zero (e.g. SIGINT). */
 void llm_request_set_cancel(struct llm_request *rq, const volatile sig_atomic_t *flag);
+/* Told while the call waits before a retry (back-off, or the server's Retry-After):
+ * left_ms until the next attempt (about once a second, and 0 when the wait is over),
+ * attempt the number of the one that failed, why its error kind ("rate-limit", ...).
+ * So that a user interface can show a wait that Ctrl-C (the cancel flag) ends. */
+typedef void (*llm_wait_fn)(void *arg, long left_ms, unsigned attempt, const char *why);
+void llm_request_set_wait_notice(struct llm_request *rq, llm_wait_fn fn, void *arg);
 /* The user the call is made for; only written to the audit record. */
 void llm_request_set_user(struct llm_request *rq, const char *user);
 

@@ -111,7 +111,8 @@ struct attempt {
     bool retryable;
     long status;
     long retry_after_ms; /* -1: none given */
-    char msg[sizeof(((struct llm_error *)0)->msg)];
+    char msg[sizeof(((struct llm_error *)0)->msg)];       /* the hub's words */
+    char detail[sizeof(((struct llm_error *)0)->detail)]; /* the server's, or "" */
 };
 
 static const char *status_text(long status)
@@ -305,33 +306,33 @@ static void classify_status(struct llm *llm, struct http *h, struct xfer *x, con
     else
         snprintf(keyhint, sizeof(keyhint),
                  "no key is configured: set llm.api_key_env to the variable that holds it");
+    /* The server's words go to a->detail, never into the hub's own sentence. */
+    str_copy(a->detail, why, sizeof(a->detail));
     if (st == 401 || st == 403) {
-        set_msg(a, LLM_ERR_AUTH, false, "%s answered HTTP %ld%s%s (%s): %s", h->url, st, sp, reason,
-                why, keyhint);
+        set_msg(a, LLM_ERR_AUTH, false, "%s answered HTTP %ld%s%s: %s", h->url, st, sp, reason,
+                keyhint);
     } else if (st == 404) {
         set_msg(a, LLM_ERR_NOT_FOUND, false,
-                "%s answered HTTP 404 Not Found for model \"%s\" (%s): check that the base URL "
+                "%s answered HTTP 404 Not Found for model \"%s\": check that the base URL "
                 "ends in /v1 and that the server has this model (ollama: ollama pull %s)",
-                h->url, model ? model : "(none)", why, model ? model : "MODEL");
+                h->url, model ? model : "(none)", model ? model : "MODEL");
     } else if (st == 400 || st == 413 || st == 422) {
-        set_msg(a, LLM_ERR_BAD_REQUEST, false, "%s rejected the request: HTTP %ld%s%s: %s", h->url,
-                st, sp, reason, why);
+        set_msg(a, LLM_ERR_BAD_REQUEST, false, "%s rejected the request: HTTP %ld%s%s", h->url, st,
+                sp, reason);
     } else if (st == 429) {
-        set_msg(a, LLM_ERR_RATE_LIMIT, true, "%s answered HTTP 429 Too Many Requests: %s", h->url,
-                why);
+        set_msg(a, LLM_ERR_RATE_LIMIT, true, "%s answered HTTP 429 Too Many Requests", h->url);
     } else if (st >= 500 && st <= 599) {
-        set_msg(a, LLM_ERR_SERVER, true, "%s answered HTTP %ld%s%s: %s", h->url, st, sp, reason,
-                why);
+        set_msg(a, LLM_ERR_SERVER, true, "%s answered HTTP %ld%s%s", h->url, st, sp, reason);
     } else if (st == 408) {
-        set_msg(a, LLM_ERR_HTTP, true, "%s answered HTTP 408 Request Timeout: %s", h->url, why);
+        set_msg(a, LLM_ERR_HTTP, true, "%s answered HTTP 408 Request Timeout", h->url);
     } else if (st >= 300 && st <= 399) {
+        a->detail[0] = '\0';
         set_msg(a, LLM_ERR_HTTP, false,
                 "%s answered HTTP %ld (a redirect, not followed so that the key stays with this "
                 "host): set llm.base_url to the final URL",
                 h->url, st);
     } else {
-        set_msg(a, LLM_ERR_HTTP, false, "%s answered HTTP %ld%s%s: %s", h->url, st, sp, reason,
-                why);
+        set_msg(a, LLM_ERR_HTTP, false, "%s answered HTTP %ld%s%s", h->url, st, sp, reason);
     }
     free(why);
     (void)llm;
@@ -392,6 +393,7 @@ static void one_attempt(struct llm *llm, struct http *h, const struct llm_reques
                 x.max_bytes);
     } else if (x.sse_failed) {
         set_msg(a, x.sse_err.kind, false, "%s (from %s)", x.sse_err.msg, h->url);
+        str_copy(a->detail, x.sse_err.detail, sizeof(a->detail));
     } else if (rc == CURLE_OPERATION_TIMEDOUT && connect_us > 0) {
         set_msg(a, LLM_ERR_TIMEOUT, false,
                 "no complete answer from %s within %ld ms (llm.timeout_ms)%s", h->url,
@@ -422,6 +424,7 @@ static void one_attempt(struct llm *llm, struct http *h, const struct llm_reques
         } else {
             llm_response_free(rs);
             set_msg(a, e.kind, false, "%s (from %s)", e.msg, h->url);
+            str_copy(a->detail, e.detail, sizeof(a->detail));
         }
     }
     llm_sse_free(x.sse);
@@ -437,16 +440,28 @@ static uint32_t random_u32(void)
 }
 
 /* Sleeps ms, waking early when the call is cancelled; false when cancelled. */
-static bool wait_ms(const struct llm_request *rq, long ms)
+static bool wait_ms(const struct llm_request *rq, long ms, unsigned attempt, const char *why)
 {
     uint64_t end = now_mono_ns() + (uint64_t)ms * 1000000u;
+    long told = -1; /* the whole seconds left last told */
     for (;;) {
-        if (cancelled(rq))
+        if (cancelled(rq)) {
+            if (rq->on_wait && told >= 0)
+                rq->on_wait(rq->wait_arg, 0, attempt, why);
             return false;
+        }
         uint64_t now = now_mono_ns();
-        if (now >= end)
+        if (now >= end) {
+            if (rq->on_wait && told >= 0)
+                rq->on_wait(rq->wait_arg, 0, attempt, why);
             return true;
+        }
         uint64_t left = end - now;
+        long secs = (long)((left + 999999999u) / 1000000000u);
+        if (rq->on_wait && secs != told && ms >= 1000) {
+            told = secs;
+            rq->on_wait(rq->wait_arg, (long)(left / 1000000u), attempt, why);
+        }
         if (left > 20000000u)
             left = 20000000u;
         struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)left};
@@ -519,18 +534,24 @@ static int http_complete(struct llm *llm, const struct llm_request *rq, struct l
         }
         log_debug("llm: attempt %u of %u failed (%s, HTTP %ld); retrying in %ld ms", n,
                   cfg->max_attempts, llm_error_kind_name(a.kind), a.status, delay);
-        if (!wait_ms(rq, delay)) {
+        if (!wait_ms(rq, delay, n, llm_error_kind_name(a.kind))) {
             set_msg(&a, LLM_ERR_CANCELLED, false, "the LLM call was cancelled");
             break;
         }
     }
     if (rc < 0) {
         e->kind = a.kind;
+        if (a.kind == LLM_ERR_CANCELLED)
+            a.detail[0] = '\0';
+        char gave_up[48] = "";
         if (n > 1 && a.kind != LLM_ERR_CANCELLED)
-            snprintf(e->msg, sizeof(e->msg), "%s (gave up after %u attempts)", a.msg, n);
-        else
-            snprintf(e->msg, sizeof(e->msg), "%s", a.msg);
+            snprintf(gave_up, sizeof(gave_up), " (gave up after %u attempts)", n);
+        /* The server's words last, so that a caller can show them apart as data. */
+        snprintf(e->msg, sizeof(e->msg), "%s%s%s%s%s", a.msg, gave_up,
+                 a.detail[0] ? LLM_SERVER_SAID : "", a.detail, a.detail[0] ? "\"" : "");
+        str_copy(e->detail, a.detail, sizeof(e->detail));
         redact(e->msg, sizeof(e->msg), h->key);
+        redact(e->detail, sizeof(e->detail), h->key);
     }
     if (last)
         last->next = NULL; /* the secret node is ours, not curl's to free */

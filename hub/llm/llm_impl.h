@@ -39,6 +39,8 @@ struct llm_request {
     llm_delta_fn on_delta;
     void *delta_arg;
     const volatile sig_atomic_t *cancel;
+    llm_wait_fn on_wait;
+    void *wait_arg;
 };
 
 /* A growing byte buffer, always NUL-terminated once anything was added. */

@@ -179,8 +179,8 @@ static int chunk(struct llm_sse *s, json_t *root, struct llm_error *e)
     if (err) {
         char *text = json_dumps(root, JSON_COMPACT);
         char *why = llm_wire_error_message(text, text ? strlen(text) : 0, s->secret);
-        sse_fail(s, e, LLM_ERR_SERVER,
-                 "the server reported an error in the middle of the stream: %s", why);
+        sse_fail(s, e, LLM_ERR_SERVER, "the server reported an error in the middle of the stream");
+        str_copy(e->detail, why, sizeof(e->detail));
         free(why);
         free(text);
         return -1;

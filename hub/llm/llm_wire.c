@@ -313,7 +313,8 @@ int llm_wire_parse(const char *body, size_t len, struct llm_response *rs, struct
     json_t *error = json_object_get(root, "error");
     if (!choices && error) {
         char *msg = llm_wire_error_message(body, len, NULL);
-        llm_fail(e, LLM_ERR_HTTP, "the server answered with an error: %s", msg);
+        llm_fail(e, LLM_ERR_HTTP, "the server answered with an error");
+        str_copy(e->detail, msg, sizeof(e->detail));
         free(msg);
         goto out;
     }

@@ -30,6 +30,7 @@
 #define REPL_DEFAULT_TIME_LIMIT_MS 10000
 #define REPL_DEFAULT_POOL 2
 #define REPL_DEFAULT_MAX_CLIENTS 256
+#define REPL_DEFAULT_DATA_MB 64
 /* Between the runner's interrupt at the time limit and the hub's kill of the sandbox. */
 #define REPL_KILL_GRACE_MS 2000
 
@@ -42,6 +43,7 @@ struct repl_opts {
     uint64_t time_limit_ms;
     size_t pool;        /* sessions kept started ahead of demand */
     size_t max_clients; /* connections at once */
+    uint64_t data_mb;   /* each session's /data: a tmpfs of this size (namespace mode) */
     bool debug;         /* code in the audit records */
 };
 

@@ -377,6 +377,7 @@ static void call_code(struct session *s, struct exec_ctx *ctx, const char *code,
      * start of the sandbox when this call is the one that starts it. */
     struct call_opts co = {
         .instance = s->tag,
+        .data_tmpfs_mb = srv->o.data_mb,
         .timeout_ms =
             srv->o.time_limit_ms + REPL_KILL_GRACE_MS + (s->ready ? 0 : srv->cfg->start_timeout_ms),
     };

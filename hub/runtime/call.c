@@ -32,6 +32,8 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     struct spoke *target = spoke_get(h, user, m->name, o->instance, true);
     if (!target)
         return NULL;
+    if (o->instance && o->data_tmpfs_mb)
+        target->data_tmpfs_mb = o->data_tmpfs_mb; /* for its next start */
     struct call *c = xcalloc(1, sizeof(*c));
     c->hub = h;
     audit_new_id(c->id);
@@ -51,6 +53,9 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     c->timer = evtimer_new(h->base, on_deadline, c);
     c->done = done;
     c->ud = ud;
+    c->on_event = o->on_event;
+    c->event_ud = o->event_ud;
+    LIST_INSERT_HEAD(&h->calls, c, link);
     LIST_INIT(&c->children);
     char *dump = json_dumps(c->args, JSON_COMPACT);
     c->req_bytes = dump ? strlen(dump) : 0;
@@ -115,6 +120,7 @@ static void call_finish(struct call *c, json_t *result, int code, const char *la
     event_free(c->timer);
     json_decref(c->args);
     c->hub->calls_live--;
+    LIST_REMOVE(c, link);
     free(c);
 }
 
@@ -131,6 +137,15 @@ void call_fail(struct call *c, int code, const char *layer, const char *fmt, ...
 void call_complete(struct call *c, json_t *result)
 {
     char err[500];
+    if (c->method) {
+        if (!mcp_check_method_result(c->target, c->method, result, err, sizeof(err))) {
+            call_fail(c, HUB_ERR_INVALID_RESULT, "hub-validation", "%s: invalid %s result: %s",
+                      c->m->name, c->method, err);
+            return;
+        }
+        call_finish(c, result, HUB_OK, NULL, NULL);
+        return;
+    }
     if (!mcp_check_result(c->tool, result, err, sizeof(err))) {
         call_fail(c, HUB_ERR_INVALID_RESULT, "hub-validation",
                   "%s.%s returned an invalid result: %s", c->m->name, c->tool->name, err);
@@ -155,6 +170,10 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     uint64_t ms = (c->deadline - c->t_start + 500000ULL) / 1000000ULL;
     switch (c->state) {
     case CALL_SENT:
+        /* The spoke is told, as MCP asks, and then ended all the same: a call past its
+         * deadline may still be running (a hung or hostile spoke), and the next call
+         * must not share the spoke with it. */
+        mcp_send_cancelled(c->target, c->rpc_id, "deadline");
         spoke_kill(c->target, "deadline", false, "%s.%s missed its deadline of %llu ms", c->m->name,
                    c->tool->name, (unsigned long long)ms);
         break;
@@ -233,6 +252,37 @@ static void submit_logged(struct call *c)
     spoke_submit(c->target, c);
 }
 
+void call_cancel(struct call *c, const char *reason)
+{
+    switch (c->state) {
+    case CALL_ASK_EXEC:
+        /* The permission hook holds c: it ends when the answer comes, unrun. */
+        c->cancelled = true;
+        if (c->done) {
+            struct call_result res = {.code = HUB_ERR_CANCELLED,
+                                      .message = "cancelled",
+                                      .layer = "cancelled",
+                                      .duration_ns = now_mono_ns() - c->t_start};
+            hub_call_done done = c->done;
+            void *ud = c->ud;
+            call_detach(c);
+            done(ud, &res);
+        }
+        return;
+    case CALL_SENT:
+        /* Told, and its late answer dropped; the spoke goes on serving. */
+        mcp_send_cancelled(c->target, c->rpc_id, reason);
+        break;
+    case CALL_QUEUED:
+    case CALL_OFF:
+        break;
+    case CALL_DONE:
+        return;
+    }
+    call_fail(c, HUB_ERR_CANCELLED, "cancelled", "%s.%s was cancelled (%s)", c->m->name,
+              c->tool->name, reason);
+}
+
 static void on_exec_answer(void *ud, enum perm_decision d, const char *reason)
 {
     struct call *c = ud;
@@ -247,6 +297,10 @@ static void on_exec_answer(void *ud, enum perm_decision d, const char *reason)
     int logged = haudit_write(c->hub, rec);
     int err = errno;
     call_resume(c);
+    if (c->cancelled) {
+        call_fail(c, HUB_ERR_CANCELLED, "cancelled", "cancelled while asking");
+        return;
+    }
     if (d != PERM_ALLOW) {
         /* With the reason: a refusal because the grant store (Redis) is down must not
          * read like the user's own "no". A refusal stands even unlogged. */
@@ -266,7 +320,7 @@ void call_start(struct call *c)
 {
     arm_timer(c);
     char err[400];
-    if (!schema_validate(c->tool->input, c->args, err, sizeof(err))) {
+    if (c->tool->input && !schema_validate(c->tool->input, c->args, err, sizeof(err))) {
         call_fail(c, HUB_ERR_INVALID_ARGS, "hub-validation", "arguments for %s.%s: %s", c->m->name,
                   c->tool->name, err);
         return;

@@ -1,10 +1,9 @@
 #include "cli_common.h"
 #include "log.h"
+#include "paths.h"
 #include "spoke_env.h"
 #include "util.h"
 
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,29 +48,21 @@ bool cli_common_option(struct cli_common *c, int opt, const char *arg)
     return false;
 }
 
-static char *exe_dir(void)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return xstrdup(".");
-    buf[n] = '\0';
-    return xstrdup(dirname(buf));
-}
-
 int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms)
 {
     char err[1024];
-    char *dir = exe_dir();
+    char *dir = paths_exe_dir();
     config_defaults(cfg, dir);
     free(dir);
-    const char *path = c->config ? c->config : "config/hub.json";
+    char *path = c->config ? xstrdup(c->config) : paths_default_config("hub.json");
     if (c->config_given || access(path, F_OK) == 0) {
         if (config_load(cfg, path, err, sizeof(err)) < 0) {
             log_warnx("%s", err);
+            free(path);
             return EXIT_USAGE;
         }
     }
+    free(path);
     if (c->isolation && !isolation_parse(c->isolation, &cfg->isolation)) {
         log_warnx("--isolation must be none, process or namespace");
         return EXIT_USAGE;

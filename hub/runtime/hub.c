@@ -98,6 +98,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     h->base = base;
     h->debug = debug;
     LIST_INIT(&h->procs);
+    LIST_INIT(&h->calls);
     TAILQ_INIT(&h->start_queue);
     if (open_audit(h, err, errlen) < 0) {
         free(h);
@@ -126,6 +127,34 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     event_add(h->ev_sigint, NULL);
     event_add(h->ev_sigterm, NULL);
     return h;
+}
+
+int hub_reopen_logs(struct hub *h)
+{
+    /* One write(2) per record and a single-threaded loop: the swap of descriptors
+     * falls between two records, so no line is torn or split across the files. */
+    int rc = audit_reopen(h->audit);
+    if (rc < 0)
+        log_warn("SIGHUP: cannot reopen the audit log %s; still writing to the old file",
+                 audit_path(h->audit));
+    if (h->proxy && proxy_alive(h->proxy) && proxy_pid(h->proxy) > 0)
+        kill(proxy_pid(h->proxy), SIGHUP); /* netproxy reopens its own (netproxy/main.c) */
+    return rc;
+}
+
+static void on_sighup(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    hub_reopen_logs(arg);
+}
+
+void hub_reopen_on_sighup(struct hub *h)
+{
+    if (h->ev_sighup)
+        return;
+    h->ev_sighup = evsignal_new(h->base, SIGHUP, on_sighup, h);
+    event_add(h->ev_sighup, NULL);
 }
 
 void hub_set_permission_hook(struct hub *h, struct perm_hook *hook)
@@ -203,6 +232,8 @@ void hub_free(struct hub *h)
         event_free(h->ev_start_queue); /* empty: spoke_free() took every spoke off it */
     event_free(h->ev_sigint);
     event_free(h->ev_sigterm);
+    if (h->ev_sighup)
+        event_free(h->ev_sighup);
     audit_close(h->audit);
     free(h->spoke_log_dir);
     free(h);
@@ -264,6 +295,75 @@ void hub_call(struct hub *h, const struct call_opts *o, const char *app, const c
     call_start(c);
 }
 
+bool hub_request_method_known(const char *method)
+{
+    return mcp_method_tool(method) != NULL;
+}
+
+void hub_request(struct hub *h, const struct call_opts *o, const char *app, const char *method,
+                 const json_t *params, hub_call_done done, void *ud)
+{
+    char msg[300];
+    const char *user = o->user ? o->user : h->cfg->user;
+    const struct manifest_tool *t = mcp_method_tool(method);
+    const struct manifest *m = manifest_find(h->ms, app);
+    if (!user_id_valid(user) || (o->instance && !user_id_valid(o->instance))) {
+        fail_now(done, ud, HUB_ERR_INVALID_ARGS, "hub-validation", "invalid user or instance id");
+        return;
+    }
+    if (!t || !m) {
+        snprintf(msg, sizeof(msg), !m ? "no app %.64s is installed" : "the hub does not send %.64s",
+                 !m ? app : method);
+        fail_now(done, ud, HUB_ERR_UNKNOWN_TOOL, "hub-validation", msg);
+        return;
+    }
+    if (!json_is_object(params)) {
+        fail_now(done, ud, HUB_ERR_INVALID_ARGS, "hub-validation", "params must be an object");
+        return;
+    }
+    if (h->quit) {
+        fail_now(done, ud, HUB_ERR_SHUTDOWN, "hub", "the hub is shutting down");
+        return;
+    }
+    uint64_t now = now_mono_ns();
+    struct call *c =
+        call_new(h, o, m, t, params, NULL, NULL, now + hub_call_timeout_ns(h, m, o), done, ud);
+    if (!c) {
+        snprintf(msg, sizeof(msg), "no room for another spoke (max_spokes %zu)",
+                 h->cfg->max_spokes);
+        fail_now(done, ud, HUB_ERR_BUSY, "hub", msg);
+        return;
+    }
+    c->method = t->name;
+    c->t_start = now;
+    call_start(c);
+}
+
+void hub_call_cancel(struct hub *h, void *ud)
+{
+    /* call_cancel() may end other calls (the spoke's next one runs): start over after
+     * each. */
+    for (bool again = true; again;) {
+        again = false;
+        struct call *c;
+        LIST_FOREACH(c, &h->calls, link)
+        {
+            if (c->done && c->ud == ud && c->state != CALL_DONE) {
+                call_cancel(c, "cancelled by the caller");
+                again = true;
+                break;
+            }
+        }
+    }
+}
+
+const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char *app,
+                                    const char *instance)
+{
+    struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, instance, false);
+    return sp && sp->state != SP_STOPPED ? sp->init_result : NULL;
+}
+
 /* The state of a synchronous call lives on the heap: if the loop is left early (a
  * signal), the call may still finish later and must find it. */
 struct sync_state {
@@ -289,11 +389,15 @@ static void sync_done(void *ud, const struct call_result *r)
         str_copy(st->message, r->message, sizeof(st->message));
 }
 
-int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
-                  const json_t *args, json_t **result, char *err, size_t errlen, const char **layer)
+static int run_sync(struct hub *h, const struct call_opts *o, const char *app, const char *name,
+                    bool request, const json_t *args, json_t **result, char *err, size_t errlen,
+                    const char **layer)
 {
     struct sync_state *st = xcalloc(1, sizeof(*st));
-    hub_call(h, o, app, tool, args, sync_done, st);
+    if (request)
+        hub_request(h, o, app, name, args, sync_done, st);
+    else
+        hub_call(h, o, app, name, args, sync_done, st);
     while (!st->done && !h->quit)
         event_base_loop(h->base, EVLOOP_ONCE);
     if (!st->done) {
@@ -311,6 +415,19 @@ int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, con
         *layer = st->layer;
     free(st);
     return code;
+}
+
+int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
+                  const json_t *args, json_t **result, char *err, size_t errlen, const char **layer)
+{
+    return run_sync(h, o, app, tool, false, args, result, err, errlen, layer);
+}
+
+int hub_request_sync(struct hub *h, const struct call_opts *o, const char *app, const char *method,
+                     const json_t *params, json_t **result, char *err, size_t errlen,
+                     const char **layer)
+{
+    return run_sync(h, o, app, method, true, params, result, err, errlen, layer);
 }
 
 static bool proc_alive(const struct hub *h, const char *spoke_id)

@@ -38,7 +38,30 @@ enum hub_error {
     HUB_ERR_BUSY = -32005,           /* limits of the hub itself (too many spokes) */
     HUB_ERR_SHUTDOWN = -32006,
     HUB_ERR_AUDIT = -32007, /* its audit record could not be written: refused, not run unlogged */
+    HUB_ERR_CANCELLED = -32008,   /* the caller cancelled it (hub_call_cancel) */
+    HUB_ERR_UNSUPPORTED = -32009, /* the spoke does not offer what was asked (no resources) */
 };
+
+/* What a spoke tells about a call while it runs (MCP notifications/progress and
+ * notifications/message), after the hub has put it on record and neutralised its
+ * text (control characters replaced, length capped): for `hub call` (stderr) and
+ * `hub serve` (passed on to its client). */
+enum call_event_kind { CALL_EVENT_PROGRESS, CALL_EVENT_LOG };
+struct call_event {
+    enum call_event_kind kind;
+    const char *app, *tool, *call_id;
+    double progress, total; /* progress; total < 0 when the spoke gave none */
+    const char *level;      /* log: "debug" ... "emergency" */
+    const char *logger;     /* log: may be NULL */
+    const char *text;       /* progress message or log data (as compact JSON when not a
+                               string); may be "" */
+};
+typedef void (*hub_event_fn)(void *ud, const struct call_event *ev);
+
+/* Text from a spoke made safe to record or show on one line: a string as it is,
+ * another value as compact JSON; C0/C1 controls and bidirectional overrides become
+ * spaces; cut at len - 1 bytes on a character boundary. */
+void hub_text_neutral(const json_t *v, char *out, size_t len);
 
 struct call_result {
     json_t *result;      /* the MCP CallToolResult (borrowed) or NULL on error */
@@ -55,13 +78,19 @@ struct call_opts {
     const char *user;     /* NULL: the configured user */
     const char *instance; /* NULL: the user's one instance of the app; else a separate
                              spoke with its own data directory (sessions, issue 7) */
-    bool ask_exec;        /* ask PERM_EXEC first (planner steps); false for `hub call` */
+    /* With instance, in namespace mode: the spoke's /data is a tmpfs of this many MiB,
+     * private to its jail and gone with it, counted by the jail's memory cgroup, instead
+     * of a host directory (repl sessions: nothing a session writes outlives it). */
+    uint64_t data_tmpfs_mb;
+    bool ask_exec; /* ask PERM_EXEC first (planner steps); false for `hub call` */
     bool in_plan;
     uint64_t timeout_ms; /* 0: manifest limits.call_s, else hub.json call_timeout_ms */
     /* Opaque tag of whoever made the call (a `hub serve` client's request), carried down
      * the call's whole chain and handed to the hooks with every question asked for it,
      * so that a question reaches the client whose call caused it. */
     void *origin;
+    hub_event_fn on_event; /* NULL: progress and log messages are only audited */
+    void *event_ud;
 };
 
 /* cfg and ms are borrowed and must outlive the hub. The hub starts nothing until the
@@ -85,6 +114,31 @@ int hub_call_sync(struct hub *h, const struct call_opts *o, const char *app, con
                   const json_t *args, json_t **result, char *err, size_t errlen,
                   const char **layer);
 
+/* A read-only MCP request other than tools/call to an app's spoke, with the same path
+ * as a call (started on demand, audited, a deadline, no exec permission asked): method
+ * is one of "tools/list" (checked against the pin again), "resources/list",
+ * "resources/templates/list", "resources/read", "prompts/list", "prompts/get",
+ * "completion/complete"; params its MCP params (an object). The result is the MCP
+ * result, its shape checked. A spoke that did not declare the capability (resources,
+ * prompts, completions) gets no request: HUB_ERR_UNSUPPORTED. */
+void hub_request(struct hub *h, const struct call_opts *o, const char *app, const char *method,
+                 const json_t *params, hub_call_done done, void *ud);
+int hub_request_sync(struct hub *h, const struct call_opts *o, const char *app, const char *method,
+                     const json_t *params, json_t **result, char *err, size_t errlen,
+                     const char **layer);
+/* True for the methods hub_request() takes. */
+bool hub_request_method_known(const char *method);
+
+/* Cancels the calls and requests started with this ud that have not ended: the spoke
+ * gets notifications/cancelled (a late answer is dropped), done() reports
+ * HUB_ERR_CANCELLED. The spoke keeps running. */
+void hub_call_cancel(struct hub *h, void *ud);
+
+/* The spoke's answer to initialize (serverInfo, capabilities, instructions) from its
+ * last start, borrowed until it is stopped; NULL when it is not running. */
+const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char *app,
+                                    const char *instance);
+
 /* Stops the spoke (if running) and runs the loop until its processes are reaped and
  * its network is handed back; the next call starts it afresh. */
 void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char *instance);
@@ -105,6 +159,14 @@ void hub_spoke_timing(struct hub *h, const char *user, const char *app, const ch
 
 /* True once SIGINT/SIGTERM arrived; hub_call_sync() then fails its call. */
 bool hub_quit_requested(const struct hub *h);
+
+/* logrotate's postrotate: reopens the hub's audit log at its path and has the hub's
+ * netproxy reopen its own. 0, or -1 when the hub's log could not be reopened (it then
+ * goes on writing to the old file, and says so). */
+int hub_reopen_logs(struct hub *h);
+/* The daemons (repl-server, serve) reopen their logs on SIGHUP. The assistant does not
+ * ask for it: on a terminal SIGHUP keeps meaning that the terminal went away. */
+void hub_reopen_on_sighup(struct hub *h);
 
 /* The hub's audit log, for the agent's own records (requests, plans, questions) so
  * that one file tells the whole story. */

@@ -60,7 +60,14 @@ struct sreq;
 
 struct call {
     struct hub *hub;
+    LIST_ENTRY(call) link; /* in the hub's live calls */
     char id[33];
+    /* NULL: tools/call of tool; else a read-only request (hub_request) of this MCP
+     * method, args its params and tool a stand-in named for the method. */
+    const char *method;
+    bool cancelled; /* hub_call_cancel() while a permission question was open */
+    hub_event_fn on_event;
+    void *event_ud;
     struct call *parent;  /* the call during which the caller spoke asked; NULL: user */
     struct spoke *caller; /* NULL: the user or the planner */
     struct spoke *target;
@@ -89,6 +96,9 @@ TAILQ_HEAD(call_queue, call);
 struct call *call_new(struct hub *h, const struct call_opts *o, const struct manifest *m,
                       const struct manifest_tool *t, const json_t *args, struct call *parent,
                       struct spoke *caller, uint64_t deadline, hub_call_done done, void *ud);
+/* The caller does not want c any more: the spoke is told (notifications/cancelled)
+ * when it has the call, and c fails with HUB_ERR_CANCELLED. */
+void call_cancel(struct call *c, const char *reason);
 /* Validates, asks (exec), and queues the call on its target spoke. */
 void call_start(struct call *c);
 void call_fail(struct call *c, int code, const char *layer, const char *fmt, ...)
@@ -144,6 +154,10 @@ enum spoke_state { SP_STOPPED, SP_STARTING, SP_LISTING, SP_READY };
 
 enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_CALL };
 
+/* Requests the hub cancelled and whose late answers it drops (MCP allows an answer
+ * that crossed the notifications/cancelled). */
+#define SPOKE_CANCELLED_IDS 8
+
 #define SPOKE_MAX_PENDING 4
 #define SPOKE_MAX_SREQS 4
 
@@ -166,6 +180,11 @@ struct spoke {
     int64_t next_id;
     json_t *tools_seen; /* tools/list pages collected so far */
     unsigned list_pages;
+    bool relisting;      /* the tools/list after a list_changed (checked against the pin) */
+    bool relist_again;   /* another list_changed came while relisting */
+    json_t *init_result; /* its answer to initialize */
+    int64_t cancelled_ids[SPOKE_CANCELLED_IDS];
+    unsigned n_cancelled;
     struct call_queue queue;
     struct call *current;
     unsigned sreqs;       /* spoke -> hub requests in progress */
@@ -179,6 +198,7 @@ struct spoke {
     char host_ip[16];
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
+    uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
     /* SP_STARTING, waiting in the hub's start queue for its turn to be spawned */
     bool start_queued;
     TAILQ_ENTRY(spoke) start_link;
@@ -207,10 +227,17 @@ json_t *mcp_initialize_params(void);
 bool mcp_check_initialize(const json_t *result, char *err, size_t errlen);
 /* Compares the spoke's tools (all pages) with the manifest. */
 bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen);
-/* Checks a CallToolResult's shape and, unless isError, its structuredContent against the
- * tool's outputSchema. */
+/* Checks a CallToolResult's shape (every content item by its type) and, unless
+ * isError, its structuredContent against the tool's outputSchema. */
 bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char *err,
                       size_t errlen);
+/* The stand-in tool of a hub_request() method, NULL for a method it does not take. */
+const struct manifest_tool *mcp_method_tool(const char *method);
+/* Checks the result of a hub_request() method (for tools/list: also the pin). */
+bool mcp_check_method_result(const struct spoke *sp, const char *method, const json_t *result,
+                             char *err, size_t errlen);
+/* Tells the spoke that the hub gave up on request id (notifications/cancelled). */
+void mcp_send_cancelled(struct spoke *sp, int64_t id, const char *reason);
 /* One frame from the spoke. */
 void mcp_on_frame(struct spoke *sp, const char *line, size_t len);
 void mcp_send_call(struct spoke *sp, struct call *c);
@@ -237,13 +264,14 @@ struct hub {
     struct slots *uid_slots;
     struct gateway *gw;
     struct proxy_sup *proxy;
-    struct event *ev_sigint, *ev_sigterm, *ev_sigchld;
+    struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
     struct event *ev_start_queue;
     bool quit;
     char *spoke_log_dir;
     uint64_t calls_live;
+    LIST_HEAD(, call) calls; /* every live call, for hub_call_cancel() */
 };
 
 uint64_t hub_call_timeout_ns(const struct hub *h, const struct manifest *m,

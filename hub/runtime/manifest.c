@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MANIFEST_MAX_BYTES (256 * 1024)
-#define DESCRIPTION_MAX 4096
+#define MANIFEST_MAX_BYTES (1024 * 1024)
+#define DESCRIPTION_MAX 16384
+#define TITLE_MAX 1024
+#define MOUNT_PATH_MAX 1024
 #define COMMAND_MAX_ARGS 32
 #define ENV_MAX 32
 #define DOMAIN_MAX 253
@@ -93,8 +95,8 @@ static bool valid_env_name(const char *s)
  * proxy settings behave: a manifest must not override them. */
 static bool reserved_env_name(const char *s)
 {
-    static const char *const reserved[] = {"PATH",      "HTTPS_PROXY", "HTTP_PROXY",
-                                           "ALL_PROXY", "NO_PROXY",    NULL};
+    static const char *const reserved[] = {
+        "PATH", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "NODE_USE_ENV_PROXY", NULL};
     if (strncmp(s, "SPOKE_", 6) == 0 || strncmp(s, "LD_", 3) == 0)
         return true;
     for (size_t i = 0; reserved[i]; i++)
@@ -103,46 +105,73 @@ static bool reserved_env_name(const char *s)
     return false;
 }
 
+bool manifest_tool_key_is_local(const char *key)
+{
+    return strcmp(key, "irreversible") == 0;
+}
+
+/* An MCP tool schema: a JSON Schema object whose type is "object". */
+static bool load_tool_schema(struct jf_ctx *c, const json_t *t, const char *where, const char *key,
+                             bool required, struct schema **out)
+{
+    json_t *js = json_object_get(t, key);
+    if (!js)
+        return required ? jf_fail(c, where, key, "is required") : true;
+    if (!json_is_object(js) || !json_is_string(json_object_get(js, "type")) ||
+        strcmp(json_string_value(json_object_get(js, "type")), "object") != 0)
+        return jf_fail(c, where, key, "must be a schema with \"type\": \"object\"%s",
+                       required ? "" : " (MCP structuredContent)");
+    char serr[384];
+    *out = schema_compile(js, serr, sizeof(serr));
+    if (!*out)
+        return jf_fail(c, where, key, "%s", serr);
+    return true;
+}
+
 static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct manifest_tool *out)
 {
-    static const char *const keys[] = {"name",         "description",  "inputSchema",
-                                       "outputSchema", "irreversible", NULL};
+    static const char *const keys[] = {"name",         "title",        "description", "inputSchema",
+                                       "outputSchema", "annotations",  "icons",       "execution",
+                                       "_meta",        "irreversible", NULL};
     char where[32];
     snprintf(where, sizeof(where), "tools[%zu]", idx);
     if (!jf_object(c, t, where, keys))
         return false;
-    const char *name = NULL, *desc = NULL;
+    const char *name = NULL, *desc = "", *title = NULL;
     if (!jf_string(c, t, where, "name", true, MANIFEST_NAME_MAX, &name) ||
-        !jf_string(c, t, where, "description", true, DESCRIPTION_MAX, &desc) ||
+        !jf_string(c, t, where, "title", false, TITLE_MAX, &title) ||
+        !jf_string(c, t, where, "description", false, DESCRIPTION_MAX, &desc) ||
         !jf_bool(c, t, where, "irreversible", false, &out->irreversible))
         return false;
     if (!manifest_valid_tool_name(name))
         return jf_fail(c, where, "name", "must match [A-Za-z0-9_-]{1,64}");
+    static const char *const objects[] = {"annotations", "execution", "_meta", NULL};
+    for (size_t i = 0; objects[i]; i++) {
+        json_t *v = json_object_get(t, objects[i]);
+        if (v && !json_is_object(v))
+            return jf_fail(c, where, objects[i], "must be an object");
+    }
+    json_t *icons = json_object_get(t, "icons");
+    if (icons) {
+        size_t i;
+        json_t *icon;
+        if (!json_is_array(icons))
+            return jf_fail(c, where, "icons", "must be an array of icon objects");
+        json_array_foreach(icons, i, icon)
+        {
+            if (!json_is_object(icon) || !json_is_string(json_object_get(icon, "src")))
+                return jf_fail(c, where, "icons", "item %zu must be an object with a \"src\"", i);
+        }
+    }
     out->name = xstrdup(name);
     out->description = xstrdup(desc);
-    json_t *in = json_object_get(t, "inputSchema");
-    if (!in)
-        return jf_fail(c, where, "inputSchema", "is required");
-    if (!json_is_object(in) || !json_is_string(json_object_get(in, "type")) ||
-        strcmp(json_string_value(json_object_get(in, "type")), "object") != 0)
-        return jf_fail(c, where, "inputSchema", "must be a schema with \"type\": \"object\"");
-    char serr[384];
-    out->input_schema_json = json_deep_copy(in);
-    out->input = schema_compile(in, serr, sizeof(serr));
-    if (!out->input)
-        return jf_fail(c, where, "inputSchema", "%s", serr);
-    json_t *outs = json_object_get(t, "outputSchema");
-    if (outs) {
-        if (!json_is_object(outs) || !json_is_string(json_object_get(outs, "type")) ||
-            strcmp(json_string_value(json_object_get(outs, "type")), "object") != 0)
-            return jf_fail(c, where, "outputSchema",
-                           "must be a schema with \"type\": \"object\" (MCP structuredContent)");
-        out->output_schema_json = json_deep_copy(outs);
-        out->output = schema_compile(outs, serr, sizeof(serr));
-        if (!out->output)
-            return jf_fail(c, where, "outputSchema", "%s", serr);
-    }
-    return true;
+    /* The pin: the object as the server sends it, without this project's keys. */
+    out->object = json_deep_copy(t);
+    json_object_del(out->object, "irreversible"); /* manifest_tool_key_is_local() */
+    out->input_schema_json = json_object_get(out->object, "inputSchema");
+    out->output_schema_json = json_object_get(out->object, "outputSchema");
+    return load_tool_schema(c, t, where, "inputSchema", true, &out->input) &&
+           load_tool_schema(c, t, where, "outputSchema", false, &out->output);
 }
 
 static bool load_network(struct jf_ctx *c, const json_t *root, struct manifest *m)
@@ -189,8 +218,9 @@ static bool load_network(struct jf_ctx *c, const json_t *root, struct manifest *
 
 static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m)
 {
-    static const char *const keys[] = {"cpu_s", "as_mb",  "fsize_mb", "nofile",
-                                       "nproc", "wall_s", "call_s",   NULL};
+    static const char *const keys[] = {"cpu_s", "as_mb",       "fsize_mb", "nofile",
+                                       "nproc", "wall_s",      "call_s",   "memory_mb",
+                                       "pids",  "cpu_percent", NULL};
     json_t *l = json_object_get(root, "limits");
     if (!l)
         return true;
@@ -204,7 +234,8 @@ static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m
         {"cpu_s", &m->limits.cpu_s, 86400},         {"as_mb", &m->limits.as_mb, 1 << 20},
         {"fsize_mb", &m->limits.fsize_mb, 1 << 20}, {"nofile", &m->limits.nofile, 1 << 20},
         {"nproc", &m->limits.nproc, 1 << 16},       {"wall_s", &m->limits.wall_s, 86400 * 7},
-        {"call_s", &m->limits.call_s, 86400},
+        {"call_s", &m->limits.call_s, 86400},       {"memory_mb", &m->limits.memory_mb, 1 << 20},
+        {"pids", &m->limits.pids, 1 << 16},         {"cpu_percent", &m->limits.cpu_percent, 100000},
     };
     for (size_t i = 0; i < ARRAY_LEN(f); i++) {
         int64_t v = 0;
@@ -241,6 +272,72 @@ static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
     return true;
 }
 
+/* An absolute path without "." or ".." parts, doubled or trailing slashes. */
+static bool clean_abs_path(const char *p)
+{
+    if (p[0] != '/' || strlen(p) > MOUNT_PATH_MAX)
+        return false;
+    for (const char *s = p; *s;) {
+        const char *e = strchr(s + 1, '/');
+        size_t n = e ? (size_t)(e - s - 1) : strlen(s + 1);
+        if (n == 0 && (e || s != p))
+            return false; /* "//" or a trailing "/" */
+        if ((n == 1 && s[1] == '.') || (n == 2 && s[1] == '.' && s[2] == '.'))
+            return false;
+        if (!e)
+            break;
+        s = e;
+    }
+    return true;
+}
+
+/* Where a mount may not go: over the jail's own /data, its kernel interfaces or its
+ * root. */
+static bool reserved_mount_dst(const char *d)
+{
+    static const char *const reserved[] = {"/data", "/proc", "/dev", "/sys", "/tmp", NULL};
+    if (strcmp(d, "/") == 0)
+        return true;
+    for (size_t i = 0; reserved[i]; i++) {
+        size_t n = strlen(reserved[i]);
+        if (strncmp(d, reserved[i], n) == 0 && (d[n] == '\0' || d[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+static bool load_mounts(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    char **v = NULL;
+    size_t n = 0;
+    if (!jf_strings(c, root, "", "mounts", false, MANIFEST_MAX_MOUNTS, 2 * MOUNT_PATH_MAX + 1, &v,
+                    &n))
+        return false;
+    bool ok = true;
+    for (size_t i = 0; v && v[i] && ok; i++) {
+        char *src = xstrdup(v[i]);
+        char *colon = strchr(src, ':');
+        char *dst = xstrdup(colon ? colon + 1 : src);
+        if (colon)
+            *colon = '\0';
+        m->mounts[m->n_mounts].src = src;
+        m->mounts[m->n_mounts].dst = dst;
+        m->n_mounts++;
+        if (!clean_abs_path(src) || !clean_abs_path(dst))
+            ok = jf_fail(c, "", "mounts",
+                         "item %zu (\"%.80s\") must be HOSTPATH or HOSTPATH:PATH, absolute paths "
+                         "without \".\" or \"..\"",
+                         i, v[i]);
+        else if (reserved_mount_dst(dst))
+            ok = jf_fail(c, "", "mounts",
+                         "item %zu (\"%.80s\") cannot be bound over /, /data, /proc, /dev, /sys "
+                         "or /tmp",
+                         i, v[i]);
+    }
+    jf_strv_free(v);
+    return ok;
+}
+
 static char *resolve_relative(const char *file, const char *path)
 {
     if (path[0] == '/')
@@ -252,10 +349,12 @@ static char *resolve_relative(const char *file, const char *path)
     return r;
 }
 
-static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, struct manifest *m)
+static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bool allow_no_tools,
+                      struct manifest *m)
 {
-    static const char *const keys[] = {"name",    "description", "command", "runtime", "profile",
-                                       "network", "limits",      "env",     "tools",   NULL};
+    static const char *const keys[] = {"name",    "description", "command", "runtime",
+                                       "profile", "network",     "limits",  "env",
+                                       "mounts",  "tools",       NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL;
@@ -284,13 +383,17 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, st
         return false;
     if (!m->command[0])
         return jf_fail(c, "", "command", "must name a program");
-    if (!load_network(c, root, m) || !load_limits(c, root, m) || !load_env(c, root, m))
+    if (!load_network(c, root, m) || !load_limits(c, root, m) || !load_env(c, root, m) ||
+        !load_mounts(c, root, m))
         return false;
     json_t *tools = json_object_get(root, "tools");
-    if (!json_is_array(tools) || json_array_size(tools) == 0 ||
+    m->unpinned = allow_no_tools && json_array_size(tools) == 0;
+    if (allow_no_tools && !tools)
+        return true;
+    if (!json_is_array(tools) || (json_array_size(tools) == 0 && !allow_no_tools) ||
         json_array_size(tools) > MANIFEST_MAX_TOOLS)
         return jf_fail(c, "", "tools", "must be an array of 1 to %d tools", MANIFEST_MAX_TOOLS);
-    m->tools = xcalloc(json_array_size(tools), sizeof(*m->tools));
+    m->tools = xcalloc(json_array_size(tools) + 1, sizeof(*m->tools));
     size_t i;
     json_t *t;
     json_array_foreach(tools, i, t)
@@ -304,8 +407,23 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, st
                 snprintf(where, sizeof(where), "tools[%zu]", i);
                 return jf_fail(c, where, "name", "duplicate tool name");
             }
+        json_array_append(m->pinned, m->tools[i].object);
     }
     return true;
+}
+
+struct manifest *manifest_from_json(const json_t *root, const char *path, bool allow_no_tools,
+                                    char *err, size_t errlen)
+{
+    struct jf_ctx c = {.file = path, .err = err, .errlen = errlen};
+    struct manifest *m = xcalloc(1, sizeof(*m));
+    m->file = xstrdup(path);
+    m->pinned = json_array();
+    if (!load_root(&c, root, path, allow_no_tools, m)) {
+        manifest_free(m);
+        return NULL;
+    }
+    return m;
 }
 
 struct manifest *manifest_load(const char *path, char *err, size_t errlen)
@@ -314,14 +432,8 @@ struct manifest *manifest_load(const char *path, char *err, size_t errlen)
     json_t *root = jf_load(&c, MANIFEST_MAX_BYTES);
     if (!root)
         return NULL;
-    struct manifest *m = xcalloc(1, sizeof(*m));
-    m->file = xstrdup(path);
-    bool ok = load_root(&c, root, path, m);
+    struct manifest *m = manifest_from_json(root, path, false, err, errlen);
     json_decref(root);
-    if (!ok) {
-        manifest_free(m);
-        return NULL;
-    }
     return m;
 }
 
@@ -333,12 +445,12 @@ void manifest_free(struct manifest *m)
         struct manifest_tool *t = &m->tools[i];
         free(t->name);
         free(t->description);
-        json_decref(t->input_schema_json);
-        json_decref(t->output_schema_json);
+        json_decref(t->object);
         schema_free(t->input);
         schema_free(t->output);
     }
     free(m->tools);
+    json_decref(m->pinned);
     free(m->file);
     free(m->name);
     free(m->description);
@@ -347,6 +459,10 @@ void manifest_free(struct manifest *m)
     free(m->profile);
     jf_strv_free(m->allow);
     jf_strv_free(m->env);
+    for (size_t i = 0; i < m->n_mounts; i++) {
+        free(m->mounts[i].src);
+        free(m->mounts[i].dst);
+    }
     free(m);
 }
 

@@ -16,20 +16,28 @@
 #define MANIFEST_NAME_MAX 64
 #define MANIFEST_MAX_TOOLS 64
 #define MANIFEST_MAX_PORTS 16
+#define MANIFEST_MAX_MOUNTS 16
 
+/* A tool is the MCP Tool object as the server listed it (name, title, description,
+ * inputSchema, outputSchema, annotations, icons, execution, _meta), plus this
+ * project's own key "irreversible". */
 struct manifest_tool {
     char *name;
-    char *description;
-    json_t *input_schema_json;  /* as written, for tools/list comparison */
-    json_t *output_schema_json; /* NULL when the manifest gives none */
+    char *description;          /* "" when the server gives none */
+    json_t *object;             /* the MCP object as pinned, manifest-only keys removed */
+    json_t *input_schema_json;  /* in object */
+    json_t *output_schema_json; /* in object; NULL when the tool has none */
     struct schema *input;
     struct schema *output; /* NULL: results are checked for MCP shape only */
     bool irreversible;
 };
 
-/* Each limit is 0 when the manifest leaves it to the profile / hub defaults. */
+/* Each limit is 0 when the manifest leaves it to the profile / hub defaults; memory_mb
+ * defaults to the manifest's as_mb when it gives one (the jail's cgroup, namespace
+ * mode). */
 struct manifest_limits {
     uint64_t cpu_s, as_mb, fsize_mb, nofile, nproc, wall_s;
+    uint64_t memory_mb, pids, cpu_percent;
     uint64_t call_s; /* deadline of one tools/call; 0: hub.json call_timeout_ms */
 };
 
@@ -46,8 +54,18 @@ struct manifest {
     size_t n_ports;
     struct manifest_limits limits;
     char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
+    /* Host paths bound read-only into the jail (a server's code), as SRC and DST
+     * (DST = SRC when the manifest gives one path). */
+    struct manifest_mount {
+        char *src, *dst;
+    } mounts[MANIFEST_MAX_MOUNTS];
+    size_t n_mounts;
     struct manifest_tool *tools;
     size_t n_tools;
+    json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */
+    /* Being made by `hub spokes add`: no tools pinned yet, whatever the server lists
+     * is taken (never true for a manifest a hub loads from its spokes dir). */
+    bool unpinned;
 };
 
 struct manifest_set {
@@ -57,6 +75,13 @@ struct manifest_set {
 
 /* Parses one manifest file; the file's base name must equal its "name". */
 struct manifest *manifest_load(const char *path, char *err, size_t errlen);
+/* The same from a JSON object (path names it in messages and resolves "profile").
+ * allow_no_tools: a manifest being made (`hub spokes add`) before its tools are
+ * pinned; a hub never loads one. */
+struct manifest *manifest_from_json(const json_t *root, const char *path, bool allow_no_tools,
+                                    char *err, size_t errlen);
+/* Keys of a tool object that are this project's, not MCP's: left out of the pin. */
+bool manifest_tool_key_is_local(const char *key);
 void manifest_free(struct manifest *m);
 
 /* Loads every *.json in dir (sorted by name). One bad file fails the whole set: a hub

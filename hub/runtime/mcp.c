@@ -8,6 +8,7 @@
 #include "hooks.h"
 #include "internal.h"
 #include "log.h"
+#include "pin.h"
 #include "schema.h"
 #include "util.h"
 
@@ -55,44 +56,51 @@ bool mcp_check_initialize(const json_t *result, char *err, size_t errlen)
     return true;
 }
 
-static bool same_json(const json_t *a, const json_t *b)
-{
-    if (!a || !b)
-        return !a && !b;
-    return json_equal((json_t *)a, (json_t *)b);
-}
-
 bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen)
 {
-    if (json_array_size(tools) != m->n_tools) {
-        snprintf(err, errlen, "tools/list has %zu tools, the manifest %zu", json_array_size(tools),
-                 m->n_tools);
+    return pin_check_tools(m->pinned, tools, err, errlen);
+}
+
+static bool is_str(const json_t *o, const char *key)
+{
+    return json_is_string(json_object_get(o, key));
+}
+
+/* One content block of a result or a prompt message, by its type (MCP 2025-11-25:
+ * text, image, audio, resource_link, resource). */
+static bool check_content(const json_t *item, const char *where, char *err, size_t errlen)
+{
+    const char *type = json_string_value(json_object_get(item, "type"));
+    if (!json_is_object(item) || !type) {
+        snprintf(err, errlen, "%s must be an object with a \"type\"", where);
         return false;
     }
-    size_t i;
-    json_t *t;
-    json_array_foreach(tools, i, t)
-    {
-        const char *name = json_string_value(json_object_get(t, "name"));
-        const struct manifest_tool *mt = name ? manifest_tool(m, name) : NULL;
-        if (!mt) {
-            snprintf(err, errlen, "tools/list names \"%.64s\", which the manifest does not have",
-                     name ? name : "(no name)");
-            return false;
-        }
-        const char *desc = json_string_value(json_object_get(t, "description"));
-        if (!desc || strcmp(desc, mt->description) != 0) {
-            snprintf(err, errlen, "tool %s: description differs from the manifest", mt->name);
-            return false;
-        }
-        if (!same_json(json_object_get(t, "inputSchema"), mt->input_schema_json)) {
-            snprintf(err, errlen, "tool %s: inputSchema differs from the manifest", mt->name);
-            return false;
-        }
-        if (!same_json(json_object_get(t, "outputSchema"), mt->output_schema_json)) {
-            snprintf(err, errlen, "tool %s: outputSchema differs from the manifest", mt->name);
-            return false;
-        }
+    const char *need = NULL;
+    if (strcmp(type, "text") == 0) {
+        if (!is_str(item, "text"))
+            need = "a string \"text\"";
+    } else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
+        if (!is_str(item, "data") || !is_str(item, "mimeType"))
+            need = "string \"data\" (base64) and \"mimeType\"";
+    } else if (strcmp(type, "resource_link") == 0) {
+        if (!is_str(item, "uri") || !is_str(item, "name"))
+            need = "string \"uri\" and \"name\"";
+    } else if (strcmp(type, "resource") == 0) {
+        const json_t *r = json_object_get(item, "resource");
+        if (!json_is_object(r) || !is_str(r, "uri") || !(is_str(r, "text") || is_str(r, "blob")))
+            need = "a \"resource\" with a string \"uri\" and \"text\" or \"blob\"";
+    } else {
+        snprintf(err, errlen, "%s has an unknown content type \"%.40s\"", where, type);
+        return false;
+    }
+    if (need) {
+        snprintf(err, errlen, "%s (%s) needs %s", where, type, need);
+        return false;
+    }
+    const json_t *ann = json_object_get(item, "annotations");
+    if (ann && !json_is_object(ann)) {
+        snprintf(err, errlen, "%s: \"annotations\" must be an object", where);
+        return false;
     }
     return true;
 }
@@ -112,10 +120,10 @@ bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char 
     json_t *item;
     json_array_foreach(content, i, item)
     {
-        if (!json_is_object(item) || !json_is_string(json_object_get(item, "type"))) {
-            snprintf(err, errlen, "content[%zu] must be an object with a \"type\"", i);
+        char where[32];
+        snprintf(where, sizeof(where), "content[%zu]", i);
+        if (!check_content(item, where, err, errlen))
             return false;
-        }
     }
     json_t *is_error = json_object_get(result, "isError");
     if (is_error && !json_is_boolean(is_error)) {
@@ -125,6 +133,10 @@ bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char 
     if (json_is_true(is_error))
         return true; /* an error result carries no structured content to check */
     json_t *sc = json_object_get(result, "structuredContent");
+    if (sc && !json_is_object(sc)) {
+        snprintf(err, errlen, "\"structuredContent\" must be an object");
+        return false;
+    }
     if (!t->output)
         return true;
     if (!sc) {
@@ -138,6 +150,154 @@ bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char 
         return false;
     }
     return true;
+}
+
+/* ---- read-only requests (hub_request) ---- */
+
+/* Each method, the capability a server must declare for it, and a stand-in tool
+ * (named for the method, no schemas) so that a request travels as a call. */
+static struct request_method {
+    const char *method, *capability;
+    struct manifest_tool tool;
+} request_methods[] = {
+    {"tools/list", "tools", {.name = (char *)"tools/list", .description = (char *)""}},
+    {"resources/list", "resources", {.name = (char *)"resources/list", .description = (char *)""}},
+    {"resources/templates/list",
+     "resources",
+     {.name = (char *)"resources/templates/list", .description = (char *)""}},
+    {"resources/read", "resources", {.name = (char *)"resources/read", .description = (char *)""}},
+    {"prompts/list", "prompts", {.name = (char *)"prompts/list", .description = (char *)""}},
+    {"prompts/get", "prompts", {.name = (char *)"prompts/get", .description = (char *)""}},
+    {"completion/complete",
+     "completions",
+     {.name = (char *)"completion/complete", .description = (char *)""}},
+};
+
+static const struct request_method *request_method(const char *method)
+{
+    for (size_t i = 0; i < ARRAY_LEN(request_methods); i++)
+        if (strcmp(request_methods[i].method, method) == 0)
+            return &request_methods[i];
+    return NULL;
+}
+
+const struct manifest_tool *mcp_method_tool(const char *method)
+{
+    const struct request_method *rm = request_method(method);
+    return rm ? &rm->tool : NULL;
+}
+
+/* An array of objects under key, each with the string members named in need. */
+static bool check_list(const json_t *result, const char *key, const char *const need[], char *err,
+                       size_t errlen)
+{
+    const json_t *arr = json_object_get(result, key);
+    if (!json_is_array(arr)) {
+        snprintf(err, errlen, "no \"%s\" array", key);
+        return false;
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(arr, i, o)
+    {
+        for (size_t k = 0; need[k]; k++)
+            if (!json_is_object(o) || !is_str(o, need[k])) {
+                snprintf(err, errlen, "%s[%zu] needs a string \"%s\"", key, i, need[k]);
+                return false;
+            }
+    }
+    const json_t *cursor = json_object_get(result, "nextCursor");
+    if (cursor && !json_is_string(cursor)) {
+        snprintf(err, errlen, "\"nextCursor\" must be a string");
+        return false;
+    }
+    return true;
+}
+
+bool mcp_check_method_result(const struct spoke *sp, const char *method, const json_t *result,
+                             char *err, size_t errlen)
+{
+    if (!json_is_object(result)) {
+        snprintf(err, errlen, "the result is not an object");
+        return false;
+    }
+    if (strcmp(method, "tools/list") == 0) {
+        static const char *const need[] = {"name", NULL};
+        if (!check_list(result, "tools", need, err, errlen))
+            return false;
+        /* A page of a longer list cannot be held against the whole pin; the list was
+         * checked whole when the spoke started and after each list_changed. */
+        if (sp->m->unpinned || json_object_get(result, "nextCursor"))
+            return true;
+        return mcp_check_tools(sp->m, json_object_get(result, "tools"), err, errlen);
+    }
+    if (strcmp(method, "resources/list") == 0) {
+        static const char *const need[] = {"uri", "name", NULL};
+        return check_list(result, "resources", need, err, errlen);
+    }
+    if (strcmp(method, "resources/templates/list") == 0) {
+        static const char *const need[] = {"uriTemplate", "name", NULL};
+        return check_list(result, "resourceTemplates", need, err, errlen);
+    }
+    if (strcmp(method, "resources/read") == 0) {
+        static const char *const need[] = {"uri", NULL};
+        if (!check_list(result, "contents", need, err, errlen))
+            return false;
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(result, "contents"), i, o)
+        {
+            if (!is_str(o, "text") && !is_str(o, "blob")) {
+                snprintf(err, errlen, "contents[%zu] needs a string \"text\" or \"blob\"", i);
+                return false;
+            }
+        }
+        return true;
+    }
+    if (strcmp(method, "prompts/list") == 0) {
+        static const char *const need[] = {"name", NULL};
+        return check_list(result, "prompts", need, err, errlen);
+    }
+    if (strcmp(method, "prompts/get") == 0) {
+        static const char *const need[] = {"role", NULL};
+        if (!check_list(result, "messages", need, err, errlen))
+            return false;
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(result, "messages"), i, o)
+        {
+            const char *role = json_string_value(json_object_get(o, "role"));
+            char where[40];
+            snprintf(where, sizeof(where), "messages[%zu].content", i);
+            if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0) {
+                snprintf(err, errlen, "messages[%zu].role must be \"user\" or \"assistant\"", i);
+                return false;
+            }
+            if (!check_content(json_object_get(o, "content"), where, err, errlen))
+                return false;
+        }
+        return true;
+    }
+    if (strcmp(method, "completion/complete") == 0) {
+        const json_t *c = json_object_get(result, "completion");
+        const json_t *values = json_object_get(c, "values");
+        size_t i;
+        json_t *v;
+        if (!json_is_object(c) || !json_is_array(values) || json_array_size(values) > 100) {
+            snprintf(err, errlen, "needs \"completion\" with \"values\", at most 100");
+            return false;
+        }
+        json_array_foreach(values, i, v)
+        {
+            if (!json_is_string(v)) {
+                snprintf(err, errlen, "completion.values[%zu] must be a string", i);
+                return false;
+            }
+        }
+        return true;
+    }
+    snprintf(err, errlen, "the hub does not take \"%.60s\"", method);
+    return false;
 }
 
 /* ---- requests the hub sends ---- */
@@ -175,11 +335,39 @@ void mcp_begin(struct spoke *sp)
 
 void mcp_send_call(struct spoke *sp, struct call *c)
 {
+    if (c->method) {
+        const struct request_method *rm = request_method(c->method);
+        const json_t *caps = json_object_get(sp->init_result, "capabilities");
+        if (!json_is_object(json_object_get(caps, rm->capability))) {
+            c->state = CALL_OFF;
+            call_fail(c, HUB_ERR_UNSUPPORTED, "spoke",
+                      "%s does not offer %s (no \"%s\" capability)", sp->m->name, c->method,
+                      rm->capability);
+            return;
+        }
+    }
     c->state = CALL_SENT;
     c->t_sent = now_mono_ns();
     c->notifications = 0;
-    json_t *params = json_pack("{s:s,s:O}", "name", c->tool->name, "arguments", c->args);
+    if (c->method) {
+        send_request(sp, c->method, json_incref(c->args), PEND_CALL, &c->rpc_id);
+        return;
+    }
+    /* The call's id is its progress token: progress notifications name their call. */
+    json_t *params = json_pack("{s:s,s:O,s:{s:s}}", "name", c->tool->name, "arguments", c->args,
+                               "_meta", "progressToken", c->id);
     send_request(sp, "tools/call", params, PEND_CALL, &c->rpc_id);
+}
+
+void mcp_send_cancelled(struct spoke *sp, int64_t id, const char *reason)
+{
+    for (int i = 0; i < SPOKE_MAX_PENDING; i++)
+        if (sp->pending[i].kind == PEND_CALL && sp->pending[i].id == id)
+            sp->pending[i].kind = PEND_NONE;
+    sp->cancelled_ids[sp->n_cancelled++ % SPOKE_CANCELLED_IDS] = id;
+    spoke_send(sp, jrpc_notification("notifications/cancelled",
+                                     json_pack("{s:I,s:s}", "requestId", (json_int_t)id, "reason",
+                                               reason ? reason : "cancelled")));
 }
 
 void mcp_reply(struct spoke *sp, json_t *id, json_t *result)
@@ -208,8 +396,26 @@ static void on_initialize(struct spoke *sp, struct jrpc_msg *msg)
     }
     sp->t_init = now_mono_ns();
     sp->state = SP_LISTING;
+    json_decref(sp->init_result);
+    sp->init_result = json_incref(msg->result);
     if (spoke_send(sp, jrpc_notification("notifications/initialized", NULL)) < 0)
         return;
+    send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
+}
+
+/* After notifications/tools/list_changed: the list is fetched and held against the
+ * pin again (a server that swaps a tool's description later is refused like one that
+ * starts with it). */
+static void mcp_relist(struct spoke *sp)
+{
+    if (sp->relisting) {
+        sp->relist_again = true;
+        return;
+    }
+    sp->relisting = true;
+    json_decref(sp->tools_seen);
+    sp->tools_seen = NULL;
+    sp->list_pages = 0;
     send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
 }
 
@@ -235,13 +441,27 @@ static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
         send_request(sp, "tools/list", json_pack("{s:O}", "cursor", cursor), PEND_TOOLS_LIST, NULL);
         return;
     }
-    if (!mcp_check_tools(sp->m, sp->tools_seen, err, sizeof(err))) {
-        spoke_kill(sp, "start-failed", true, "spoke %s does not match its manifest: %s",
-                   sp->m->name, err);
+    if (!sp->m->unpinned && !mcp_check_tools(sp->m, sp->tools_seen, err, sizeof(err))) {
+        if (sp->relisting)
+            spoke_kill(sp, "pin", false,
+                       "spoke %s changed its tools after they were pinned (list_changed): %s",
+                       sp->m->name, err);
+        else
+            spoke_kill(sp, "start-failed", true, "spoke %s does not match its manifest: %s",
+                       sp->m->name, err);
         return;
     }
     json_decref(sp->tools_seen);
     sp->tools_seen = NULL;
+    sp->list_pages = 0;
+    if (sp->relisting) {
+        sp->relisting = false;
+        if (sp->relist_again) {
+            sp->relist_again = false;
+            mcp_relist(sp);
+        }
+        return;
+    }
     spoke_ready(sp);
 }
 
@@ -288,6 +508,9 @@ static void on_response(struct spoke *sp, struct jrpc_msg *msg)
             break;
         }
     }
+    for (unsigned i = 0; i < SPOKE_CANCELLED_IDS && i < sp->n_cancelled; i++)
+        if (sp->cancelled_ids[i] == id)
+            return; /* crossed the cancellation: dropped */
     spoke_kill(sp, "protocol", false, "spoke %s answered a request it was never sent", sp->m->name);
 }
 
@@ -438,8 +661,106 @@ static void on_request(struct spoke *sp, struct jrpc_msg *msg)
     }
 }
 
+/* Text from a spoke made safe to record and show: a string as it is, anything else as
+ * compact JSON; control characters become spaces; cut at a character boundary. */
+void hub_text_neutral(const json_t *v, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (!v || len == 0)
+        return;
+    char *dump = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    const char *src = json_is_string(v) ? json_string_value(v) : dump;
+    size_t n = src ? strlen(src) : 0;
+    if (n > len - 1) {
+        n = len - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--; /* not inside a UTF-8 sequence */
+    }
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *u = (const unsigned char *)src + i;
+        out[i] = u[0] < 0x20 || u[0] == 0x7f ? ' ' : (char)u[0];
+        /* C1 controls (U+0080-U+009F) and the bidirectional overrides and isolates
+         * (U+202A-U+202E, U+2066-U+2069) would reorder or restyle a terminal line. */
+        size_t seq = 0;
+        if (u[0] == 0xC2 && i + 1 < n && u[1] >= 0x80 && u[1] <= 0x9F)
+            seq = 2;
+        else if (u[0] == 0xE2 && i + 2 < n &&
+                 ((u[1] == 0x80 && u[2] >= 0xAA && u[2] <= 0xAE) ||
+                  (u[1] == 0x81 && u[2] >= 0xA6 && u[2] <= 0xA9)))
+            seq = 3;
+        for (size_t k = 0; k < seq; k++)
+            out[i + k] = ' ';
+        if (seq)
+            i += seq - 1;
+    }
+    out[n] = '\0';
+    free(dump);
+}
+
+#define EVENT_TEXT_MAX 512
+
+static const char *const log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
+                                         "critical", "alert", "emergency", NULL};
+
+/* notifications/progress and notifications/message during a call: on record, then to
+ * whoever made the call. */
+static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
+{
+    struct call *c = sp->current;
+    const json_t *p = msg->params;
+    char text[EVENT_TEXT_MAX], logger[65];
+    struct call_event ev = {
+        .app = sp->m->name, .tool = c->tool->name, .call_id = c->id, .total = -1};
+    if (progress) {
+        /* Only the current call's token: the spoke cannot speak for another call. */
+        const char *token = json_string_value(json_object_get(p, "progressToken"));
+        const json_t *pv = json_object_get(p, "progress"), *tv = json_object_get(p, "total");
+        if (!token || strcmp(token, c->id) != 0 || !json_is_number(pv))
+            return;
+        ev.kind = CALL_EVENT_PROGRESS;
+        ev.progress = json_number_value(pv);
+        ev.total = json_is_number(tv) ? json_number_value(tv) : -1;
+        hub_text_neutral(json_object_get(p, "message"), text, sizeof(text));
+    } else {
+        const char *level = json_string_value(json_object_get(p, "level"));
+        ev.kind = CALL_EVENT_LOG;
+        ev.level = "info";
+        for (size_t i = 0; level && log_levels[i]; i++)
+            if (strcmp(level, log_levels[i]) == 0)
+                ev.level = log_levels[i];
+        hub_text_neutral(json_object_get(p, "logger"), logger, sizeof(logger));
+        ev.logger = logger[0] ? logger : NULL;
+        hub_text_neutral(json_object_get(p, "data"), text, sizeof(text));
+    }
+    ev.text = text;
+    json_t *rec = haudit_new(progress ? "spoke-progress" : "spoke-log", "unknown");
+    haudit_call(rec, c);
+    if (progress) {
+        audit_set(rec, "isolate.progress", json_real(ev.progress));
+        if (ev.total >= 0)
+            audit_set(rec, "isolate.progress_total", json_real(ev.total));
+    } else {
+        audit_set_str(rec, "log.level", ev.level);
+        if (ev.logger)
+            audit_set_str(rec, "log.logger", ev.logger);
+    }
+    audit_set_str(rec, "message", text);
+    haudit_note(sp->hub, rec);
+    if (c->on_event)
+        c->on_event(c->event_ud, &ev);
+}
+
 static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
 {
+    /* A changed tool list is held against the pin again, whenever it comes (not
+     * while starting: the hub lists the tools then anyway). */
+    if (strcmp(msg->method, "notifications/tools/list_changed") == 0 && sp->state == SP_READY &&
+        !sp->m->unpinned) {
+        if (!sp->current && !idle_budget(sp))
+            return;
+        mcp_relist(sp);
+        return;
+    }
     if (!sp->current) {
         idle_budget(sp);
         return;
@@ -449,12 +770,12 @@ static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
                    sp->m->name);
         return;
     }
-    if (strcmp(msg->method, "notifications/message") == 0 && log_debug_enabled()) {
-        json_t *data = json_object_get(msg->params, "data");
-        char *text = data ? json_dumps(data, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        log_debug("spoke %s: %.300s", sp->m->name, text ? text : "");
-        free(text);
-    }
+    if (!json_is_object(msg->params))
+        return;
+    if (strcmp(msg->method, "notifications/progress") == 0)
+        on_call_event(sp, msg, true);
+    else if (strcmp(msg->method, "notifications/message") == 0)
+        on_call_event(sp, msg, false);
 }
 
 void mcp_on_frame(struct spoke *sp, const char *line, size_t len)

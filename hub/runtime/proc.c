@@ -421,6 +421,37 @@ static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w
 }
 
 #ifdef HUB_HAVE_JAIL
+/* The profile a spoke runs under: its manifest's, else the one named for its runtime
+ * beside hub.json's profile (profiles/node.json for "node"), else hub.json's. */
+static char *profile_for(const struct hub *h, const struct manifest *m)
+{
+    if (m->profile)
+        return xstrdup(m->profile);
+    if (strcmp(m->runtime, "c") != 0) {
+        char *copy = xstrdup(h->cfg->profile);
+        char *path = xasprintf("%s/%s.json", dirname(copy), m->runtime);
+        free(copy);
+        if (access(path, R_OK) == 0)
+            return path;
+        free(path);
+    }
+    return xstrdup(h->cfg->profile);
+}
+
+/* True when a bind of the profile already puts path (or the directory holding it) at
+ * the same place in the jail. */
+static bool bound_already(const struct jail_config *jc, const char *path)
+{
+    for (size_t i = 0; i < jc->n_binds; i++) {
+        const char *src = jc->binds[i].src, *dst = jc->binds[i].dst ? jc->binds[i].dst : src;
+        size_t n = strlen(src);
+        if (strcmp(src, dst) == 0 && strncmp(path, src, n) == 0 &&
+            (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
 /* process and namespace modes: nsjail-lite as a library. The profile gives the system
  * binds, rlimits and seccomp settings; the manifest's limits and runtime override it;
  * everything put into the jail_config is a copy it owns. */
@@ -429,8 +460,10 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
 {
     struct jail_config jc;
     jail_config_init(&jc);
-    const char *profile = s->m->profile ? s->m->profile : h->cfg->profile;
-    if (jail_config_load_profile(&jc, profile, err, errlen) < 0) {
+    char *profile = profile_for(h, s->m);
+    int loaded = jail_config_load_profile(&jc, profile, err, errlen);
+    free(profile);
+    if (loaded < 0) {
         jail_config_free(&jc);
         *code = 125;
         return NULL;
@@ -449,6 +482,16 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.limits.nproc = l->nproc;
     if (l->wall_s)
         jc.limits.wall_s = l->wall_s;
+    /* The jail's cgroup (namespace mode): a manifest that lowers as_mb lowers the
+     * memory of the whole jail with it, unless it names memory_mb itself. */
+    if (l->memory_mb)
+        jc.limits.memory_mb = l->memory_mb;
+    else if (l->as_mb)
+        jc.limits.memory_mb = l->as_mb;
+    if (l->pids)
+        jc.limits.pids = l->pids;
+    if (l->cpu_percent)
+        jc.limits.cpu_percent = l->cpu_percent;
     free(jc.seccomp_preset);
     jc.seccomp_preset = xstrdup(s->m->runtime);
     jc.stdin_fd = s->sock;
@@ -463,13 +506,26 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.host_id_count = 1;
         free(jc.hostname);
         jc.hostname = xstrdup(s->m->name);
-        /* The private /data, handed to the jail's host uid by nsjail-lite. */
-        jail_config_add_bind(&jc, s->data_dir, "/data", true);
-        jc.binds[jc.n_binds - 1].chown = true;
-        /* The program itself, read-only at the same path. */
-        char *copy = xstrdup(path);
-        jail_config_add_bind(&jc, dirname(copy), NULL, false);
-        free(copy);
+        if (s->data_tmpfs_mb) {
+            /* A scratch /data that ends with the jail (and counts in its memory). */
+            jail_config_add_tmpfs(&jc, "/data", s->data_tmpfs_mb);
+        } else {
+            /* The private /data, handed to the jail's host uid by nsjail-lite. */
+            jail_config_add_bind(&jc, s->data_dir, "/data", true);
+            jc.binds[jc.n_binds - 1].chown = true;
+        }
+        /* The program itself, read-only at the same path, unless the profile has it
+         * (the node profile binds /usr/bin/node alone, not the rest of /usr/bin). */
+        char *real = realpath(path, NULL);
+        if (!bound_already(&jc, path) && !(real && bound_already(&jc, real))) {
+            char *copy = xstrdup(path);
+            jail_config_add_bind(&jc, dirname(copy), NULL, false);
+            free(copy);
+        }
+        free(real);
+        /* The manifest's mounts: a server's code, read-only. */
+        for (size_t i = 0; i < s->m->n_mounts; i++)
+            jail_config_add_bind(&jc, s->m->mounts[i].src, s->m->mounts[i].dst, false);
         jc.cwd = xstrdup("/data");
         if (s->veth) {
             jc.net = JAIL_NET_VETH;

@@ -25,8 +25,9 @@ struct spawn_spec {
     const char *spoke_id;
     const char *user;
     char *const *envp;
-    int sock;             /* the spoke's end: stdin and stdout */
-    const char *data_dir; /* host path */
+    int sock;               /* the spoke's end: stdin and stdout */
+    const char *data_dir;   /* host path */
+    uint64_t data_tmpfs_mb; /* namespace mode: /data is a tmpfs of this size instead */
     const char *log_path;
     uint32_t host_uid;             /* namespace mode */
     const struct veth_addrs *veth; /* namespace mode with network, else NULL */

@@ -59,6 +59,12 @@ static struct snode *node_for(struct loader *l, const json_t *js, const char *pa
     l->s->nodes = n;
     loc->node = n;
     n->dialect = loc->dialect;
+    n->resource = shash_get(&l->s->resource_names, loc->base, strlen(loc->base));
+    if (!n->resource) {
+        char *name = xstrdup(loc->base);
+        shash_put(&l->s->resource_names, loc->base, strlen(loc->base), name);
+        n->resource = name;
+    }
     n->min_length = n->max_length = n->min_items = n->max_items = -1;
     n->min_props = n->max_props = n->max_contains = -1;
     n->min_contains = 1;
@@ -210,7 +216,8 @@ static bool compile_deps(struct loader *l, struct snode *n, const char *path, co
             xrealloc(n->dep_schemas, (n->n_dep_schemas + 1) * sizeof(struct snode_prop));
         n->dep_schemas[n->n_dep_schemas++] = (struct snode_prop){name, c};
     }
-    qsort(n->dep_schemas, n->n_dep_schemas, sizeof(*n->dep_schemas), prop_cmp);
+    if (n->n_dep_schemas) /* qsort(NULL, 0, ...) is undefined */
+        qsort(n->dep_schemas, n->n_dep_schemas, sizeof(*n->dep_schemas), prop_cmp);
     return true;
 }
 
@@ -237,8 +244,11 @@ static bool compile_pattern_props(struct loader *l, struct snode *n, const char 
     return true;
 }
 
-static bool compile_ref(struct loader *l, struct snode *n, const struct slocation *loc,
-                        const char *path, const char *key, const json_t *v)
+/* The node a reference (as written in v, relative to loc's base) points to, in *out;
+ * its schema in *target when asked. */
+static bool resolve_ref(struct loader *l, const struct slocation *loc, const char *path,
+                        const char *key, const json_t *v, struct snode **out,
+                        const json_t **target_out)
 {
     if (!json_is_string(v))
         return lfail(l, path, key, "must be a string");
@@ -263,12 +273,55 @@ static bool compile_ref(struct loader *l, struct snode *n, const struct slocatio
     }
     if (ok) {
         char *p = xasprintf("%s%s%s", path, *path ? "." : "", key);
-        n->ref = node_for(l, target, p);
+        *out = node_for(l, target, p);
         free(p);
-        ok = n->ref != NULL;
+        ok = *out != NULL;
     }
+    if (target_out)
+        *target_out = target;
     free(abs);
     return ok;
+}
+
+static bool compile_ref(struct loader *l, struct snode *n, const struct slocation *loc,
+                        const char *path, const char *key, const json_t *v)
+{
+    return resolve_ref(l, loc, path, key, v, &n->ref, NULL);
+}
+
+/* 2020-12: resolved like $ref; dynamic only when the fragment names a $dynamicAnchor
+ * that the static target itself defines. */
+static bool compile_dynamic_ref(struct loader *l, struct snode *n, const struct slocation *loc,
+                                const char *path, const char *key, const json_t *v)
+{
+    const json_t *target = NULL;
+    if (!resolve_ref(l, loc, path, key, v, &n->dyn_ref, &target))
+        return false;
+    const char *hash = strchr(json_string_value(v), '#');
+    const json_t *da = json_object_get(target, "$dynamicAnchor");
+    if (hash && hash[1] && hash[1] != '/' && json_is_string(da) &&
+        strcmp(json_string_value(da), hash + 1) == 0) {
+        n->dyn_name = hash + 1; /* borrowed from the document */
+        l->s->dynamic = true;
+    }
+    return true;
+}
+
+/* 2019-09: "$recursiveRef": "#" points to its resource's root; dynamic when that root
+ * says "$recursiveAnchor": true. */
+static bool compile_recursive_ref(struct loader *l, struct snode *n, const struct slocation *loc,
+                                  const char *path, const char *key, const json_t *v)
+{
+    if (!json_is_string(v) || strcmp(json_string_value(v), "#") != 0)
+        return lfail(l, path, key, "must be \"#\"");
+    const json_t *target = NULL;
+    if (!resolve_ref(l, loc, path, key, v, &n->dyn_ref, &target))
+        return false;
+    if (json_is_true(json_object_get(target, "$recursiveAnchor"))) {
+        n->dyn_recursive = true;
+        l->s->dynamic = true;
+    }
+    return true;
 }
 
 static bool compile_type(struct loader *l, struct snode *n, const char *path, const json_t *v)
@@ -327,8 +380,10 @@ static bool compile_keyword(struct loader *l, struct snode *n, const struct sloc
     bool d19 = d >= SCHEMA_DRAFT_2019_09;
     if (strcmp(key, "$ref") == 0)
         return compile_ref(l, n, loc, path, key, v);
-    if (strcmp(key, "$dynamicRef") == 0 || strcmp(key, "$recursiveRef") == 0)
-        return lfail(l, path, key, "dynamic references are not supported");
+    if (strcmp(key, "$dynamicRef") == 0 && d >= SCHEMA_DRAFT_2020_12)
+        return compile_dynamic_ref(l, n, loc, path, key, v);
+    if (strcmp(key, "$recursiveRef") == 0 && d == SCHEMA_DRAFT_2019_09)
+        return compile_recursive_ref(l, n, loc, path, key, v);
     if (strcmp(key, "type") == 0)
         return compile_type(l, n, path, v);
     if (strcmp(key, "enum") == 0) {
@@ -507,6 +562,9 @@ void schema_free(struct schema *s)
     shash_free(&s->resources, NULL);
     shash_free(&s->anchors, NULL);
     shash_free(&s->extra, NULL);
+    shash_free(&s->dyn_anchors, NULL);
+    shash_free(&s->rec_anchors, NULL);
+    shash_free(&s->resource_names, free);
     json_decref(s->docs);
     free(s);
 }
@@ -543,11 +601,22 @@ struct schema *schema_compile_opts(const json_t *js, const struct schema_options
     struct loader l = {.s = s};
     if (ok)
         ok = (s->root = node_for(&l, root, "")) != NULL;
+    bool anchors_compiled = false;
     for (size_t i = 0; i < l.n_queue; i++) {
         struct pending p = l.queue[i]; /* compiling may grow (move) the queue */
         if (ok)
             ok = compile_node(&l, &p);
         free(p.path);
+        /* A dynamic reference may land on any $dynamicAnchor or $recursiveAnchor
+         * root, reachable statically or not: compile them all once. */
+        if (ok && i + 1 == l.n_queue && s->dynamic && !anchors_compiled) {
+            anchors_compiled = true;
+            const struct shash *tables[] = {&s->dyn_anchors, &s->rec_anchors};
+            for (size_t t = 0; ok && t < 2; t++)
+                for (size_t e = 0; ok && e < tables[t]->cap; e++)
+                    if (tables[t]->v[e].key)
+                        ok = node_for(&l, tables[t]->v[e].value, "(dynamic anchor)") != NULL;
+        }
     }
     free(l.queue);
     if (!ok) {

@@ -4,11 +4,10 @@
  *
  * A schema is compiled once when its manifest is loaded: every keyword's value checked,
  * every "$ref" resolved to a location in the same document (by JSON pointer, "$id" or
- * "$anchor"), every "pattern" compiled (PCRE2, ECMA-262 options). A reference to
- * anything outside the document is refused then, with the reference named: schemas
- * are never fetched. Unknown keywords are ignored as the specification says, except
- * the dynamic references ("$dynamicRef", "$recursiveRef"), which are refused because
- * ignoring them would silently skip a check. "format" and the content keywords are
+ * "$anchor"; "$dynamicRef" and 2019-09's "$recursiveRef" through the dynamic scope),
+ * every "pattern" compiled (PCRE2, ECMA-262 options). A reference to anything outside
+ * the document is refused then, with the reference named: schemas are never fetched.
+ * Unknown keywords are ignored, as the specification says. "format" and the content keywords are
  * annotations only.
  *
  * Validation is bounded: a budget of evaluation steps per call, linear in the instance's

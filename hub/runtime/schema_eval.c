@@ -80,6 +80,11 @@ struct vctx {
     unsigned long steps, budget;
     int depth;
     bool stopped;
+    const struct schema *s;
+    /* The dynamic scope: the resources evaluation has entered, outermost first (for
+     * $dynamicRef and $recursiveRef). */
+    const char *scope[SCHEMA_MAX_EVAL_DEPTH + 1];
+    int n_scope;
 };
 
 static size_t path_push_key(struct vctx *v, const char *key, size_t keylen)
@@ -751,10 +756,36 @@ static bool eval_if(struct vctx *v, const struct snode *n, const json_t *inst, s
     return false;
 }
 
+/* Where a dynamic reference lands: the outermost resource in the dynamic scope that
+ * defines the anchor, else its static target. */
+static const struct snode *dynamic_target(const struct vctx *v, const struct snode *n)
+{
+    const struct schema *s = v->s;
+    for (int i = 0; i < v->n_scope; i++) {
+        const json_t *js;
+        if (n->dyn_recursive)
+            js = shash_get(&s->rec_anchors, v->scope[i], strlen(v->scope[i]));
+        else {
+            char *k = xasprintf("%s#%s", v->scope[i], n->dyn_name);
+            js = shash_get(&s->dyn_anchors, k, strlen(k));
+            free(k);
+        }
+        const struct slocation *loc = js ? shash_get(&s->locations, js, 0) : NULL;
+        if (loc && loc->node)
+            return loc->node;
+    }
+    return n->dyn_ref;
+}
+
 static bool eval_keywords(struct vctx *v, const struct snode *n, const json_t *inst, struct ann *a)
 {
     if (n->ref && !eval(v, n->ref, inst, a))
         return false;
+    if (n->dyn_ref) {
+        const struct snode *t = n->dyn_name || n->dyn_recursive ? dynamic_target(v, n) : n->dyn_ref;
+        if (!eval(v, t, inst, a))
+            return false;
+    }
     unsigned it = schema_instance_type(inst);
     if (n->types && !(n->types & it)) {
         static const char *const names[] = {"null",   "boolean", "object", "array",
@@ -821,6 +852,9 @@ static bool eval(struct vctx *v, const struct snode *n, const json_t *inst, stru
         return vstop(v, "schemas nested more than %d deep here (a \"$ref\" loop?)",
                      SCHEMA_MAX_EVAL_DEPTH);
     v->depth++;
+    bool entered = v->n_scope == 0 || v->scope[v->n_scope - 1] != n->resource;
+    if (entered)
+        v->scope[v->n_scope++] = n->resource;
     struct ann local = {0};
     struct ann *mine = n->collects ? &local : a;
     bool ok = eval_keywords(v, n, inst, mine);
@@ -829,6 +863,8 @@ static bool eval(struct vctx *v, const struct snode *n, const json_t *inst, stru
     if (ok && a && mine != a)
         ann_merge(a, mine);
     ann_free(&local);
+    if (entered)
+        v->n_scope--;
     v->depth--;
     return ok;
 }
@@ -856,7 +892,8 @@ static unsigned long count_values(const json_t *j, unsigned long cap)
 bool schema_validate(const struct schema *s, const json_t *inst, char *err, size_t errlen)
 {
     char scratch[8];
-    struct vctx v = {.path = "$",
+    struct vctx v = {.s = s,
+                     .path = "$",
                      .len = 1,
                      .err = errlen ? err : scratch,
                      .errlen = errlen ? errlen : sizeof(scratch)};

@@ -47,6 +47,13 @@ struct snode {
     enum schema_dialect dialect;
     unsigned types; /* 0: any */
     struct snode *ref;
+    /* $dynamicRef (2020-12): its static target, and the anchor name when that target
+     * defines it as a $dynamicAnchor (then the outermost resource in the dynamic scope
+     * that defines it wins); $recursiveRef (2019-09) likewise, with $recursiveAnchor. */
+    struct snode *dyn_ref;
+    const char *dyn_name;
+    bool dyn_recursive;
+    const char *resource; /* interned base URI: the resource this node belongs to */
     const json_t *const_value, *enum_values;
     /* numbers */
     const json_t *multiple_of, *minimum, *maximum, *exclusive_min, *exclusive_max;
@@ -118,10 +125,14 @@ struct schema {
     struct snode *root;
     struct snode *nodes; /* every node, for freeing */
     size_t n_nodes;
-    struct shash locations; /* const json_t * -> struct slocation * */
-    struct shash resources; /* absolute URI without fragment -> const json_t * */
-    struct shash anchors;   /* "URI#name" -> const json_t * */
-    struct shash extra;     /* URI -> const json_t *: other documents, indexed on use */
+    struct shash locations;      /* const json_t * -> struct slocation * */
+    struct shash resources;      /* absolute URI without fragment -> const json_t * */
+    struct shash anchors;        /* "URI#name" -> const json_t * */
+    struct shash extra;          /* URI -> const json_t *: other documents, indexed on use */
+    struct shash dyn_anchors;    /* "URI#name" -> const json_t *, for $dynamicAnchor */
+    struct shash rec_anchors;    /* URI -> its root, when it has "$recursiveAnchor": true */
+    struct shash resource_names; /* base URI -> interned copy (the value) */
+    bool dynamic;                /* some $dynamicRef or $recursiveRef is compiled */
     enum schema_dialect default_dialect;
     char *err;
     size_t errlen;

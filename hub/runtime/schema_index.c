@@ -318,7 +318,15 @@ bool schema_index(struct schema *s, const json_t *js, const char *base_in, enum 
                                "must be a plain name ([A-Za-z_][-A-Za-z0-9._]*)");
                 else
                     ok = add_anchor(s, base, json_string_value(v), js, path, anchor_keys[i]);
+                if (ok && i == 1) { /* what a $dynamicRef may land on instead */
+                    char *k = xasprintf("%s#%s", base, json_string_value(v));
+                    shash_put(&s->dyn_anchors, k, strlen(k), (void *)js);
+                    free(k);
+                }
             }
+            v = json_object_get(js, "$recursiveAnchor"); /* 2019-09's form, per resource */
+            if (ok && json_is_true(v))
+                shash_put(&s->rec_anchors, base, strlen(base), (void *)js);
         }
     }
     if (!ok) {

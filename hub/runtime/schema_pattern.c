@@ -2,9 +2,10 @@
  * "\xXX" as JavaScript reads them (ALT_BSUX); "$" only at the very end; a
  * back-reference to a group that did not take part matches the empty string; "[]" and
  * "[^]" as JavaScript's empty and any-character classes; "." stops at every line
- * terminator. Differences left: "\s", "\w", "\d" are ASCII-only here (JavaScript's "\s"
- * takes Unicode spaces), and PCRE2's own syntax (possessive quantifiers, atomic groups)
- * is accepted where JavaScript would refuse it.
+ * terminator. Unicode property escapes take ECMA-262's long category names
+ * ("\p{Letter}", "\p{gc=Lu}", "\p{Script=Greek}"). Differences left: "\s", "\w", "\d"
+ * are ASCII-only here (JavaScript's "\s" takes Unicode spaces), and PCRE2's own syntax (possessive
+ * quantifiers, atomic groups) is accepted where JavaScript would refuse it.
  *
  * Bounds: the pattern's length and parenthesis nesting at compile time; at match time
  * PCRE2's match, depth and heap limits, so a pattern that backtracks catastrophically
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Backtracking steps of one match: a base, and more for a longer subject so that a
  * linear pattern over a long string is not cut short. */
@@ -35,6 +37,108 @@ struct schema_pattern {
     pcre2_match_context *mctx;
 };
 
+/* ECMA-262 names Unicode general categories long or short ("\\p{Letter}",
+ * "\\p{gc=L}", "\\p{General_Category=Lowercase_Letter}") and scripts with a prefix
+ * ("\\p{Script=Greek}"); PCRE2 10.42 knows the short category names and bare script
+ * names. */
+static const char *property_name(const char *name, size_t n, size_t *outlen)
+{
+    static const struct {
+        const char *longname, *shortname;
+    } cats[] = {
+        {"Letter", "L"},
+        {"Cased_Letter", "L&"},
+        {"Uppercase_Letter", "Lu"},
+        {"Lowercase_Letter", "Ll"},
+        {"Titlecase_Letter", "Lt"},
+        {"Modifier_Letter", "Lm"},
+        {"Other_Letter", "Lo"},
+        {"Mark", "M"},
+        {"Combining_Mark", "M"},
+        {"Nonspacing_Mark", "Mn"},
+        {"Spacing_Mark", "Mc"},
+        {"Enclosing_Mark", "Me"},
+        {"Number", "N"},
+        {"Decimal_Number", "Nd"},
+        {"digit", "Nd"},
+        {"Letter_Number", "Nl"},
+        {"Other_Number", "No"},
+        {"Punctuation", "P"},
+        {"punct", "P"},
+        {"Connector_Punctuation", "Pc"},
+        {"Dash_Punctuation", "Pd"},
+        {"Open_Punctuation", "Ps"},
+        {"Close_Punctuation", "Pe"},
+        {"Initial_Punctuation", "Pi"},
+        {"Final_Punctuation", "Pf"},
+        {"Other_Punctuation", "Po"},
+        {"Symbol", "S"},
+        {"Math_Symbol", "Sm"},
+        {"Currency_Symbol", "Sc"},
+        {"Modifier_Symbol", "Sk"},
+        {"Other_Symbol", "So"},
+        {"Separator", "Z"},
+        {"Space_Separator", "Zs"},
+        {"Line_Separator", "Zl"},
+        {"Paragraph_Separator", "Zp"},
+        {"Other", "C"},
+        {"Control", "Cc"},
+        {"cntrl", "Cc"},
+        {"Format", "Cf"},
+        {"Surrogate", "Cs"},
+        {"Private_Use", "Co"},
+        {"Unassigned", "Cn"},
+    };
+    static const char *const prefixes[] = {"General_Category=", "gc=", "Script=", "sc="};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        size_t pl = strlen(prefixes[i]);
+        if (n > pl && strncmp(name, prefixes[i], pl) == 0) {
+            name += pl;
+            n -= pl;
+            break;
+        }
+    }
+    for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]); i++)
+        if (strlen(cats[i].longname) == n && strncmp(name, cats[i].longname, n) == 0) {
+            *outlen = strlen(cats[i].shortname);
+            return cats[i].shortname;
+        }
+    *outlen = n;
+    return name;
+}
+
+/* re with its \\p{...} and \\P{...} names as PCRE2 spells them; never longer. */
+static char *translate(const char *re, size_t len, size_t *outlen)
+{
+    char *out = xmalloc(len + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (re[i] != '\\' || i + 1 == len) {
+            out[o++] = re[i];
+            continue;
+        }
+        const char *close = NULL;
+        if ((re[i + 1] == 'p' || re[i + 1] == 'P') && i + 2 < len && re[i + 2] == '{')
+            close = memchr(re + i + 3, '}', len - i - 3);
+        if (!close) { /* any other escape: both characters as they are */
+            out[o++] = re[i];
+            out[o++] = re[++i];
+            continue;
+        }
+        size_t n;
+        const char *name = property_name(re + i + 3, (size_t)(close - (re + i + 3)), &n);
+        memcpy(out + o, re + i, 3);
+        o += 3;
+        memcpy(out + o, name, n);
+        o += n;
+        out[o++] = '}';
+        i = (size_t)(close - re);
+    }
+    out[o] = '\0';
+    *outlen = o;
+    return out;
+}
+
 struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *why, size_t whylen)
 {
     if (len > SCHEMA_MAX_PATTERN_BYTES) {
@@ -50,11 +154,14 @@ struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *
     pcre2_set_compile_extra_options(cctx, PCRE2_EXTRA_ALT_BSUX);
     int errcode;
     PCRE2_SIZE erroff;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, len,
+    size_t tlen;
+    char *tre = translate(re, len, &tlen);
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)tre, tlen,
                                      PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
                                          PCRE2_MATCH_UNSET_BACKREF | PCRE2_ALLOW_EMPTY_CLASS |
                                          PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK,
                                      &errcode, &erroff, cctx);
+    free(tre);
     pcre2_compile_context_free(cctx);
     if (!code) {
         PCRE2_UCHAR msg[160];

@@ -314,6 +314,7 @@ static void spoke_spawn(struct spoke *sp)
         .envp = env,
         .sock = sv[1],
         .data_dir = sp->data_dir,
+        .data_tmpfs_mb = sp->data_tmpfs_mb,
         .log_path = log_path,
         .host_uid = uid,
         .veth = net ? &va : NULL,
@@ -469,9 +470,12 @@ static const char *layer_for(const char *reason)
         return "seccomp";
     if (strcmp(reason, "wall-time") == 0)
         return "rlimit";
+    if (strcmp(reason, "memory") == 0 || strcmp(reason, "pids") == 0)
+        return "cgroup";
     if (strcmp(reason, "oversized-frame") == 0 || strcmp(reason, "malformed-frame") == 0 ||
         strcmp(reason, "protocol") == 0 || strcmp(reason, "flood") == 0 ||
-        strcmp(reason, "not-reading") == 0 || strcmp(reason, "start-failed") == 0)
+        strcmp(reason, "not-reading") == 0 || strcmp(reason, "start-failed") == 0 ||
+        strcmp(reason, "pin") == 0)
         return "hub-validation";
     return "spoke";
 }
@@ -497,6 +501,10 @@ static void close_connection(struct spoke *sp)
     json_decref(sp->tools_seen);
     sp->tools_seen = NULL;
     sp->list_pages = 0;
+    sp->relisting = sp->relist_again = false;
+    json_decref(sp->init_result);
+    sp->init_result = NULL;
+    sp->n_cancelled = 0;
     memset(sp->pending, 0, sizeof(sp->pending));
     free(sp->data_dir);
     sp->data_dir = NULL;

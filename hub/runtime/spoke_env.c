@@ -29,6 +29,9 @@ char **spoke_env_build(const struct spoke_env_spec *s)
     if (s->https_proxy) {
         env[n++] = xasprintf("HTTPS_PROXY=%s", s->https_proxy);
         env[n++] = xasprintf("https_proxy=%s", s->https_proxy);
+        /* Node reads the two above only when told to (22.21+, 24+); older versions
+         * ignore it, and their servers need a proxy agent of their own. */
+        env[n++] = xstrdup("NODE_USE_ENV_PROXY=1");
     }
     size_t secret_len = s->secret_name ? strlen(s->secret_name) : 0;
     for (char **e = s->m->env; *e; e++) {

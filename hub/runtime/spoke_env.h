@@ -2,7 +2,8 @@
  * hub's, in every mode), and its per-user per-app data directory.
  *
  * The environment holds PATH, HOME, LANG, TMPDIR, SPOKE_NAME, SPOKE_ID, SPOKE_DATA,
- * HTTPS_PROXY/https_proxy in namespace mode for a spoke with network, and the
+ * HTTPS_PROXY/https_proxy (and NODE_USE_ENV_PROXY=1, which makes Node 22.21+ and 24+
+ * read them) in namespace mode for a spoke with network, and the
  * manifest's "env". The variable named by llm.api_key_env is never among them, and
  * secret_env_take() also wipes it from the hub's own initial environment block, so it
  * is not in /proc/<hub>/environ either (a spoke in `none` mode can read that file). */

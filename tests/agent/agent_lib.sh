@@ -199,3 +199,7 @@ wait_pane() {
     fi
 }
 keys() { $T send-keys -t s "$@"; }
+# prompt_ready: the last line on the screen is an empty prompt (the request is done;
+# keys typed before it are type-ahead, which the hub discards).
+prompt_ready() { pane | grep -v '^ *$' | tail -n 1 | grep -qx 'you› *'; }
+wait_prompt() { wait_pane "you›" && wait_for "the prompt" 10 prompt_ready; }

@@ -73,4 +73,35 @@ standin_start '[text("ok")]'
 echo "fifth request" | ask --memory "$MEM" --answers allow >/dev/null
 is "the baseline's one context is shown the answers too" \
     "$(standin_requests 'any("Answer one" in str(m.get("content")) for m in b["messages"])')" 1
+
+# The hub's own private redis-server (no memory configured) stops under a running hub:
+# the hub starts it again before the next request instead of failing it after the
+# reconnect window.
+MODE=process
+agent_config '{}'
+PRIV=$RUN/redis
+standin_start '[text("Private one."), text("Private two.")]'
+rm -f "$TMP/in" "$TMP/out" "$TMP/err"
+mkfifo "$TMP/in"
+"$BIN/hub" --config "$CONF" --llm "$LLM_URL" --answers allow --json <"$TMP/in" >>"$TMP/out" 2>>"$TMP/err" &
+HUB_PID=$!
+at_exit "kill -9 $HUB_PID; wait $HUB_PID; '$ROOT/scripts/redis-private' stop '$PRIV'"
+exec 3>"$TMP/in"
+echo "private request one" >&3
+wait_for "the first answer (private redis)" 10 seen_at_least 1
+"$ROOT/scripts/redis-private" stop "$PRIV" >/dev/null
+t0=$(date +%s%N)
+echo "private request two" >&3
+wait_for "the second answer (private redis)" 10 seen_at_least 2
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "the private redis-server stopped: the next request is answered" "$(tail -n 1 "$TMP/out" | jget 'd["status"]')" ok
+check "... without waiting out the reconnect window (${ms} ms)" test "$ms" -lt 4000
+like "... and the user is told it was started again" "$(cat "$TMP/err")" \
+    "hub: the hub's private redis-server \(.*/redis\) was not running: started it again"
+is "... the history of both requests is in it" \
+    "$(redis-cli -s "$PRIV/redis.sock" lrange "isolategpt:$AUSER:history" 0 -1 | jlines 'd["text"]')" \
+    "private request one Private one. private request two Private two."
+exec 3>&-
+wait "$HUB_PID"
+check "... and the hub stops it when it ends (it started it)" bash -c "! redis-cli -s '$PRIV/redis.sock' ping"
 done_testing

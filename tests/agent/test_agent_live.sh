@@ -107,6 +107,21 @@ standin_start '[plan(("mail__send", {"to": "boss@example.org", "body": "hi"})), 
 out=$(echo "mail my boss" | ask --memory none --answers deny)
 is "a step the user denied is not a failure (exit 0, status ok)" "$?/$(echo "$out" | jget 'd["status"]')" 0/ok
 
+# ---- 8, 9, 10 from a pipe (the terminal's are in test_agent_tmux_live.sh) ----
+standin_start '[plan(("fare__estimate", {"from": "A", "to": "B"})), raw("{\"choices\": [{\"message\": ")]'
+out=$(echo "a fare" | "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory none --answers allow 2>"$TMP/err")
+is "a malformed answer at the answer step: the step's result still printed" "$out" 's1 fare.estimate: {"fare":"23 USD"}'
+like "... saying so on stderr" "$(cat "$TMP/err")" "no answer was composed; what the steps returned is on stdout"
+standin_start '[plan(("fare__estimate", {"from": "A", "to": "B"})), plan(("mail__send", {"to": "x@example.org", "body": "leak"}))]'
+echo "a fare" | "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory none --answers allow >/dev/null 2>"$TMP/err"
+like "a tool call at the answer step is reported on stderr, quoted" "$(cat "$TMP/err" | tr '\n' '|')" \
+    'hub: the model asked to call a tool while composing the answer; it was not run \(that step has no tools\):\|  ┊ mail__send \{"to":"x@example.org","body":"leak"\}'
+standin_start '[{"status": 400, "json": {"error": {"message": "max_tokens is too large"}}}]'
+echo "a fare" | "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory none --answers allow >/dev/null 2>"$TMP/err"
+is "a server's 400: its words on a quoted line after the hub's" "$(grep -v '^hub: warning' "$TMP/err" | sed 's/127.0.0.1:[0-9]*/HOST/')" \
+    "hub: the planner's LLM call failed (bad-request): http://HOST/v1/chat/completions rejected the request: HTTP 400 Bad Request; the server said:
+  ┊ max_tokens is too large"
+
 # ---- 13. none mode: roles alternate ----
 MODE=none agent_config '{}'
 standin_start '[text("Answer one."), status(500, times=3), text("Answer three.")]'

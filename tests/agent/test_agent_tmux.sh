@@ -78,7 +78,7 @@ keys "a slow one" Enter
 check "the request is on its way" wait_pane "you› a slow one"
 sleep 0.5
 keys C-c
-check "Ctrl-C cancels it" wait_pane "planner's LLM call failed (cancelled)" 4
+check "Ctrl-C cancels it" wait_pane "hub: ✗ request cancelled (Ctrl-C)" 4
 keys "/help" Enter
 check "... and the session goes on" wait_pane "/revoke N|APP[.TOOL]|all"
 keys "/quit" Enter

@@ -47,7 +47,7 @@ is "$MODE: a result breaking outputSchema is refused" "$rc" 3
 like "$MODE: ... and the reason names the field" "$(cat "$TMP/err")" 'structuredContent\.n: must be integer'
 out=$(hubc drifted.whoami '{}' 2>&1); rc=$?
 is "$MODE: a spoke whose tools/list differs from its manifest is refused" "$rc" 3
-like "$MODE: ... naming the difference" "$out" "description differs from the manifest"
+like "$MODE: ... naming the tool and the field" "$out" "tool \"echo\": description changed: pinned"
 
 # ---- mediation: isolate/call ----
 : >"$AUDIT"
@@ -151,6 +151,26 @@ else
 fi
 is "$MODE: after the fork bomb the hub answers" "$(echo "$out" | sed -n 2p | jget 'd["result"]["structuredContent"]["name"]')" hostile
 is "$MODE: the fork bomb's children are gone with the hub" "$(leftover_procs)" 0
+
+# ---- memory no rlimit sees (a memfd written, never mapped): the jail's cgroup ----
+if [ "$MODE" = namespace ]; then
+    $PY - <<PYEOF
+import json
+m = json.load(open("$SPOKES/hostile.json"))
+m["name"] = "hostile_mem"
+m["limits"]["memory_mb"] = 64
+json.dump(m, open("$SPOKES/hostile_mem.json", "w"))
+PYEOF
+    : >"$AUDIT"
+    hubc --timeout 10000 hostile_mem.memfd '{"mb":256}' >"$TMP/out" 2>"$TMP/err"
+    like "$MODE: 256 MiB of memfd against memory_mb 64: the cgroup ends the spoke" \
+        "$(cat "$TMP/err")" "\[cgroup\].*memory"
+    is "$MODE: ... the exit record carries the reason memory" \
+        "$(audit_count 'g(r,"event.action")=="spoke-exit" and g(r,"event.reason")=="memory"')" 1
+    out=$(hubc hostile_mem.memfd '{"mb":8}')
+    is "$MODE: ... below the limit the same tool works (the next call starts a fresh jail)" \
+        "$(echo "$out" | jget 'd["structuredContent"]["held"]')" 8
+fi
 
 # ---- a hub killed with SIGKILL mid-call: its spokes end with it ----
 # No clean shutdown can run: in none mode the kernel's parent-death signal ends the

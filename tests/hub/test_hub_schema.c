@@ -131,7 +131,10 @@ static void load_errors(void)
         {"{\"$ref\":\"#nowhere\"}",
          "$ref: cannot resolve \"#nowhere\": no anchor \"nowhere\" in \"urn:hub:schema\""},
         {"{\"items\":{\"$dynamicRef\":\"#x\"}}",
-         "items.$dynamicRef: dynamic references are not supported"},
+         "items.$dynamicRef: cannot resolve \"#x\": no anchor \"x\" in \"urn:hub:schema\""},
+        {"{\"$schema\":\"https://json-schema.org/draft/2019-09/schema\",\"$recursiveRef\":"
+         "\"#/x\"}",
+         "$recursiveRef: must be \"#\""},
         {"{\"$schema\":\"http://example.com/my-meta\"}",
          "$schema: unknown dialect (known: the draft-04, -06, -07, 2019-09 and 2020-12 "
          "meta-schemas)"},
@@ -286,6 +289,14 @@ static void keywords(void)
     }
 }
 
+static void unicode_properties(void)
+{
+    static const bool want_[] = {true, false, true, false, true};
+    CASES("ECMA-262's long Unicode property names",
+          "{\"pattern\":\"^(\\\\p{Letter}+|\\\\p{Script=Greek}\\\\p{gc=Decimal_Number})$\"}",
+          "\"\\u00e9t\\u00e9\"", "\"a1\"", "\"\\u03b11\"", "\"a\\\\p\"", "\"Z\"");
+}
+
 static void messages(void)
 {
     char err[512];
@@ -386,6 +397,7 @@ int main(void)
     basics();
     load_errors();
     keywords();
+    unicode_properties();
     messages();
     bounds();
     return test_done();

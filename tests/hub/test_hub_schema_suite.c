@@ -42,6 +42,24 @@ static void add_doc(struct docs *docs, const char *uri, const char *file)
     docs->n++;
 }
 
+/* python3-jsonschema's vocabularies.json: the 2019-09 and 2020-12 meta-schemas'
+ * vocabularies ("https://json-schema.org/draft/2020-12/meta/core", ...), by URI. */
+static void add_vocabularies(struct docs *docs)
+{
+    json_t *all = json_load_file(META_DIR "/vocabularies.json", 0, NULL);
+    const char *uri;
+    json_t *v;
+    json_object_foreach(all, uri, v)
+    {
+        if (docs->n == 128)
+            break;
+        docs->owned[docs->n] = json_incref(v);
+        docs->d[docs->n].uri = strdup(uri);
+        docs->d[docs->n++].schema = v;
+    }
+    json_decref(all);
+}
+
 static void free_docs(struct docs *docs)
 {
     for (size_t i = 0; i < docs->n; i++) {
@@ -204,9 +222,12 @@ static void run_dir(const char *dir, const char *remotes, const char *draft, enu
         printf("ok - %s # SKIP %s: %s\n", draft, dir, missing);
         return;
     }
+    closedir(dh);
     struct docs docs = {0};
     if (meta_uri)
         add_doc(&docs, meta_uri, meta_file);
+    if (d >= SCHEMA_DRAFT_2019_09)
+        add_vocabularies(&docs);
     add_remotes(&docs, remotes, "");
     struct schema_options opts = {.default_dialect = d, .documents = docs.d, .n_documents = docs.n};
     run_files(dir, draft, &opts, false);
@@ -234,7 +255,10 @@ int main(void)
          META_DIR "/draft6.json", "json-schema-test-suite is not installed (scripts/deps)"},
         {"draft4", SCHEMA_DRAFT_04, "http://json-schema.org/draft-04/schema",
          META_DIR "/draft4.json", "json-schema-test-suite is not installed (scripts/deps)"},
-        {"draft2020-12", SCHEMA_DRAFT_2020_12, NULL, NULL,
+        {"draft2019-09", SCHEMA_DRAFT_2019_09, "https://json-schema.org/draft/2019-09/schema",
+         META_DIR "/draft2019-09.json", "not in this suite (Debian's 2.0.0 has draft3 to draft7)"},
+        {"draft2020-12", SCHEMA_DRAFT_2020_12, "https://json-schema.org/draft/2020-12/schema",
+         META_DIR "/draft2020-12.json",
          "not in this suite (Debian's 2.0.0 has draft3 to draft7): the own cases below cover "
          "2020-12"},
     };
@@ -244,7 +268,8 @@ int main(void)
                 drafts[i].missing);
     }
     snprintf(own, sizeof(own), "%s/tests/hub/schema-suite/draft2020-12", root ? root : ".");
-    run_dir(own, remotes, "draft2020-12 (own)", SCHEMA_DRAFT_2020_12, NULL, NULL,
+    run_dir(own, remotes, "draft2020-12 (own)", SCHEMA_DRAFT_2020_12,
+            "https://json-schema.org/draft/2020-12/schema", META_DIR "/draft2020-12.json",
             "this tree's own cases are missing");
     return failures ? 1 : 0;
 }

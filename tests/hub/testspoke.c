@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -325,6 +326,31 @@ static _Noreturn int t_spin(struct mcp_server *s, const json_t *a, json_t **r, v
         ;
 }
 
+/* Memory that no rlimit sees: memfds of 8 MiB (below RLIMIT_FSIZE) written with
+ * write(2), never mapped, kept open after the call returns. The jail's memory cgroup
+ * ends the spoke (namespace mode). */
+static int t_memfd(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)s;
+    (void)ud;
+    static char chunk[1 << 20];
+    memset(chunk, 0x5a, sizeof(chunk));
+    json_int_t mb = json_integer_value(json_object_get(a, "mb")), held = 0;
+    int fd = -1, err = 0;
+    for (; held < mb; held++) {
+        if (held % 8 == 0 && (fd = memfd_create("hog", MFD_CLOEXEC)) < 0) {
+            err = errno;
+            break;
+        }
+        if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk)) {
+            err = errno;
+            break;
+        }
+    }
+    *r = structured(json_pack("{s:I,s:s}", "held", held, "error", err ? strerror(err) : ""));
+    return 0;
+}
+
 static int t_unsolicited(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)a;
@@ -376,6 +402,7 @@ static const struct {
     {"unsolicited", t_unsolicited},
     {"impersonate", t_impersonate},
     {"spin", t_spin},
+    {"memfd", t_memfd},
 };
 
 static void add_tools(struct mcp_server *s, const struct tool_def *defs, size_t n)

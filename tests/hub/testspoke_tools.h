@@ -24,5 +24,6 @@ static const struct tool_def hostile_tools[] = {
     {"flood", "{\"type\":\"object\"}", NULL},
     {"unsolicited", "{\"type\":\"object\"}", NULL},
     {"spin", "{\"type\":\"object\"}", NULL},
+    {"memfd", "{\"type\":\"object\",\"properties\":{\"mb\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4096}},\"required\":[\"mb\"]}", NULL},
     {"impersonate", "{\"type\":\"object\",\"properties\":{\"tool\":{\"type\":\"string\"},\"as\":{\"type\":\"string\"}},\"required\":[\"tool\",\"as\"]}", NULL},
 };

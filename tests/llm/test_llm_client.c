@@ -470,6 +470,11 @@ static void test_http_errors(void)
     CHECK(run(llm, rq, &rs, &e) < 0 && e.kind == LLM_ERR_BAD_REQUEST &&
               strstr(e.msg, "max_tokens is too large"),
           "400: the server's message");
+    CHECK(strstr(e.detail, "max_tokens is too large") && strstr(e.msg, LLM_SERVER_SAID) &&
+              strcmp(strstr(e.msg, LLM_SERVER_SAID) + strlen(LLM_SERVER_SAID), e.detail) > 0 &&
+              strncmp(strstr(e.msg, LLM_SERVER_SAID) + strlen(LLM_SERVER_SAID), e.detail,
+                      strlen(e.detail)) == 0,
+          "400: ... kept apart in detail, and last in the message after LLM_SERVER_SAID");
     CHECK(run(llm, rq, &rs, &e) < 0 && e.kind == LLM_ERR_BAD_REQUEST &&
               strstr(e.msg, "field required"),
           "422: FastAPI detail (vLLM) shown");

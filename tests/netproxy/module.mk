@@ -15,3 +15,11 @@ $(BUILD)/tests/netproxy/np_load: $(BUILD)/obj/tests/netproxy/np_load.o $(LIBISOL
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS))
+
+# The benchmark's floor: a relay that only moves bytes (scripts/bench/floor-relay.c).
+TEST_BINARIES += $(BUILD)/bench/floor-relay
+
+$(BUILD)/bench/floor-relay: $(BUILD)/obj/scripts/bench/floor-relay.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^

@@ -8,7 +8,8 @@
  *   np_load latency  [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N
  *       N sequential tunnels: time from connect() to the first echoed byte.
  *   np_load rate     [--via PROXY] --target HOST:PORT --addr ADDR:PORT -c CONC -d SECONDS
- *       CONC concurrent clients, each looping connect, CONNECT, one echoed byte, close.
+ *       CONC concurrent clients, each looping connect, CONNECT, one echoed byte, close,
+ *       after a 0.5 s warm-up; "all_tunnels" counts the warm-up's tunnels too.
  *   np_load throughput [--via PROXY] --target HOST:PORT --addr ADDR:PORT -b BYTES
  *       one stream of BYTES from the source, timed from request to last byte.
  *   np_load idle     [--via PROXY] --target HOST:PORT --addr ADDR:PORT -n N
@@ -371,7 +372,7 @@ static int run_rate(const struct target *t, unsigned conc, double seconds)
         client_start(ep, t, &cs[i]);
     uint64_t start = now_mono_ns(), warm_end = start + 500000000ull;
     uint64_t end = warm_end + (uint64_t)(seconds * 1e9);
-    uint64_t done = 0, failed = 0;
+    uint64_t done = 0, failed = 0, all = 0;
     struct epoll_event evs[256];
     for (;;) {
         uint64_t now = now_mono_ns();
@@ -383,6 +384,7 @@ static int run_rate(const struct target *t, unsigned conc, double seconds)
             int r = client_step(ep, t, c);
             if (r == 0)
                 continue;
+            all += r > 0;
             if (now_mono_ns() >= warm_end) {
                 if (r > 0)
                     done++;
@@ -393,8 +395,12 @@ static int run_rate(const struct target *t, unsigned conc, double seconds)
             client_start(ep, t, c);
         }
     }
-    printf("{\"concurrency\":%u,\"tunnels\":%llu,\"failed\":%llu,\"per_second\":%.0f}\n", conc,
-           (unsigned long long)done, (unsigned long long)failed, (double)done / seconds);
+    /* all_tunnels counts the warm-up too: what a proxy's CPU time before and after the
+     * run is divided by. */
+    printf("{\"concurrency\":%u,\"tunnels\":%llu,\"all_tunnels\":%llu,\"failed\":%llu,"
+           "\"per_second\":%.0f}\n",
+           conc, (unsigned long long)done, (unsigned long long)all, (unsigned long long)failed,
+           (double)done / seconds);
     for (unsigned i = 0; i < conc; i++)
         close(cs[i].fd);
     free(cs);

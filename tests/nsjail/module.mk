@@ -19,6 +19,12 @@ $(BUILD)/tests/nsjail/hostile: $(BUILD)/obj/tests/nsjail/hostile.nosan.o \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(HOSTILE_LDFLAGS) -o $@ $^
 
+# The resource attacks of tests/nsjail/test_cgroup.sh: unsanitized for the same reason.
+$(BUILD)/tests/nsjail/memhog: $(BUILD)/obj/tests/nsjail/memhog.nosan.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(HOSTILE_LDFLAGS) -o $@ $^
+
 $(BUILD)/tests/nsjail/test_jail_api: $(call objs,tests/nsjail/test_jail_api.c) \
 		$(BUILD)/lib/libnsjail-lite.a $(LIBISOLATE)
 	@mkdir -p $(dir $@)
@@ -27,5 +33,6 @@ $(BUILD)/tests/nsjail/test_jail_api: $(call objs,tests/nsjail/test_jail_api.c) \
 		$(call pkg_libs,libseccomp libnl-3.0 libnl-route-3.0 jansson) -lpthread
 
 # The scripts run build/nsjail-lite: `make tests` must bring it up to date too.
-TEST_BINARIES += $(BUILD)/tests/nsjail/hostile $(BUILD)/tests/nsjail/test_jail_api \
+TEST_BINARIES += $(BUILD)/tests/nsjail/hostile $(BUILD)/tests/nsjail/memhog \
+	$(BUILD)/tests/nsjail/test_jail_api \
 	$(BUILD)/nsjail-lite

@@ -23,7 +23,7 @@ help=$("$NSJ" --help)
 is "--help exits 0" "$?" 0
 for opt in --profile --net --veth-host-netns --bind-ro --bind-rw --tmpfs --env --rlimit-as \
     --rlimit-cpu --rlimit-fsize --rlimit-nofile --rlimit-nproc --wall-time --seccomp \
-    --status-fd --debug; do
+    --status-fd --memory-mb --pids --cpu-percent --cgroup-parent --debug; do
     like "--help documents $opt" "$help" "$opt"
 done
 

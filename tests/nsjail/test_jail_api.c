@@ -220,8 +220,8 @@ static void test_filter(void)
     size_t n_presets = 0;
     while (seccomp_preset_names[n_presets])
         n_presets++;
-    CHECK(n_presets == 2 && seccomp_builtins_len == 6 * n_presets,
-          "%zu built-in programs (presets c and python x 2 actions x 3 networks)",
+    CHECK(n_presets == 3 && seccomp_builtins_len == 6 * n_presets,
+          "%zu built-in programs (presets c, python and node x 2 actions x 3 networks)",
           seccomp_builtins_len);
     for (size_t i = 0; i < seccomp_builtins_len; i++) {
         static const enum inet_policy inets[] = {INET_NONE, INET_STREAM, INET_ANY};
@@ -313,6 +313,43 @@ static void test_python_filter(void)
     free(py.filter);
 }
 
+/* The node preset: like python, threads only; what V8 and libuv use is in it, and
+ * libuv's io_uring probe and child_process are refused. */
+static void test_node_filter(void)
+{
+    struct jail_config cfg;
+    jail_config_init(&cfg);
+    free(cfg.seccomp_preset);
+    cfg.seccomp_preset = xstrdup("node");
+    struct sock_fprog nd = {0, NULL};
+    struct jail_error err;
+    CHECK(seccomp_prepare(&cfg, &nd, &err) == 0, "node preset builds (%s)", err.message);
+    jail_config_free(&cfg);
+    const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                            CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+                            CLONE_CHILD_CLEARTID;
+    CHECK(verdict(&nd, X86_64, __NR_clone, thread, 0, 0) == ALLOW,
+          "node: clone for a thread allowed");
+    CHECK(verdict(&nd, X86_64, __NR_clone, SIGCHLD, 0, 0) == EPERM_RET,
+          "node: fork (child_process): EPERM");
+    CHECK(verdict(&nd, X86_64, __NR_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0) == EPERM_RET,
+          "node: libuv's vfork-style spawn: EPERM");
+    const int denied[] = {
+        __NR_fork,   __NR_vfork,   __NR_execveat, __NR_setuid, __NR_setsid, __NR_io_uring_setup,
+        __NR_ptrace, __NR_unshare, __NR_mount,    __NR_bpf,    __NR_shmget, __NR_process_vm_readv};
+    for (size_t i = 0; i < ARRAY_LEN(denied); i++)
+        CHECK(verdict(&nd, X86_64, denied[i], 0, 0, 0) == EPERM_RET, "node: syscall %d: EPERM",
+              denied[i]);
+    const int allowed[] = {__NR_read,       __NR_statx,  __NR_futex,    __NR_epoll_pwait,
+                           __NR_pkey_alloc, __NR_capget, __NR_eventfd2, __NR_getdents64};
+    for (size_t i = 0; i < ARRAY_LEN(allowed); i++)
+        CHECK(verdict(&nd, X86_64, allowed[i], 0, 0, 0) == ALLOW, "node: syscall %d allowed",
+              allowed[i]);
+    CHECK(verdict(&nd, X86_64, __NR_socket, AF_INET, SOCK_STREAM, 0) == EPERM_RET,
+          "node, net none: AF_INET refused");
+    free(nd.filter);
+}
+
 static void test_profile(void)
 {
     struct jail_config def, file;
@@ -320,7 +357,7 @@ static void test_profile(void)
     jail_config_init(&file);
     /* start the loaded one from something else, so that a key missing from the file
      * cannot pass by keeping the default */
-    file.limits = (struct jail_limits){1, 1, 1, 1, 1, 1};
+    file.limits = (struct jail_limits){1, 1, 1, 1, 1, 1, 1, 1, 1};
     file.tmp_size_mb = 1;
     file.host_id_base = 70000;
     char err[JAIL_ERR_MAX];
@@ -715,6 +752,7 @@ int main(void)
     }
     test_filter();
     test_python_filter();
+    test_node_filter();
     test_profile();
     test_statuses();
     test_descriptors_and_modes();

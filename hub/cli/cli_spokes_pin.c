@@ -1,0 +1,652 @@
+/* `hub spokes add|update|verify`: bring any stdio MCP server in as a spoke, unchanged.
+ *
+ * add starts the server in its sandbox with a manifest that has no tools yet, asks
+ * for initialize and tools/list through the hub's own runtime (the same jail, the
+ * same checks as any call), shows what it offers and whether each tool looks
+ * irreversible, and after the user's yes writes <spokes dir>/NAME.json with every
+ * tool's MCP object pinned. update lists again and shows what changed, verify checks
+ * what is installed against what the servers list now. */
+#include "runtime/runtime.h"
+#include "jsonfile.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cmd_spokes_pin(int argc, char **argv);
+
+#define MAX_BINDS 16
+#define MAX_ENV 32
+#define MAX_LIST_PAGES 16
+#define SHOW_COLS 70
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
+               "       hub spokes update NAME [OPTIONS]\n"
+               "       hub spokes verify [NAME] [OPTIONS]\n\n"
+               "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
+               "its tools, shows them (and whether each looks irreversible, from its\n"
+               "annotations), and after confirmation writes <spokes dir>/NAME.json with the\n"
+               "tools pinned: a server that later changes a tool is refused. update shows\n"
+               "what changed and pins it again after confirmation; verify checks that the\n"
+               "installed servers still list what is pinned (exit 3 when one does not).\n\n"
+               "  --runtime R        c, python or node (the seccomp preset and profile;\n"
+               "                     default: node for a node command or script, else c)\n"
+               "  --allow D,...      registrable domains the server may reach (via netproxy)\n"
+               "  --ports P,...      destination ports (default 443)\n"
+               "  --bind-ro H[:P]    a host path bound read-only (repeatable); the code of a\n"
+               "                     script named on the command line is bound by itself\n"
+               "  --env N=V          an environment variable for the server (repeatable)\n"
+               "  --description T    the spoke's description (default: the server's name)\n"
+               "  --yes              do not ask\n" CLI_COMMON_HELP);
+}
+
+struct pin_opts {
+    const char *runtime, *allow, *ports, *description;
+    const char *binds[MAX_BINDS];
+    size_t n_binds;
+    const char *env[MAX_ENV];
+    size_t n_env;
+    bool yes;
+};
+
+/* ---- showing what a server offers ---- */
+
+/* readOnlyHint true: no; otherwise destructiveHint absent or true: yes (MCP's
+ * defaults: a tool is assumed destructive unless it says otherwise). */
+static bool guess_irreversible(const json_t *tool, const char **why)
+{
+    const json_t *ann = json_object_get(tool, "annotations");
+    if (json_is_true(json_object_get(ann, "readOnlyHint"))) {
+        *why = "readOnlyHint";
+        return false;
+    }
+    const json_t *d = json_object_get(ann, "destructiveHint");
+    if (json_is_false(d)) {
+        *why = "destructiveHint false";
+        return false;
+    }
+    *why = d ? "destructiveHint" : "no destructiveHint";
+    return true;
+}
+
+static void show_tools(const json_t *tools, const json_t *keep_from)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(tools, i, t)
+    {
+        char name[80], desc[SHOW_COLS + 8];
+        hub_text_neutral(json_object_get(t, "name"), name, sizeof(name));
+        const json_t *d = json_object_get(t, "title");
+        hub_text_neutral(d ? d : json_object_get(t, "description"), desc, sizeof(desc));
+        if (strlen(desc) >= SHOW_COLS)
+            strcpy(desc + SHOW_COLS - 3, "...");
+        const char *why;
+        bool irr = guess_irreversible(t, &why);
+        const json_t *old = NULL;
+        size_t j;
+        json_t *k;
+        json_array_foreach(keep_from, j, k)
+        {
+            if (pin_json_equal(json_object_get(k, "name"), json_object_get(t, "name")))
+                old = json_object_get(k, "irreversible");
+        }
+        if (old) {
+            irr = json_is_true(old);
+            why = "as pinned before";
+        }
+        printf("    %-28s %-*s %s (%s)\n", name, SHOW_COLS, desc,
+               irr ? "irreversible" : "reversible", why);
+    }
+}
+
+static bool confirm(const char *question)
+{
+    printf("%s [y/N] ", question);
+    fflush(stdout);
+    char line[32];
+    if (!fgets(line, sizeof(line), stdin))
+        return false;
+    return line[0] == 'y' || line[0] == 'Y';
+}
+
+/* ---- discovery: the server's tools through the hub ---- */
+
+struct discovered {
+    json_t *tools; /* every page */
+    json_t *info;  /* initialize's answer */
+};
+
+/* Starts the server of root (a manifest without tools) through a hub of its own and
+ * lists its tools. 0, or -1 with err. */
+static int discover(struct hub_config *cfg, const json_t *root, const char *path, bool debug,
+                    struct discovered *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    json_t *copy = json_deep_copy(root);
+    json_object_del(copy, "tools");
+    struct manifest *m = manifest_from_json(copy, path, true, err, errlen);
+    json_decref(copy);
+    if (!m)
+        return -1;
+    struct manifest *one[2] = {m, NULL};
+    struct manifest_set set = {.v = one, .n = 1};
+    struct event_base *base = event_base_new();
+    struct hub *h = hub_new(cfg, &set, base, debug, err, errlen);
+    int rc = -1;
+    if (h) {
+        struct call_opts o = {.user = cfg->user};
+        json_t *all = json_array(), *params = json_object();
+        for (int page = 0; page < MAX_LIST_PAGES; page++) {
+            json_t *res = NULL;
+            const char *layer = NULL;
+            if (hub_request_sync(h, &o, m->name, "tools/list", params, &res, err, errlen, &layer) !=
+                0)
+                break;
+            json_array_extend(all, json_object_get(res, "tools"));
+            const json_t *cursor = json_object_get(res, "nextCursor");
+            json_decref(params);
+            params = cursor ? json_pack("{s:O}", "cursor", cursor) : NULL;
+            if (!out->info) {
+                const json_t *info = hub_spoke_server_info(h, NULL, m->name, NULL);
+                out->info = info ? json_deep_copy(info) : json_object();
+            }
+            json_decref(res);
+            if (!params) {
+                rc = 0;
+                break;
+            }
+        }
+        json_decref(params);
+        if (rc == 0 && json_array_size(all) == 0) {
+            snprintf(err, errlen, "the server lists no tools");
+            rc = -1;
+        }
+        if (rc == 0)
+            out->tools = all;
+        else
+            json_decref(all);
+        hub_free(h);
+    }
+    event_base_free(base);
+    manifest_free(m);
+    if (rc < 0) {
+        json_decref(out->info);
+        out->info = NULL;
+    }
+    return rc;
+}
+
+/* The tools to write: each as listed, with "irreversible" as pinned before (same
+ * name) or guessed from its annotations. */
+static json_t *tools_to_pin(const json_t *listed, const json_t *old_tools)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *t;
+    json_array_foreach(listed, i, t)
+    {
+        json_t *o = json_deep_copy(t);
+        const char *why;
+        bool irr = guess_irreversible(t, &why);
+        size_t j;
+        json_t *k;
+        json_array_foreach(old_tools, j, k)
+        {
+            if (pin_json_equal(json_object_get(k, "name"), json_object_get(t, "name")) &&
+                json_is_boolean(json_object_get(k, "irreversible")))
+                irr = json_is_true(json_object_get(k, "irreversible"));
+        }
+        json_object_set_new(o, "irreversible", json_boolean(irr));
+        json_array_append_new(out, o);
+    }
+    return out;
+}
+
+/* True when a hub would load root (every schema compiles, ...). */
+static bool pinnable(const json_t *root, const char *path, char *err, size_t errlen)
+{
+    struct manifest *m = manifest_from_json(root, path, false, err, errlen);
+    manifest_free(m);
+    return m != NULL;
+}
+
+/* Writes root to path atomically, after checking that a hub would load it. */
+static int write_manifest(const json_t *root, const char *path, char *err, size_t errlen)
+{
+    if (!pinnable(root, path, err, errlen))
+        return -1;
+    char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -1;
+    if (rc < 0) {
+        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+/* ---- add ---- */
+
+/* The nearest enclosing "node_modules" of a script (its package and every dependency),
+ * else its directory. */
+static char *code_root(const char *file)
+{
+    char *copy = xstrdup(file);
+    for (char *p = dirname(copy); strcmp(p, "/") != 0; p = dirname(p)) {
+        const char *base = strrchr(p, '/');
+        if (base && strcmp(base + 1, "node_modules") == 0) {
+            char *r = xstrdup(p);
+            free(copy);
+            return r;
+        }
+    }
+    free(copy);
+    copy = xstrdup(file);
+    char *r = xstrdup(dirname(copy));
+    free(copy);
+    return r;
+}
+
+static bool system_path(const char *p)
+{
+    static const char *const sys[] = {"/usr/", "/lib", "/bin/", "/sbin/", "/etc/", NULL};
+    for (size_t i = 0; sys[i]; i++)
+        if (strncmp(p, sys[i], strlen(sys[i])) == 0)
+            return true;
+    return false;
+}
+
+/* A script whose first line names node ("#!/usr/bin/env node", npm's .bin links). */
+static bool node_script(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char line[128] = "";
+    bool yes = fgets(line, sizeof(line), f) && strncmp(line, "#!", 2) == 0 && strstr(line, "node");
+    fclose(f);
+    return yes;
+}
+
+static int add_strings(json_t *arr, const char *csv, bool ports, char *err, size_t errlen)
+{
+    char *copy = xstrdup(csv), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!ports) {
+            json_array_append_new(arr, json_string(tok));
+            continue;
+        }
+        uint64_t port;
+        if (!parse_u64(tok, 1, 65535, &port)) {
+            snprintf(err, errlen, "--ports: \"%s\" is not a port", tok);
+            free(copy);
+            return -1;
+        }
+        json_array_append_new(arr, json_integer((json_int_t)port));
+    }
+    free(copy);
+    return 0;
+}
+
+/* The manifest of NAME for COMMAND, tools not yet known. */
+static json_t *new_manifest(const char *name, const struct pin_opts *po, char **cmd, int ncmd,
+                            char *err, size_t errlen)
+{
+    json_t *argv = json_array(), *mounts = json_array();
+    const char *runtime = po->runtime;
+    char *first = NULL;
+    /* A script run by node (an npm .bin link): node and the script itself, so that the
+     * jail needs no /usr/bin/env and no shell. */
+    if (cmd[0][0] == '/' || strchr(cmd[0], '/')) {
+        first = realpath(cmd[0], NULL);
+        if (first && node_script(first) && (!runtime || strcmp(runtime, "node") == 0)) {
+            json_array_append_new(argv, json_string("node"));
+            runtime = "node";
+        } else if (!first) {
+            first = xstrdup(cmd[0]);
+        }
+    }
+    if (!runtime) {
+        const char *base = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
+        runtime = strcmp(base, "node") == 0 || strcmp(base, "nodejs") == 0 ? "node" : "c";
+    }
+    for (int i = 0; i < ncmd; i++) {
+        const char *arg = i == 0 && first ? first : cmd[i];
+        json_array_append_new(argv, json_string(arg));
+        /* The code a command line names (a script, not the program): bound for it. */
+        struct stat st;
+        if (arg[0] == '/' && !system_path(arg) && stat(arg, &st) == 0 && S_ISREG(st.st_mode) &&
+            (i > 0 || json_array_size(argv) > 1)) {
+            char *root = code_root(arg);
+            bool have = false;
+            size_t k;
+            json_t *v;
+            json_array_foreach(mounts, k, v) have |= strcmp(json_string_value(v), root) == 0;
+            if (!have)
+                json_array_append_new(mounts, json_string(root));
+            free(root);
+        }
+    }
+    free(first);
+    for (size_t i = 0; i < po->n_binds; i++)
+        json_array_append_new(mounts, json_string(po->binds[i]));
+    json_t *root =
+        json_pack("{s:s,s:s,s:o,s:s}", "name", name, "description",
+                  po->description ? po->description : name, "command", argv, "runtime", runtime);
+    if (json_array_size(mounts))
+        json_object_set(root, "mounts", mounts);
+    json_decref(mounts);
+    if (po->allow) {
+        json_t *net = json_object(), *allow = json_array();
+        json_object_set_new(net, "allow", allow);
+        if (add_strings(allow, po->allow, false, err, errlen) < 0)
+            goto fail;
+        if (po->ports) {
+            json_t *ports = json_array();
+            json_object_set_new(net, "ports", ports);
+            if (add_strings(ports, po->ports, true, err, errlen) < 0)
+                goto fail;
+        }
+        json_object_set_new(root, "network", net);
+    }
+    if (po->n_env) {
+        json_t *env = json_object();
+        for (size_t i = 0; i < po->n_env; i++) {
+            const char *eq = strchr(po->env[i], '=');
+            if (!eq || eq == po->env[i]) {
+                snprintf(err, errlen, "--env must be NAME=VALUE (\"%.60s\")", po->env[i]);
+                json_decref(env);
+                goto fail;
+            }
+            char *n = xstrndup(po->env[i], (size_t)(eq - po->env[i]));
+            json_object_set_new(env, n, json_string(eq + 1));
+            free(n);
+        }
+        json_object_set_new(root, "env", env);
+    }
+    return root;
+fail:
+    json_decref(root);
+    return NULL;
+}
+
+static void print_summary(const char *name, const json_t *root, const struct discovered *d,
+                          const struct hub_config *cfg)
+{
+    const json_t *si = json_object_get(d->info, "serverInfo");
+    char sname[80], sver[40];
+    hub_text_neutral(json_object_get(si, "name"), sname, sizeof(sname));
+    hub_text_neutral(json_object_get(si, "version"), sver, sizeof(sver));
+    char proto[40];
+    hub_text_neutral(json_object_get(d->info, "protocolVersion"), proto, sizeof(proto));
+    printf("spoke %s: server \"%s\" %s (MCP %s), runtime %s, started in %s mode\n", name, sname,
+           sver, proto, json_string_value(json_object_get(root, "runtime")),
+           isolation_name(cfg->isolation));
+    char *cmd = json_dumps(json_object_get(root, "command"), JSON_COMPACT);
+    printf("  command:  %s\n", cmd);
+    free(cmd);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(root, "mounts"), i, v)
+        printf("  binds read-only: %s (the server's code)\n", json_string_value(v));
+    const json_t *allow = json_object_get(json_object_get(root, "network"), "allow");
+    if (allow) {
+        char *a = json_dumps(allow, JSON_COMPACT);
+        printf("  network:  %s through netproxy\n", a);
+        free(a);
+    } else {
+        printf("  network:  none\n");
+    }
+    const json_t *caps = json_object_get(d->info, "capabilities");
+    printf("  offers:   tools");
+    static const char *const more[] = {"resources", "prompts", "completions", "logging", NULL};
+    for (size_t k = 0; more[k]; k++)
+        if (json_object_get(caps, more[k]))
+            printf(", %s", more[k]);
+    printf("\n  %zu tools:\n", json_array_size(d->tools));
+}
+
+static int cmd_add(struct hub_config *cfg, const struct cli_common *common, const char *name,
+                   const struct pin_opts *po, char **cmd, int ncmd)
+{
+    char err[1024];
+    if (!manifest_valid_app_name(name)) {
+        log_warnx("NAME must match [a-z][a-z0-9_]{0,63}");
+        return EXIT_USAGE;
+    }
+    char *path = xasprintf("%s/%s.json", cfg->spokes_dir, name);
+    int rc = EXIT_USAGE;
+    json_t *root = NULL;
+    struct discovered d = {0};
+    if (access(path, F_OK) == 0) {
+        log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
+        goto out;
+    }
+    root = new_manifest(name, po, cmd, ncmd, err, sizeof(err));
+    if (!root) {
+        log_warnx("%s", err);
+        goto out;
+    }
+    if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
+        log_warnx("spoke %s: %s", name, err);
+        rc = EXIT_CALL_FAILED;
+        goto out;
+    }
+    if (!po->description) {
+        const json_t *si = json_object_get(d.info, "serverInfo");
+        const json_t *t = json_object_get(si, "title");
+        char text[200];
+        hub_text_neutral(t ? t : json_object_get(si, "name"), text, sizeof(text));
+        char *desc = xasprintf("%s (MCP server)", text[0] ? text : name);
+        json_object_set_new(root, "description", json_string(desc));
+        free(desc);
+    }
+    print_summary(name, root, &d, cfg);
+    show_tools(d.tools, NULL);
+    json_object_set_new(root, "tools", tools_to_pin(d.tools, NULL));
+    if (!pinnable(root, path, err, sizeof(err))) {
+        log_warnx("spoke %s cannot be pinned: %s", name, err);
+        goto out;
+    }
+    char q[600];
+    snprintf(q, sizeof(q), "Pin these %zu tools in %s?", json_array_size(d.tools), path);
+    if (!po->yes && !confirm(q)) {
+        printf("nothing written\n");
+        rc = EXIT_CALL_FAILED;
+        goto out;
+    }
+    if (mkdir_p(cfg->spokes_dir, 0755) < 0 || write_manifest(root, path, err, sizeof(err)) < 0) {
+        log_warnx("%s", err[0] ? err : strerror(errno));
+        goto out;
+    }
+    printf("wrote %s (%zu tools pinned)\n", path, json_array_size(d.tools));
+    rc = EXIT_OK;
+out:
+    json_decref(root);
+    json_decref(d.tools);
+    json_decref(d.info);
+    free(path);
+    return rc;
+}
+
+/* ---- update and verify ---- */
+
+/* Lists NAME's tools again and compares them with its pin: 0 same, 1 changed (diff
+ * printed), -1 failed. With pin: re-pins after confirmation. */
+static int check_one(struct hub_config *cfg, const struct cli_common *common, const char *name,
+                     bool pin, bool yes)
+{
+    char err[1024];
+    char *path = xasprintf("%s/%s.json", cfg->spokes_dir, name);
+    struct jf_ctx c = {.file = path, .err = err, .errlen = sizeof(err)};
+    json_t *root = jf_load(&c, 1024 * 1024);
+    struct manifest *m = root ? manifest_from_json(root, path, false, err, sizeof(err)) : NULL;
+    struct discovered d = {0};
+    int rc = -1;
+    if (!m) {
+        log_warnx("%s", err);
+        goto out;
+    }
+    if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
+        log_warnx("spoke %s: %s", name, err);
+        goto out;
+    }
+    char *diff = pin_diff_text(m->pinned, d.tools);
+    if (!diff) {
+        printf("%s: ok, the server lists the %zu pinned tools\n", name, m->n_tools);
+        rc = 0;
+        goto out;
+    }
+    printf("%s: the server's tools differ from the pin in %s:\n", name, path);
+    for (char *line = strtok(diff, "\n"); line; line = strtok(NULL, "\n"))
+        printf("  %s\n", line);
+    free(diff);
+    rc = 1;
+    if (!pin)
+        goto out;
+    printf("  now:\n");
+    show_tools(d.tools, json_object_get(root, "tools"));
+    json_t *tools = tools_to_pin(d.tools, json_object_get(root, "tools"));
+    json_object_set_new(root, "tools", tools);
+    if (!pinnable(root, path, err, sizeof(err))) {
+        log_warnx("spoke %s cannot be pinned: %s", name, err);
+        rc = -1;
+        goto out;
+    }
+    char q[600];
+    snprintf(q, sizeof(q), "Pin these %zu tools in %s?", json_array_size(d.tools), path);
+    if (!yes && !confirm(q)) {
+        printf("nothing written\n");
+        goto out;
+    }
+    if (write_manifest(root, path, err, sizeof(err)) < 0) {
+        log_warnx("%s", err);
+        rc = -1;
+        goto out;
+    }
+    printf("wrote %s (%zu tools pinned)\n", path, json_array_size(d.tools));
+    rc = 0;
+out:
+    manifest_free(m);
+    json_decref(root);
+    json_decref(d.tools);
+    json_decref(d.info);
+    free(path);
+    return rc;
+}
+
+int cmd_spokes_pin(int argc, char **argv)
+{
+    static const struct option opts[] = {{"runtime", required_argument, NULL, 'r'},
+                                         {"allow", required_argument, NULL, 'a'},
+                                         {"ports", required_argument, NULL, 'p'},
+                                         {"bind-ro", required_argument, NULL, 'b'},
+                                         {"env", required_argument, NULL, 'e'},
+                                         {"description", required_argument, NULL, 'd'},
+                                         {"yes", no_argument, NULL, 'y'},
+                                         CLI_COMMON_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
+    const char *verb = argv[0];
+    struct cli_common common = {0};
+    struct pin_opts po = {0};
+    int opt;
+    optind = 1;
+    /* Options may come before or after NAME; "--" ends them, and what follows is the
+     * server's command line (getopt puts NAME first among what is left). */
+    while ((opt = getopt_long(argc, argv, "hy", opts, NULL)) != -1) {
+        if (cli_common_option(&common, opt, optarg))
+            continue;
+        switch (opt) {
+        case 'r':
+            if (strcmp(optarg, "c") != 0 && strcmp(optarg, "python") != 0 &&
+                strcmp(optarg, "node") != 0) {
+                log_warnx("--runtime must be c, python or node");
+                return EXIT_USAGE;
+            }
+            po.runtime = optarg;
+            break;
+        case 'a':
+            po.allow = optarg;
+            break;
+        case 'p':
+            po.ports = optarg;
+            break;
+        case 'b':
+            if (po.n_binds == MAX_BINDS) {
+                log_warnx("at most %d --bind-ro", MAX_BINDS);
+                return EXIT_USAGE;
+            }
+            po.binds[po.n_binds++] = optarg;
+            break;
+        case 'e':
+            if (po.n_env == MAX_ENV) {
+                log_warnx("at most %d --env", MAX_ENV);
+                return EXIT_USAGE;
+            }
+            po.env[po.n_env++] = optarg;
+            break;
+        case 'd':
+            po.description = optarg;
+            break;
+        case 'y':
+            po.yes = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    const char *name = optind < argc ? argv[optind] : NULL;
+    int rest = optind + (name != NULL);
+    bool is_add = strcmp(verb, "add") == 0;
+    if ((is_add && (!name || rest >= argc)) || (!is_add && rest < argc) ||
+        (strcmp(verb, "update") == 0 && !name)) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    struct hub_config cfg;
+    struct manifest_set ms = {0};
+    int rc = cli_load(&common, &cfg, &ms);
+    if (rc != EXIT_OK) {
+        config_free(&cfg);
+        return rc;
+    }
+    if (is_add) {
+        rc = cmd_add(&cfg, &common, name, &po, argv + rest, argc - rest);
+    } else if (strcmp(verb, "update") == 0) {
+        int r = manifest_find(&ms, name) ? check_one(&cfg, &common, name, true, po.yes) : -1;
+        if (!manifest_find(&ms, name))
+            log_warnx("no spoke %s in %s", name, cfg.spokes_dir);
+        rc = r == 0 ? EXIT_OK : EXIT_CALL_FAILED;
+    } else {
+        size_t bad = 0, n = 0;
+        for (size_t i = 0; i < ms.n; i++) {
+            if (name && strcmp(ms.v[i]->name, name) != 0)
+                continue;
+            n++;
+            if (check_one(&cfg, &common, ms.v[i]->name, false, false) != 0)
+                bad++;
+        }
+        if (name && n == 0)
+            log_warnx("no spoke %s in %s", name, cfg.spokes_dir);
+        rc = bad || (name && n == 0) ? EXIT_CALL_FAILED : EXIT_OK;
+    }
+    manifest_set_free(&ms);
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# A cgroup per jail, from the attacker's side (issue 14, item 1). Each attack of
+# tests/nsjail/memhog.c takes what RLIMIT_AS and RLIMIT_NPROC do not bound for the jail
+# as a whole: System V shared memory created, touched and detached; memfds written and
+# never mapped; a tmpfs filled; a crowd of spinning processes that stays after the
+# program has answered. Each runs twice:
+#   - with the jail's cgroup (--memory-mb 64, --pids 16, --cpu-percent 20): stopped,
+#     and the host's own figures say so (host Shmem from /proc/meminfo, the cgroup's
+#     memory peak and pids peak, the CPU time of the jail's processes);
+#   - as a control with the cgroup off (and no shm limits in the ipc namespace): the
+#     same attack takes what it asked for, so each assertion above can fail.
+# Also: the status reason "memory", the jail's ipc namespace limits, SysV shm refused
+# by the c preset unless a profile allows it, and no cgroup directory left behind.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib-nsjail.sh"
+require_root
+MEMHOG=$BIN/tests/nsjail/memhog
+MIB=$((1024 * 1024))
+
+# The shm syscalls, which the c preset no longer allows without a profile's say-so.
+cat >"$TMP/shm.json" <<'EOF'
+{"preset": "c", "allow": ["shmget", "shmat", "shmdt", "shmctl"]}
+EOF
+
+# watch LAUNCHER_PID OUT: samples from the host, every 10 ms until the launcher exits,
+# the host's Shmem and what the jail's cgroup (found through /proc/INIT/cgroup, INIT
+# being the launcher's child) reports; writes one JSON object to OUT.
+watch_jail() {
+    /usr/bin/python3 - "$1" "$2" <<'EOF'
+import json, os, sys, time
+launcher, out = int(sys.argv[1]), sys.argv[2]
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+def shmem_kb():
+    for line in read("/proc/meminfo").splitlines():
+        if line.startswith("Shmem:"):
+            return int(line.split()[1])
+mounts = {}
+for line in read("/proc/self/mountinfo").splitlines():
+    pre, post = line.split(" - ")
+    f, (fstype, _src, sup) = pre.split(), post.split()[:3]
+    if fstype == "cgroup2":
+        mounts["v2"] = (f[4], f[3])
+    elif fstype == "cgroup":
+        for c in sup.split(","):
+            mounts[c] = (f[4], f[3])
+def cg_dirs(pid):
+    dirs = {}
+    for line in (read("/proc/%d/cgroup" % pid) or "").splitlines():
+        _, ctls, path = line.split(":", 2)
+        for c in (ctls.split(",") if ctls else ["v2"]):
+            if c in mounts:
+                mnt, root = mounts[c]
+                dirs[c] = mnt + (path[len(root):] if root != "/" else path)
+    return dirs
+def ticks(pids):
+    t = {}
+    for p in pids:
+        s = read("/proc/%s/stat" % p)
+        if s:
+            f = s[s.rindex(")") + 2:].split()
+            t[p] = int(f[11]) + int(f[12])
+    return t
+def descendants(root):
+    kids, found, todo = {}, [], [root]
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            s = read("/proc/%s/stat" % p)
+            if s:
+                kids.setdefault(int(s[s.rindex(")") + 2:].split()[1]), []).append(int(p))
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            found.append(k)
+            todo.append(k)
+    return found
+def jail_dir(d, ctl):
+    for key in (ctl, "v2"):
+        if "nsjail-lite-" in d.get(key, ""):
+            return d[key]
+res = {"shmem_peak_kb": shmem_kb(), "procs_peak": 0, "cg_mem_peak": 0, "cg_pids_peak": 0,
+       "cpu": []}
+dirs, t0 = None, time.monotonic()
+while os.path.exists("/proc/%d" % launcher) and time.monotonic() - t0 < 30:
+    st = read("/proc/%d/stat" % launcher)
+    if st and st[st.rindex(")") + 2] == "Z":
+        break
+    procs = descendants(launcher)
+    if procs and dirs is None:
+        dirs = cg_dirs(procs[0])
+        res["dirs"] = {c: jail_dir(dirs, c) for c in ("memory", "pids", "cpu")}
+    res["shmem_peak_kb"] = max(res["shmem_peak_kb"], shmem_kb())
+    res["procs_peak"] = max(res["procs_peak"], len(procs))
+    res["cpu"].append((time.monotonic(), ticks(procs)))
+    mem, pid = res.get("dirs", {}).get("memory"), res.get("dirs", {}).get("pids")
+    v = mem and (read(mem + "/memory.max_usage_in_bytes") or read(mem + "/memory.peak"))
+    if v:
+        res["cg_mem_peak"] = max(res["cg_mem_peak"], int(v))
+    v = pid and (read(pid + "/pids.peak") or read(pid + "/pids.current"))
+    if v:
+        res["cg_pids_peak"] = max(res["cg_pids_peak"], int(v))
+    time.sleep(0.01)
+# CPU: the jail's share of one CPU while its crowd was complete (from the first sample
+# with the most processes to the last one), over the processes seen at both ends.
+c = res.pop("cpu")
+full = [x for x in c if len(x[1]) == res["procs_peak"]]
+if len(full) > 4:
+    a, b = full[0], full[-1]
+    used = sum(b[1][p] - a[1][p] for p in b[1] if p in a[1])
+    res["cpu_percent"] = round(100.0 * used / os.sysconf("SC_CLK_TCK") / max(b[0] - a[0], 0.01))
+    res["cpu_window_ms"] = round(1000 * (b[0] - a[0]))
+with open(out, "w") as f:
+    json.dump(res, f)
+EOF
+}
+
+# attack NAME NSJAIL_OPTIONS... -- MEMHOG_ARGS...: runs memhog in a jail under the
+# watcher; sets RC, OUT (memhog's lines), STATUS (the status line), SHMEM_BASE_KB and
+# W (the watcher's JSON).
+attack() {
+    local name=$1; shift
+    local opts=()
+    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    SHMEM_BASE_KB=$(awk '/^Shmem:/ {print $2}' /proc/meminfo)
+    "$NSJ" --host-ids "$HOST_IDS" --status-fd 3 "${opts[@]}" --bind-ro "$MEMHOG:/memhog" -- \
+        /memhog "$@" 3>"$TMP/$name.status" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null &
+    local pid=$!
+    watch_jail "$pid" "$TMP/$name.watch"
+    wait "$pid"
+    RC=$?
+    OUT=$(cat "$TMP/$name.out")
+    STATUS=$(cat "$TMP/$name.status")
+    W=$(cat "$TMP/$name.watch")
+    [ -s "$TMP/$name.err" ] && diag "$name stderr: $(head -c 300 "$TMP/$name.err")"
+    diag "$name: $(tail -n 2 "$TMP/$name.out" | tr '\n' ' ')| status $STATUS | host: $W"
+}
+w() { jget "$1" <<<"$W"; }
+shmem_grew_mb() { echo $(( ($(w 'd["shmem_peak_kb"]') - SHMEM_BASE_KB) / 1024 )); }
+held() { awk '$1 == "holding" { print $2 }' <<<"$OUT"; }
+
+LIMITS=(--memory-mb 64 --pids 16 --cpu-percent 20)
+OFF=(--memory-mb 0 --pids 0 --cpu-percent 0 --rlimit-as 0)
+
+# --- the ipc namespace's own limits, and the preset ---
+host_shmmax=$(cat /proc/sys/kernel/shmmax)
+out=$("$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 -- /bin/sh -c \
+    'echo $(cat /proc/sys/kernel/shmmax /proc/sys/kernel/shmall /proc/sys/kernel/shmmni)' 2>&1)
+is "the jail's ipc namespace: shmmax, shmall and shmmni from the memory limit" "$out" \
+    "$((64 * MIB)) $((64 * MIB / $(getconf PAGESIZE))) 64"
+is "the host's shmmax is left alone" "$(cat /proc/sys/kernel/shmmax)" "$host_shmmax"
+"$NSJ" --host-ids "$HOST_IDS" "${LIMITS[@]}" --bind-ro "$MEMHOG:/memhog" -- /memhog shm 8 0 \
+    >"$TMP/preset.out" 2>&1 </dev/null
+like "the c preset refuses System V shared memory (shmget: EPERM)" "$(cat "$TMP/preset.out")" \
+    "stopped shmget Operation not permitted"
+
+# --- System V shm: created, touched and detached, 256 MiB against a 64 MiB limit ---
+attack shm "${LIMITS[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
+unlike "shm: the jail never holds 256 MiB" "$(held)" "^256$"
+is "shm: the jail is ended by the cgroup's OOM kill (reason memory)" "$STATUS" \
+    '{"exit_code":137,"signal":9,"reason":"memory"}'
+grew=$(shmem_grew_mb)
+if [ "$grew" -lt 96 ]; then ok "shm: host Shmem grew by $grew MiB (< 96)"; else
+    not_ok "shm: host Shmem grew by $grew MiB"; fi
+peak=$(( $(w 'd["cg_mem_peak"]') / MIB ))
+if [ "$peak" -le 64 ] && [ "$peak" -gt 0 ]; then ok "shm: the cgroup's memory peak is $peak MiB (<= 64)"
+else not_ok "shm: the cgroup's memory peak is $peak MiB"; fi
+attack shm-off "${OFF[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
+is "shm control (no cgroup): the jail holds all 256 MiB" "$(held)" 256
+grew=$(shmem_grew_mb)
+if [ "$grew" -ge 240 ]; then ok "shm control: host Shmem grew by $grew MiB"; else
+    not_ok "shm control: host Shmem grew by only $grew MiB"; fi
+
+# --- memfd written with write(2), never mapped ---
+attack memfd "${LIMITS[@]}" -- memfd 256 300
+unlike "memfd: the jail never holds 256 MiB" "$(held)" "^256$"
+is "memfd: reason memory" "$STATUS" '{"exit_code":137,"signal":9,"reason":"memory"}'
+peak=$(( $(w 'd["cg_mem_peak"]') / MIB ))
+if [ "$peak" -le 64 ] && [ "$peak" -gt 0 ]; then ok "memfd: the cgroup's memory peak is $peak MiB (<= 64)"
+else not_ok "memfd: the cgroup's memory peak is $peak MiB"; fi
+grew=$(shmem_grew_mb)
+if [ "$grew" -lt 96 ]; then ok "memfd: host Shmem grew by $grew MiB (< 96)"; else
+    not_ok "memfd: host Shmem grew by $grew MiB"; fi
+attack memfd-off "${OFF[@]}" -- memfd 256 300
+is "memfd control (no cgroup): the jail holds all 256 MiB" "$(held)" 256
+
+# --- a tmpfs filled (its own size allows 256 MiB; the jail's memory does not) ---
+attack fill "${LIMITS[@]}" --tmpfs /big:256 -- fill /big 200 300
+unlike "tmpfs: the jail never holds 200 MiB" "$(held)" "^200$"
+is "tmpfs: reason memory" "$STATUS" '{"exit_code":137,"signal":9,"reason":"memory"}'
+grew=$(shmem_grew_mb)
+if [ "$grew" -lt 96 ]; then ok "tmpfs: host Shmem grew by $grew MiB (< 96)"; else
+    not_ok "tmpfs: host Shmem grew by $grew MiB"; fi
+attack fill-off "${OFF[@]}" --tmpfs /big:256 -- fill /big 200 300
+is "tmpfs control (no cgroup): the jail holds all 200 MiB" "$(held)" 200
+
+# --- a crowd of 40 spinning processes, kept after the program has answered ---
+attack crowd "${LIMITS[@]}" -- crowd 40 800
+got=$(awk '$1 == "got" { print $2 }' <<<"$OUT")
+like "crowd: fork is refused at the cgroup's pids limit" "$OUT" "stopped fork Resource temporarily unavailable"
+pk=$(w 'd["procs_peak"]')
+if [ "$pk" -le 16 ]; then ok "crowd: at most $pk processes in the jail at once (<= 16; $got spinners)"
+else not_ok "crowd: $pk processes in the jail at once"; fi
+pk=$(w 'd["cg_pids_peak"]')
+if [ "$pk" -le 16 ] && [ "$pk" -gt 0 ]; then ok "crowd: the cgroup's pids peak is $pk (<= 16)"; else
+    not_ok "crowd: the cgroup's pids peak is $pk"; fi
+cpu=$(w 'd.get("cpu_percent", -1)')
+if [ "$cpu" -ge 0 ] && [ "$cpu" -le 35 ]; then ok "crowd: the jail's CPU is $cpu% of one CPU (quota 20%)"
+else not_ok "crowd: the jail's CPU is $cpu% of one CPU (quota 20%)"; fi
+attack crowd-off "${OFF[@]}" -- crowd 40 800
+pk=$(w 'd["procs_peak"]')
+if [ "$pk" -ge 40 ]; then ok "crowd control (no cgroup): $pk processes"; else
+    not_ok "crowd control (no cgroup): only $pk processes"; fi
+# (On a machine loaded by others the crowd may get little CPU without any quota: then
+# the control cannot show anything, which is not the jail's fault.)
+cpu=$(w 'd.get("cpu_percent", -1)')
+if [ "$cpu" -ge 30 ]; then ok "crowd control (no cgroup): the jail's CPU is $cpu% of one CPU"
+else skip "crowd control (no cgroup): CPU above the quota" "the machine is too loaded ($cpu%)"; fi
+
+# --- nothing left behind ---
+mem_parent=$(jget 'd["dirs"]["memory"].rsplit("/", 1)[0]' <"$TMP/shm.watch")
+left=$(find "$mem_parent" -maxdepth 1 -name "nsjail-lite-*" 2>/dev/null | while read -r d; do
+    pid=${d##*/nsjail-lite-}; pid=${pid%%-*}; [ -d "/proc/$pid" ] || echo "$d"; done)
+is "no cgroup of an ended jail is left under $mem_parent" "$left" ""
+
+# --- a parent that is the hierarchy root is refused as such; a bad path is refused ---
+"$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 --cgroup-parent ../x -- /bin/true 2>"$TMP/err"
+is "--cgroup-parent ../x: exit 125" "$?" 125
+like "  and it says why" "$(cat "$TMP/err")" "cgroup parent"
+
+done_testing
