@@ -163,7 +163,10 @@ static void on_stream_closed(struct evhttp_connection *evcon, void *ud)
         evhttp_send_reply_end(req);
 }
 
-static void stream_end(struct http_stream *s)
+/* Ends the stream: an event stream is closed; a request that got no answer yet gets
+ * status (202 after a cancellation: MCP sends no answer then; 404 when its session
+ * ended under it). */
+static void stream_end_with(struct http_stream *s, int status)
 {
     if (s->req) {
         struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
@@ -171,11 +174,18 @@ static void stream_end(struct http_stream *s)
             evhttp_connection_set_closecb(evcon, NULL, NULL);
         if (s->sse)
             evhttp_send_reply_end(s->req);
-        else
+        else if (status == 202)
             evhttp_send_reply(s->req, 202, "Accepted", NULL);
+        else
+            reply_rpc_error(s->req, status, "Not Found", -32001, "the session has ended");
         s->req = NULL;
     }
     stream_free(s);
+}
+
+static void stream_end(struct http_stream *s)
+{
+    stream_end_with(s, 202);
 }
 
 static void sse_start(struct http_stream *s)
@@ -271,10 +281,8 @@ static const struct serve_transport http_transport = {.send = http_send, .forget
 static void sess_end(struct http_sess *hs, const char *reason)
 {
     struct http_server *srv = hs->srv;
-    while (!LIST_EMPTY(&hs->streams)) {
-        struct http_stream *s = LIST_FIRST(&hs->streams);
-        stream_end(s);
-    }
+    while (!LIST_EMPTY(&hs->streams))
+        stream_end_with(LIST_FIRST(&hs->streams), 404);
     if (hs->ss)
         serve_session_close(hs->ss, reason);
     LIST_REMOVE(hs, link);
