@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <ifaddrs.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ struct addrguard {
     size_t nallow;
     struct addr_vec own;
     struct addr_vec endpoints;
+    /* The hub adds and removes listeners (on the main thread) while workers check. */
+    pthread_rwlock_t endpoints_lock;
 };
 
 static void vec_push(struct addr_vec *v, const struct sockaddr *sa)
@@ -32,7 +35,9 @@ static void vec_push(struct addr_vec *v, const struct sockaddr *sa)
 
 struct addrguard *addrguard_new(void)
 {
-    return xcalloc(1, sizeof(struct addrguard));
+    struct addrguard *g = xcalloc(1, sizeof(struct addrguard));
+    pthread_rwlock_init(&g->endpoints_lock, NULL);
+    return g;
 }
 
 void addrguard_free(struct addrguard *g)
@@ -42,6 +47,7 @@ void addrguard_free(struct addrguard *g)
     free(g->allow);
     free(g->own.v);
     free(g->endpoints.v);
+    pthread_rwlock_destroy(&g->endpoints_lock);
     free(g);
 }
 
@@ -72,7 +78,9 @@ int addrguard_load_own(struct addrguard *g)
 
 void addrguard_add_endpoint(struct addrguard *g, const struct sockaddr *sa)
 {
+    pthread_rwlock_wrlock(&g->endpoints_lock);
     vec_push(&g->endpoints, sa);
+    pthread_rwlock_unlock(&g->endpoints_lock);
 }
 
 static bool is_own(const struct addrguard *g, const struct sockaddr *d)
@@ -97,14 +105,16 @@ static bool reaches_endpoint(const struct addrguard *g, const struct sockaddr *e
 
 void addrguard_remove_endpoint(struct addrguard *g, const struct sockaddr *sa)
 {
+    pthread_rwlock_wrlock(&g->endpoints_lock);
     for (size_t i = 0; i < g->endpoints.n; i++) {
         const struct sockaddr *e = (const struct sockaddr *)&g->endpoints.v[i];
         if (sockaddr_port(e) == sockaddr_port(sa) && e->sa_family == sa->sa_family &&
             host_addr_equal(e, sa)) {
             g->endpoints.v[i] = g->endpoints.v[--g->endpoints.n];
-            return;
+            break;
         }
     }
+    pthread_rwlock_unlock(&g->endpoints_lock);
 }
 
 /* IPv4-mapped IPv6 destinations are compared as the IPv4 address they carry. */
@@ -131,9 +141,13 @@ enum guard_verdict addrguard_check(const struct addrguard *g, const struct socka
     unmap(sa, &u);
     const struct sockaddr *d = (const struct sockaddr *)&u;
     *cls = addr_classify(d);
-    for (size_t i = 0; i < g->endpoints.n; i++)
-        if (reaches_endpoint(g, (const struct sockaddr *)&g->endpoints.v[i], d, *cls))
-            return GUARD_DENY_LOOP;
+    bool loop = false;
+    pthread_rwlock_rdlock((pthread_rwlock_t *)&g->endpoints_lock);
+    for (size_t i = 0; i < g->endpoints.n && !loop; i++)
+        loop = reaches_endpoint(g, (const struct sockaddr *)&g->endpoints.v[i], d, *cls);
+    pthread_rwlock_unlock((pthread_rwlock_t *)&g->endpoints_lock);
+    if (loop)
+        return GUARD_DENY_LOOP;
     for (size_t i = 0; i < g->nallow; i++)
         if (cidr_contains(&g->allow[i], d))
             return GUARD_ALLOW_CIDR;

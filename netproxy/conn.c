@@ -37,7 +37,7 @@ static void cread_arm(struct conn *c, bool on);
 
 static struct event *new_event(struct conn *c, int fd, short what, event_callback_fn cb)
 {
-    struct event *ev = event_new(c->px->base, fd, what, cb, c);
+    struct event *ev = event_new(c->w->base, fd, what, cb, c);
     if (!ev)
         fatalx("out of memory creating an event");
     return ev;
@@ -49,13 +49,16 @@ static void arm_timer(struct conn *c, uint64_t ms)
     evtimer_add(c->timer, &tv);
 }
 
+/* The counts are shared by every worker: changed under px->lock. */
 static void uncount_pending(struct conn *c)
 {
     if (!c->counted_pending)
         return;
     c->counted_pending = false;
+    pthread_mutex_lock(&c->px->lock);
     c->px->pending--;
     c->spoke->pending--;
+    pthread_mutex_unlock(&c->px->lock);
 }
 
 static void uncount_tunnel(struct conn *c)
@@ -63,8 +66,10 @@ static void uncount_tunnel(struct conn *c)
     if (!c->counted_tunnel)
         return;
     c->counted_tunnel = false;
+    pthread_mutex_lock(&c->px->lock);
     c->px->tunnels--;
     c->spoke->tunnels--;
+    pthread_mutex_unlock(&c->px->lock);
 }
 
 static void free_request(struct conn *c)
@@ -90,11 +95,13 @@ static void close_upstream(struct conn *c)
     }
 }
 
-void conn_accept(struct proxy *px, struct spoke *s, int fd, const struct sockaddr *sa,
+void conn_accept(struct worker *w, struct spoke *s, int fd, const struct sockaddr *sa,
                  socklen_t salen)
 {
+    struct proxy *px = w->px;
     struct conn *c = xcalloc(1, sizeof(*c));
     c->px = px;
+    c->w = w;
     c->spoke = s;
     spoke_ref(s);
     c->cfd = fd;
@@ -104,24 +111,29 @@ void conn_accept(struct proxy *px, struct spoke *s, int fd, const struct sockadd
     c->t_accept = now_mono_ns();
     c->t_accept_real = now_real_ns();
     audit_new_id(c->id);
-    c->next = px->conns;
-    if (px->conns)
-        px->conns->prev = c;
-    px->conns = c;
-    c->timer = evtimer_new(px->base, on_timer, c);
+    c->next = w->conns;
+    if (w->conns)
+        w->conns->prev = c;
+    w->conns = c;
+    c->timer = evtimer_new(w->base, on_timer, c);
     if (!c->timer)
         fatalx("out of memory creating a timer");
     c->state = C_HEADER;
     req_init(&c->rp, &px->cfg->req);
-    if (px->pending >= px->cfg->max_pending || s->pending >= s->max_pending) {
+    pthread_mutex_lock(&px->lock);
+    bool full = px->pending >= px->cfg->max_pending || s->pending >= s->max_pending;
+    if (!full) {
+        px->pending++;
+        s->pending++;
+    }
+    pthread_mutex_unlock(&px->lock);
+    if (full) {
         /* Under a flood of slow clients: answer at once, do not read. */
         c->no_linger = true;
         deny(c, R_LIMIT_PENDING, "too many connections are still sending their request; retry");
         return;
     }
     c->counted_pending = true;
-    px->pending++;
-    s->pending++;
     c->cread = new_event(c, fd, EV_READ | EV_PERSIST, on_client_read);
     arm_timer(c, px->cfg->header_timeout_ms);
     /* The request usually arrives before we get to accept(): read it now rather than
@@ -240,19 +252,26 @@ static void decide(struct conn *c)
         c->would_deny = r;
         metrics_decision(px->metrics, DECISION_WOULD_DENY, r);
     }
-    if (px->tunnels >= px->cfg->max_tunnels) {
+    pthread_mutex_lock(&px->lock);
+    enum reason limit = px->tunnels >= px->cfg->max_tunnels ? R_LIMIT_GLOBAL
+                        : s->tunnels >= s->max_tunnels      ? R_LIMIT_SPOKE
+                                                            : R_ALLOWED;
+    if (limit == R_ALLOWED) {
+        px->tunnels++;
+        s->tunnels++;
+    }
+    pthread_mutex_unlock(&px->lock);
+    if (limit == R_LIMIT_GLOBAL) {
         deny(c, R_LIMIT_GLOBAL, "the proxy is at its tunnel limit; retry later");
         return;
     }
-    if (s->tunnels >= s->max_tunnels) {
+    if (limit == R_LIMIT_SPOKE) {
         snprintf(detail, sizeof(detail), "spoke %s is at its limit of %u tunnels; retry later",
                  s->name, s->max_tunnels);
         deny(c, R_LIMIT_SPOKE, detail);
         return;
     }
     c->counted_tunnel = true;
-    px->tunnels++;
-    s->tunnels++;
 
     /* Bytes the client sent after its request head are tunnel payload. */
     if (c->rp.pos < c->len) {
@@ -275,14 +294,14 @@ static void decide(struct conn *c)
         check_and_dial(c, &one);
         return;
     }
-    if (resolver_override(px->resolver, c->host.name, c->port, &one)) {
+    if (resolver_override(c->w->resolver, c->host.name, c->port, &one)) {
         check_and_dial(c, &one);
         return;
     }
     c->state = C_RESOLVE;
     c->t_dns_start = now_mono_ns();
     arm_timer(c, px->cfg->dns_timeout_ms);
-    c->lookup = resolver_lookup(px->resolver, c->host.name, c->port, on_resolved, c);
+    c->lookup = resolver_lookup(c->w->resolver, c->host.name, c->port, on_resolved, c);
 }
 
 /* Every answer must pass the guard before any is dialled: a name that resolves to a
@@ -432,7 +451,7 @@ static void tunnel_close(struct conn *c, enum close_reason r)
 static bool pump(struct conn *c, struct half *h, bool from_is_client)
 {
     uint64_t moved;
-    enum pump_result res = half_pump(h, c->px->pipes, &moved);
+    enum pump_result res = half_pump(h, c->w->pipes, &moved);
     if (moved) {
         c->last_active = now_mono_ns();
         if (from_is_client)
@@ -735,8 +754,8 @@ static void conn_free(struct conn *c)
     if (c->state == C_RELAY) {
         (void)np_audit_close(c);
         metrics_closed(px->metrics, c->close_reason);
-        half_release(&c->c2u, px->pipes);
-        half_release(&c->u2c, px->pipes);
+        half_release(&c->c2u, c->w->pipes);
+        half_release(&c->u2c, c->w->pipes);
     } else {
         free(c->c2u.pre); /* early data of a request refused after the decision */
         free(c->u2c.pre);
@@ -756,13 +775,14 @@ static void conn_free(struct conn *c)
         event_free(c->timer);
     if (c->cfd >= 0)
         close(c->cfd);
+    struct worker *w = c->w;
     if (c->prev)
         c->prev->next = c->next;
     else
-        px->conns = c->next;
+        w->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
     spoke_unref(c->spoke);
     free(c);
-    proxy_conn_gone(px);
+    worker_conn_gone(w);
 }

@@ -18,6 +18,7 @@
 
 struct proxy;
 struct spoke;
+struct worker;
 
 enum conn_state {
     C_HEADER,  /* reading the request head */
@@ -30,6 +31,7 @@ enum conn_state {
 
 struct conn {
     struct proxy *px;
+    struct worker *w; /* the loop it lives on: every callback runs on its thread */
     struct spoke *spoke;
     struct conn *prev, *next;
     enum conn_state state;
@@ -80,8 +82,8 @@ struct conn {
     bool no_linger;
 };
 
-/* Takes over an accepted, non-blocking socket. */
-void conn_accept(struct proxy *px, struct spoke *s, int fd, const struct sockaddr *sa,
+/* Takes over an accepted, non-blocking socket, on worker w's thread. */
+void conn_accept(struct worker *w, struct spoke *s, int fd, const struct sockaddr *sa,
                  socklen_t salen);
 /* Drain timeout or exit: refuse or close at once, with the records written. */
 void conn_abort(struct conn *c);

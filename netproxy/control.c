@@ -143,7 +143,7 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fd)
     s->report_only = report_only;
     int lfd = *fd;
     *fd = -1;
-    if (!listener_add(px, s, lfd, why, sizeof(why))) {
+    if (!listener_add(px, s, lfd, -1, why, sizeof(why))) {
         spoke_remove(px, s);
         return reply_error("%s", why);
     }
@@ -164,7 +164,10 @@ static json_t *op_remove(struct proxy *px, const json_t *msg)
     if (!s)
         return reply_error("no spoke named %.64s", name);
     np_audit_spoke(px, s, "spoke-remove", NULL);
-    log_info("spoke %s removed (%u tunnels finish on their own)", s->name, s->tunnels);
+    pthread_mutex_lock(&px->lock);
+    unsigned tunnels = s->tunnels;
+    pthread_mutex_unlock(&px->lock);
+    log_info("spoke %s removed (%u tunnels finish on their own)", s->name, tunnels);
     spoke_remove(px, s);
     return reply_ok();
 }
@@ -184,7 +187,10 @@ json_t *control_handle(struct proxy *px, const json_t *msg, int *fd)
         for (struct spoke *s = px->spokes; s; s = s->next)
             n++;
         json_object_set_new(r, "spokes", json_integer(n));
-        json_object_set_new(r, "tunnels", json_integer(px->tunnels));
+        pthread_mutex_lock(&px->lock);
+        unsigned tunnels = px->tunnels;
+        pthread_mutex_unlock(&px->lock);
+        json_object_set_new(r, "tunnels", json_integer(tunnels));
         return r;
     }
     return reply_error("op: unknown operation");

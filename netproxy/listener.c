@@ -25,60 +25,65 @@
  * accept(), that connection takes the normal path and is answered 503 tunnel-limit
  * (audited) when its dial finds no descriptor, and the reserve is taken back as soon
  * as a connection ends. */
-void proxy_spare_reclaim(struct proxy *px)
+void worker_spare_reclaim(struct worker *w)
 {
-    if (px->spare_fd < 0)
-        px->spare_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (w->spare_fd < 0)
+        w->spare_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 }
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct listener *l = arg;
-    proxy_spare_reclaim(l->px);
-    event_add(l->ev, NULL);
+    struct listen_watch *lw = arg;
+    worker_spare_reclaim(lw->w);
+    event_add(lw->ev, NULL);
 }
 
-static void accept_error(struct listener *l, int err)
+static void accept_error(struct listen_watch *lw, int err)
 {
+    struct listener *l = lw->l;
     metrics_accept_error(l->px->metrics);
     if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
         /* Without a descriptor there is nobody to answer: pause instead of spinning. */
         log_warnx("spoke %s: accept: %s; pausing %d ms", l->spoke->name, strerror(err),
                   ACCEPT_PAUSE_MS);
-        event_del(l->ev);
+        event_del(lw->ev);
         struct timeval tv = {0, ACCEPT_PAUSE_MS * 1000};
-        evtimer_add(l->resume, &tv);
+        evtimer_add(lw->resume, &tv);
         return;
     }
     log_warnx("spoke %s: accept: %s", l->spoke->name, strerror(err));
 }
 
 /* One connection per readiness event: the listener is level-triggered, so a backlog
- * brings us straight back, and the common case costs no accept() ending in EAGAIN. */
+ * brings us straight back, and the common case costs no accept() ending in EAGAIN.
+ * (A socket several workers watch wakes them all; those that lose the race get
+ * EAGAIN.) */
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     (void)what;
-    struct listener *l = arg;
+    struct listen_watch *lw = arg;
+    struct worker *w = lw->w;
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && l->px->spare_fd >= 0) {
-        close(l->px->spare_fd);
-        l->px->spare_fd = -1;
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->spare_fd >= 0) {
+        close(w->spare_fd);
+        w->spare_fd = -1;
         len = sizeof(ss);
         fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     }
     if (fd < 0) {
         if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-            accept_error(l, errno);
+            accept_error(lw, errno);
         return;
     }
-    conn_accept(l->px, l->spoke, fd, (struct sockaddr *)&ss, len);
+    conn_accept(w, lw->l->spoke, fd, (struct sockaddr *)&ss, len);
 }
 
-struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *err, size_t errlen)
+struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int worker, char *err,
+                              size_t errlen)
 {
     int type = 0, acc = 0;
     socklen_t len = sizeof(type);
@@ -116,34 +121,50 @@ struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *e
     l->spoke = s;
     l->addr = ss;
     l->fd = fd;
-    l->ev = event_new(px->base, fd, EV_READ | EV_PERSIST, on_accept, l);
-    l->resume = evtimer_new(px->base, on_resume, l);
-    if (!l->ev || !l->resume || event_add(l->ev, NULL) < 0) {
+    unsigned first = worker < 0 ? 0 : (unsigned)worker;
+    l->nwatch = worker < 0 ? px->nworkers : 1;
+    l->watch = xcalloc(l->nwatch, sizeof(*l->watch));
+    bool ok = true;
+    for (unsigned i = 0; i < l->nwatch; i++) {
+        struct listen_watch *lw = &l->watch[i];
+        lw->l = l;
+        lw->w = &px->workers[first + i];
+        lw->ev = event_new(lw->w->base, fd, EV_READ | EV_PERSIST, on_accept, lw);
+        lw->resume = evtimer_new(lw->w->base, on_resume, lw);
+        ok = ok && lw->ev && lw->resume && event_add(lw->ev, NULL) == 0;
+    }
+    if (!ok) {
         snprintf(err, errlen, "cannot watch the socket");
         listener_free(l);
         return NULL;
     }
     addrguard_add_endpoint(px->guard, (struct sockaddr *)&ss);
+    l->guarded = true;
     l->next = s->listeners;
     s->listeners = l;
     return l;
 }
 
+/* Main thread. With workers, event_free() waits for a callback another thread is
+ * running on the event to return, so no accept is in flight once this is done. */
 void listener_free(struct listener *l)
 {
     if (!l)
         return;
-    if (l->ev) {
-        addrguard_remove_endpoint(l->px->guard, (struct sockaddr *)&l->addr);
-        event_free(l->ev);
+    for (unsigned i = 0; i < l->nwatch; i++) {
+        if (l->watch[i].ev)
+            event_free(l->watch[i].ev);
+        if (l->watch[i].resume)
+            event_free(l->watch[i].resume);
     }
-    if (l->resume)
-        event_free(l->resume);
+    if (l->guarded)
+        addrguard_remove_endpoint(l->px->guard, (struct sockaddr *)&l->addr);
+    free(l->watch);
     close(l->fd);
     free(l);
 }
 
-int listener_bind(const char *hostport, char *err, size_t errlen)
+int listener_bind(const char *hostport, bool reuseport, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     socklen_t len;
@@ -158,6 +179,11 @@ int listener_bind(const char *hostport, char *err, size_t errlen)
     }
     int one = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+        snprintf(err, errlen, "--listen %s: SO_REUSEPORT: %s", hostport, strerror(errno));
+        close(fd);
+        return -1;
+    }
     if (ss.ss_family == AF_INET6)
         (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
     if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {

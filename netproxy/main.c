@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <event2/thread.h>
 #include <event2/util.h>
 #include <getopt.h>
 #include <signal.h>
@@ -86,6 +87,8 @@ static void usage(FILE *out)
         "  --idle-timeout D            tunnel without a byte either way (default 5m)\n"
         "  --max-lifetime D            tunnel lifetime, 0 for none (default 1h)\n"
         "  --drain-timeout D           on SIGTERM, wait this long for tunnels (default 30s)\n"
+        "  --workers N                 event loops, one thread each (default 1; at most 64):\n"
+        "                              connections are spread over them, one audit stream\n"
         "  --pipe-size BYTES           splice pipe per busy direction (default 262144; the\n"
         "                              kernel caps it at /proc/sys/fs/pipe-max-size)\n"
         "Process:\n"
@@ -134,6 +137,7 @@ struct options {
     int control_fd;
     bool no_seccomp;
     bool debug;
+    unsigned workers;
 };
 
 static unsigned parse_count(const char *opt, const char *v, uint64_t min, uint64_t max)
@@ -207,6 +211,7 @@ enum {
     OPT_MAX_LIFETIME,
     OPT_DRAIN_TIMEOUT,
     OPT_PIPE_SIZE,
+    OPT_WORKERS,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -242,6 +247,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"max-lifetime", required_argument, NULL, OPT_MAX_LIFETIME},
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"pipe-size", required_argument, NULL, OPT_PIPE_SIZE},
+        {"workers", required_argument, NULL, OPT_WORKERS},
         {"debug", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -252,6 +258,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->audit_path = "-";
     o->user = "nobody";
     o->control_fd = -1;
+    o->workers = 1;
     struct np_config *cfg = &o->cfg;
     int ch;
     while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -361,6 +368,9 @@ static void parse_args(int argc, char **argv, struct options *o)
         case OPT_PIPE_SIZE:
             cfg->pipe_size = parse_count("--pipe-size", optarg, 4096, 64u << 20);
             break;
+        case OPT_WORKERS:
+            o->workers = parse_count("--workers", optarg, 1, 64);
+            break;
         case 'v':
             o->debug = true;
             break;
@@ -401,10 +411,14 @@ static struct proxy px_storage;
 static struct control *control;
 static struct event *ev_hup, *ev_term, *ev_int;
 
-static void abort_all(struct proxy *px)
+/* Ends every connection on every worker now, then the main loop (the threads are
+ * joined after it). */
+static void abort_now(struct proxy *px)
 {
-    while (px->conns)
-        conn_abort(px->conns);
+    __atomic_store_n(&px->aborting, true, __ATOMIC_RELEASE);
+    worker_abort_all(&px->workers[0]);
+    workers_wake(px);
+    event_base_loopexit(px->base, NULL);
 }
 
 static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
@@ -412,39 +426,44 @@ static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct proxy *px = arg;
-    log_info("drain timeout: closing %u tunnels", px->tunnels);
-    abort_all(px);
-    event_base_loopexit(px->base, NULL);
+    log_info("drain timeout: closing %u tunnels", __atomic_load_n(&px->tunnels, __ATOMIC_RELAXED));
+    abort_now(px);
+}
+
+/* The drain is complete when no worker has a connection left. */
+static void exit_if_drained(struct proxy *px)
+{
+    if (px->draining && !px->workers[0].conns && workers_others_exited(px))
+        event_base_loopexit(px->base, NULL);
+}
+
+static void on_worker_exited(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    exit_if_drained(arg);
 }
 
 void proxy_start_drain(struct proxy *px, const char *why)
 {
     if (px->draining)
         return;
-    px->draining = true;
-    log_info("%s: draining (%u tunnels open)", why, px->tunnels);
+    __atomic_store_n(&px->draining, true, __ATOMIC_RELEASE);
+    log_info("%s: draining (%u tunnels open)", why,
+             __atomic_load_n(&px->tunnels, __ATOMIC_RELAXED));
     for (struct spoke *s = px->spokes; s; s = s->next)
         while (s->listeners) {
             struct listener *l = s->listeners;
             s->listeners = l->next;
             listener_free(l);
         }
-    if (!px->conns) {
-        event_base_loopexit(px->base, NULL);
-        return;
-    }
+    workers_wake(px);
     px->drain_timer = evtimer_new(px->base, on_drain_timeout, px);
     struct timeval tv = {.tv_sec = (time_t)(px->cfg->drain_timeout_ms / 1000),
                          .tv_usec = (suseconds_t)(px->cfg->drain_timeout_ms % 1000) * 1000};
     if (px->drain_timer)
         evtimer_add(px->drain_timer, &tv);
-}
-
-void proxy_conn_gone(struct proxy *px)
-{
-    proxy_spare_reclaim(px);
-    if (px->draining && !px->conns)
-        event_base_loopexit(px->base, NULL);
+    exit_if_drained(px);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -465,9 +484,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         return;
     }
     if (px->draining) {
-        log_info("second signal: closing %u tunnels now", px->tunnels);
-        abort_all(px);
-        event_base_loopexit(px->base, NULL);
+        log_info("second signal: closing %u tunnels now",
+                 __atomic_load_n(&px->tunnels, __ATOMIC_RELAXED));
+        abort_now(px);
         return;
     }
     proxy_start_drain(px, sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -492,16 +511,25 @@ static void setup_standalone(struct proxy *px, struct options *o)
         log_warnx("no --allow given: every request will be refused");
     struct spoke *s = spoke_new(px, o->name, NULL, pol);
     for (size_t i = 0; i < o->nlisten; i++) {
-        int fd = listener_bind(o->listen[i], err, sizeof(err));
-        if (fd < 0 || !listener_add(px, s, fd, err, sizeof(err)))
-            fatalx("%s", err);
+        /* With workers, one SO_REUSEPORT socket each: the kernel spreads the
+         * connections, and no worker wakes for another's. Port 0 would give each its
+         * own port, so it is one shared socket then. */
+        struct sockaddr_storage ss;
+        socklen_t sslen;
+        bool own = px->nworkers > 1 && sockaddr_parse_hostport(o->listen[i], &ss, &sslen) &&
+                   sockaddr_port((struct sockaddr *)&ss) != 0;
+        for (unsigned w = 0; w < (own ? px->nworkers : 1); w++) {
+            int fd = listener_bind(o->listen[i], own, err, sizeof(err));
+            if (fd < 0 || !listener_add(px, s, fd, own ? (int)w : -1, err, sizeof(err)))
+                fatalx("%s", err);
+        }
     }
 }
 
 static int bind_metrics(const char *hostport)
 {
     char err[512];
-    int fd = listener_bind(hostport, err, sizeof(err));
+    int fd = listener_bind(hostport, false, err, sizeof(err));
     if (fd < 0)
         fatalx("--metrics: %s", err + strlen("--listen "));
     return fd;
@@ -537,17 +565,28 @@ int main(int argc, char **argv)
             fatalx("%s", err);
     }
 
+    /* Loops on several threads: libevent locks each loop, so the main thread may add
+     * listeners to the workers' loops and wake them. One loop needs none of it. */
+    if (o.workers > 1 && evthread_use_pthreads() < 0)
+        fatalx("cannot enable libevent's thread support");
+    pthread_mutex_init(&px->lock, NULL);
     px->base = event_base_new();
     if (!px->base)
         fatalx("cannot create the event loop");
     /* Seed libevent's RNG (DNS transaction ids) now, before the sandbox. */
     evutil_secure_rng_init();
     px->metrics = metrics_new();
-    px->pipes = pipe_pool_new(o.cfg.pipe_size, 64);
-    px->spare_fd = -1;
-    proxy_spare_reclaim(px);
-    if (px->spare_fd < 0)
-        fatal("creating the spare descriptor");
+    px->nworkers = o.workers;
+    px->workers = xcalloc(px->nworkers, sizeof(*px->workers));
+    for (unsigned i = 0; i < px->nworkers; i++) {
+        struct event_base *base = i == 0 ? px->base : event_base_new();
+        if (!base)
+            fatalx("cannot create worker %u's event loop", i);
+        worker_init(px, &px->workers[i], i, base);
+    }
+    px->worker_exited = event_new(px->base, -1, 0, on_worker_exited, px);
+    if (!px->worker_exited)
+        fatalx("cannot create the event loop");
     px->guard = addrguard_new();
     for (size_t i = 0; i < o.ncidrs; i++)
         addrguard_allow_cidr(px->guard, &o.cidrs[i]);
@@ -560,12 +599,17 @@ int main(int argc, char **argv)
         .ndns_servers = o.ndns,
         .timeout_ms = o.cfg.dns_timeout_ms,
     };
-    px->resolver = resolver_new(px->base, &rc, err, sizeof(err));
-    if (!px->resolver)
-        fatalx("%s", err);
-    for (size_t i = 0; i < o.nresolve; i++)
-        if (!resolver_add_override(px->resolver, o.resolve[i], err, sizeof(err)))
+    /* A resolver per worker: evdns runs on one loop. Each reads resolv.conf now,
+     * before the sandbox. */
+    for (unsigned w = 0; w < px->nworkers; w++) {
+        struct worker *wk = &px->workers[w];
+        wk->resolver = resolver_new(wk->base, &rc, err, sizeof(err));
+        if (!wk->resolver)
             fatalx("%s", err);
+        for (size_t i = 0; i < o.nresolve; i++)
+            if (!resolver_add_override(wk->resolver, o.resolve[i], err, sizeof(err)))
+                fatalx("%s", err);
+    }
 
     if (o.control_fd >= 0) {
         control = control_new(px, o.control_fd, err, sizeof(err));
@@ -592,33 +636,50 @@ int main(int argc, char **argv)
     notify_ready(o.control_fd >= 0 ? "hub mode" : "standalone");
     if (privdrop(o.user, err, sizeof(err)) < 0)
         fatalx("%s", err);
+    /* The threads start now, before the filter that forbids clone(), and wait at the
+     * gate until the filter covers them too. */
+    if (workers_start(px, err, sizeof(err)) < 0)
+        fatalx("%s", err);
     if (o.no_seccomp)
         log_warnx("--no-seccomp: running without the seccomp filter");
     else if (sandbox_apply(err, sizeof(err)) < 0)
         fatalx("%s", err);
+    workers_open(px);
 
-    log_info("ready: %s mode, uid %u, seccomp %s, public suffix list: %s",
-             o.control_fd >= 0 ? "hub" : "standalone", (unsigned)getuid(),
-             o.no_seccomp ? "off" : "on", policy_psl_source());
+    log_info("ready: %s mode, %u worker%s, uid %u, seccomp %s, public suffix list: %s",
+             o.control_fd >= 0 ? "hub" : "standalone", px->nworkers, px->nworkers > 1 ? "s" : "",
+             (unsigned)getuid(), o.no_seccomp ? "off" : "on", policy_psl_source());
     event_base_dispatch(px->base);
 
     /* Teardown, so that leak checkers see a clean exit. */
-    abort_all(px);
+    workers_stop(px);
     control_free(control);
     while (px->spokes)
         spoke_remove(px, px->spokes);
     metrics_free(px->metrics);
     /* Cancelled DNS lookups report back through the loop once more: let them, before
-     * the resolver they belong to goes away. */
-    event_base_loop(px->base, EVLOOP_NONBLOCK);
-    resolver_free(px->resolver);
-    event_base_loop(px->base, EVLOOP_NONBLOCK);
+     * the resolver they belong to goes away. (The threads are joined: each loop is
+     * run from here.) */
+    for (unsigned i = 0; i < px->nworkers; i++) {
+        struct worker *w = &px->workers[i];
+        event_base_loop(w->base, EVLOOP_NONBLOCK);
+        resolver_free(w->resolver);
+        event_base_loop(w->base, EVLOOP_NONBLOCK);
+        pipe_pool_free(w->pipes);
+        if (w->spare_fd >= 0)
+            close(w->spare_fd);
+        if (w->wake)
+            event_free(w->wake);
+        if (i > 0)
+            event_base_free(w->base);
+    }
+    free(px->workers);
+    event_free(px->worker_exited);
     if (px->drain_timer)
         event_free(px->drain_timer);
     event_free(ev_hup);
     event_free(ev_term);
     event_free(ev_int);
-    pipe_pool_free(px->pipes);
     addrguard_free(px->guard);
     event_base_free(px->base);
     audit_close(px->audit);

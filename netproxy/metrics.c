@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Workers on several threads bump the same counters: relaxed atomic adds (the
+ * exposition reads a moment's values, nothing orders against them). */
+#define ADD(field, v) __atomic_add_fetch(&(field), (v), __ATOMIC_RELAXED)
+#define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
 /* Upper bounds in seconds, shared by the DNS and connect histograms. */
 static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                  0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
@@ -50,7 +55,7 @@ void metrics_free(struct metrics *m)
 void metrics_decision(struct metrics *m, enum decision_kind kind, enum reason r)
 {
     if ((unsigned)kind < DECISION_KINDS && (unsigned)r < R_COUNT)
-        m->decisions[kind][r]++;
+        ADD(m->decisions[kind][r], 1);
 }
 
 static void observe(struct histogram *h, uint64_t ns)
@@ -59,9 +64,9 @@ static void observe(struct histogram *h, uint64_t ns)
     size_t i = 0;
     while (i < NBUCKETS && s > buckets[i])
         i++;
-    h->counts[i]++;
-    h->n++;
-    h->sum_ns += ns;
+    ADD(h->counts[i], 1);
+    ADD(h->n, 1);
+    ADD(h->sum_ns, ns);
 }
 
 void metrics_dns(struct metrics *m, uint64_t ns)
@@ -76,24 +81,26 @@ void metrics_connect(struct metrics *m, uint64_t ns)
 
 void metrics_bytes(struct metrics *m, uint64_t up, uint64_t down)
 {
-    m->bytes_up += up;
-    m->bytes_down += down;
+    if (up)
+        ADD(m->bytes_up, up);
+    if (down)
+        ADD(m->bytes_down, down);
 }
 
 void metrics_closed(struct metrics *m, enum close_reason r)
 {
     if ((unsigned)r < CLOSE_COUNT)
-        m->closed[r]++;
+        ADD(m->closed[r], 1);
 }
 
 void metrics_audit_failure(struct metrics *m)
 {
-    m->audit_failures++;
+    ADD(m->audit_failures, 1);
 }
 
 void metrics_accept_error(struct metrics *m)
 {
-    m->accept_errors++;
+    ADD(m->accept_errors, 1);
 }
 
 struct text {
@@ -132,6 +139,15 @@ static void render_histogram(struct text *t, const char *name, const char *help,
         (unsigned long long)h->n);
 }
 
+static unsigned idle_pipes(const struct proxy *px)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < px->nworkers; i++)
+        if (px->workers[i].pipes)
+            n += pipe_pool_size(px->workers[i].pipes);
+    return n;
+}
+
 char *metrics_render(const struct metrics *m, const struct proxy *px, size_t *len)
 {
     static const char *const kinds[DECISION_KINDS] = {"allow", "deny", "would-deny"};
@@ -153,11 +169,11 @@ char *metrics_render(const struct metrics *m, const struct proxy *px, size_t *le
         "# TYPE netproxy_tunnels_active gauge\nnetproxy_tunnels_active %u\n"
         "# HELP netproxy_connections_pending Connections still sending their request.\n"
         "# TYPE netproxy_connections_pending gauge\nnetproxy_connections_pending %u\n",
-        px->tunnels, px->pending);
+        LOAD(px->tunnels), LOAD(px->pending));
     out(&t, "# HELP netproxy_spoke_tunnels_active Tunnels per spoke.\n"
             "# TYPE netproxy_spoke_tunnels_active gauge\n");
     for (const struct spoke *s = px->spokes; s; s = s->next)
-        out(&t, "netproxy_spoke_tunnels_active{spoke=\"%s\"} %u\n", s->name, s->tunnels);
+        out(&t, "netproxy_spoke_tunnels_active{spoke=\"%s\"} %u\n", s->name, LOAD(s->tunnels));
     out(&t,
         "# HELP netproxy_bytes_total Payload bytes relayed.\n"
         "# TYPE netproxy_bytes_total counter\n"
@@ -177,7 +193,7 @@ char *metrics_render(const struct metrics *m, const struct proxy *px, size_t *le
         "# HELP netproxy_idle_pipes Splice pipes kept for reuse.\n"
         "# TYPE netproxy_idle_pipes gauge\nnetproxy_idle_pipes %u\n",
         (unsigned long long)m->audit_failures, (unsigned long long)m->accept_errors,
-        px->pipes ? pipe_pool_size(px->pipes) : 0);
+        idle_pipes(px));
     *len = t.len;
     return t.buf;
 }

@@ -2,7 +2,7 @@
 NETPROXY_SRCS := $(filter-out netproxy/main.c,$(wildcard netproxy/*.c))
 NETPROXY_OBJS := $(call objs,$(NETPROXY_SRCS))
 NETPROXY_LIB := $(BUILD)/lib/libnetproxy.a
-NETPROXY_LIBS := $(call pkg_libs,$(PKGS) libidn2)
+NETPROXY_LIBS := $(call pkg_libs,$(PKGS) libidn2 libevent_pthreads)
 BINARIES += $(BUILD)/netproxy
 
 # Everything but main, so that tests/netproxy can link the parser, policy and guard.

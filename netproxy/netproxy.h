@@ -6,6 +6,7 @@
 #include "config.h"
 #include "policy.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -36,31 +37,60 @@ struct spoke {
     struct spoke *next;
 };
 
+/* One worker's watch on a listening socket: every worker that serves a listener
+ * accepts from it on its own event loop. */
+struct listen_watch {
+    struct listener *l;
+    struct worker *w;
+    struct event *ev;     /* readable: a connection to accept */
+    struct event *resume; /* re-enables accepting after EMFILE */
+};
+
 struct listener {
     struct proxy *px;
     struct spoke *spoke;
     int fd;
-    struct event *ev;     /* readable: a connection to accept */
-    struct event *resume; /* re-enables accepting after EMFILE */
+    struct listen_watch *watch;
+    unsigned nwatch;
     struct sockaddr_storage addr;
+    bool guarded; /* addr is among the guard's endpoints */
     struct listener *next;
 };
 
-struct proxy {
+/* An event loop and what only it touches: its connections, its resolver (evdns is
+ * bound to one loop), its pipe pool and its spare descriptor. Worker 0 is the main
+ * thread's loop, which also serves the control channel, signals and metrics; with
+ * --workers N, workers 1..N-1 run the same code each on a thread of its own. */
+struct worker {
+    struct proxy *px;
+    unsigned index;
     struct event_base *base;
+    struct resolver *resolver;
+    struct pipe_pool *pipes;
+    struct conn *conns; /* every live connection, for drain and exit */
+    int spare_fd;       /* held back so that accept() at EMFILE still gets a client to answer */
+    struct event *wake; /* activated by the main thread: drain or abort */
+    pthread_t thread;
+    bool started, exited; /* exited: its loop has ended (read under px->lock) */
+};
+
+struct proxy {
+    struct event_base *base; /* the main thread's loop (worker 0's) */
     const struct np_config *cfg;
     struct audit *audit;
     struct logopener *opener; /* reopens the audit file on SIGHUP; NULL for stdout */
     struct addrguard *guard;
-    struct resolver *resolver;
     struct metrics *metrics;
-    struct pipe_pool *pipes;
-    struct spoke *spokes;
-    struct conn *conns; /* every live connection, for drain and exit */
+    struct spoke *spokes; /* changed by the main thread only */
+    struct worker *workers;
+    unsigned nworkers;
+    /* Guards the counts below and in every spoke, which workers change concurrently,
+     * and each worker's exited flag. */
+    pthread_mutex_t lock;
     unsigned tunnels, pending;
-    int spare_fd; /* held back so that accept() at EMFILE still gets a client to answer */
-    bool draining;
+    bool draining, aborting; /* set by the main thread; workers read them when woken */
     struct event *drain_timer;
+    struct event *worker_exited; /* activated by a worker whose loop ended */
 };
 
 /* Spokes (spoke.c). Names are 1..64 bytes of [A-Za-z0-9_.-]. */
@@ -74,17 +104,37 @@ void spoke_ref(struct spoke *s);
 void spoke_unref(struct spoke *s);
 
 /* Listeners (listener.c): accept on fd (already bound; listen() is called when the
- * socket is not listening yet). The proxy owns fd from then on, even on failure. */
-struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, char *err, size_t errlen);
+ * socket is not listening yet). The proxy owns fd from then on, even on failure.
+ * worker -1: every worker accepts from it (a socket the hub passed); otherwise only
+ * that one (standalone --workers: one SO_REUSEPORT socket per worker). */
+struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int worker, char *err,
+                              size_t errlen);
 void listener_free(struct listener *l);
 /* Takes the spare descriptor back once a connection has freed one (no-op if held). */
-void proxy_spare_reclaim(struct proxy *px);
-/* Binds and listens on "ADDR:PORT" for a standalone spoke; -1 with a message. */
-int listener_bind(const char *hostport, char *err, size_t errlen);
+void worker_spare_reclaim(struct worker *w);
+/* Binds and listens on "ADDR:PORT" for a standalone spoke; -1 with a message.
+ * reuseport: SO_REUSEPORT, so that each worker can have a socket of its own. */
+int listener_bind(const char *hostport, bool reuseport, char *err, size_t errlen);
 
 /* Drain (main.c): stop accepting, let tunnels finish, exit when none is left. */
 void proxy_start_drain(struct proxy *px, const char *why);
-/* Called whenever a connection ends, so a drain can finish. */
-void proxy_conn_gone(struct proxy *px);
+/* Called on the worker's thread whenever one of its connections ends, so a drain can
+ * finish. */
+void worker_conn_gone(struct worker *w);
+
+/* Workers (worker.c). worker_init sets up worker i's loop and its own resources;
+ * workers_start starts threads 1..N-1, which wait at a gate until workers_open (after
+ * the sandbox is on: the threads share its filter). */
+void worker_init(struct proxy *px, struct worker *w, unsigned i, struct event_base *base);
+int workers_start(struct proxy *px, char *err, size_t errlen);
+void workers_open(struct proxy *px);
+/* Main thread: asks every other worker to look at px->draining / px->aborting. */
+void workers_wake(struct proxy *px);
+/* Main thread, after its loop: abort what is left, join the threads, free them. */
+void workers_stop(struct proxy *px);
+/* Whether every worker but the main thread's has ended its loop (drain complete). */
+bool workers_others_exited(struct proxy *px);
+/* Ends the worker's connections at once (drain timeout, second signal, exit). */
+void worker_abort_all(struct worker *w);
 
 #endif

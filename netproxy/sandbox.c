@@ -174,6 +174,9 @@ int sandbox_apply(char *err, size_t errlen)
     if (rc == 0)
         rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
                               arg(1, SCMP_CMP_EQ, FIONREAD, 0));
+    /* Every thread (netproxy --workers) gets the filter, not only the caller. */
+    if (rc == 0)
+        rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1);
     if (rc == 0)
         rc = seccomp_load(f);
     seccomp_release(f);

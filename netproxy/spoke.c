@@ -59,14 +59,15 @@ void spoke_remove(struct proxy *px, struct spoke *s)
     spoke_unref(s);
 }
 
+/* Tunnels on every worker hold references: counted atomically. */
 void spoke_ref(struct spoke *s)
 {
-    s->refs++;
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
 }
 
 void spoke_unref(struct spoke *s)
 {
-    if (--s->refs > 0)
+    if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     policy_free(s->policy);
     free(s->user);

@@ -38,7 +38,7 @@ void pipe_pool_free(struct pipe_pool *p)
 
 unsigned pipe_pool_size(const struct pipe_pool *p)
 {
-    return p->n;
+    return __atomic_load_n(&p->n, __ATOMIC_RELAXED); /* the metrics read other workers' */
 }
 
 static int pool_get(struct pipe_pool *p, int *r, int *w, size_t *cap)

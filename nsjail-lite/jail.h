@@ -131,7 +131,12 @@ struct jail_config {
      * host ids from which each concurrent jail gets a distinct one: the lowest free id
      * of [host_id_base, host_id_base + host_id_count), held with an flock on
      * /run/nsjail-lite/id-N.lock for as long as the jail runs; the host gid is the
-     * same number. host_id_base must be at least 65536. */
+     * same number. The locks are host-wide: any number of callers (several hubs, the
+     * launcher) may share one range, each jail gets an id none of them holds, and
+     * jail_host_uid() says which. host_id_base must be at least 65536. The default
+     * range, 2000000000 + 65536, lies above what Debian's useradd hands out as
+     * subordinate ids (SUB_UID_MAX 600100000) and systemd's container range (up to
+     * 1879048191), and below 2^31 (see jail_host_ids_check()). */
     uid_t inside_uid;
     gid_t inside_gid;
     uint32_t host_id_base;
@@ -252,6 +257,15 @@ int jail_kill(struct jail *j);
  * may survive it (only the program has a death signal), so end a running jail with
  * jail_kill() and jail_wait() first. */
 void jail_free(struct jail *j);
+
+/* Refuses a host id range that overlaps a range /etc/subuid or /etc/subgid gives a
+ * user (rootless containers of that user would share ids with the jails): -1 and a
+ * message naming the file, line and range; 0 when nothing overlaps or the files do not
+ * exist. Callers run it once at start (build/nsjail-lite, the hub); the _files form
+ * takes other paths (tests; NULL skips one). */
+int jail_host_ids_check(uint32_t base, uint32_t count, char *err, size_t errlen);
+int jail_host_ids_check_files(uint32_t base, uint32_t count, const char *subuid, const char *subgid,
+                              char *err, size_t errlen);
 
 /* Writes the compiled seccomp program for cfg (an array of struct sock_filter, the
  * format bwrap --seccomp reads) to fd: for inspection, and for the benchmark's

@@ -392,6 +392,9 @@ int main(int argc, char **argv)
     }
     if (optind >= argc)
         die(125, "no PROGRAM given (usage: nsjail-lite [OPTIONS] -- PROGRAM [ARGS...])");
+    if (config.namespaces &&
+        jail_host_ids_check(config.host_id_base, config.host_id_count, err, sizeof(err)) < 0)
+        die(125, "%s", err);
 
     /* Signals that arrive while the jail is being built stay pending until the
      * launcher, now the jail's monitor, waits for it: then they end the jail. */

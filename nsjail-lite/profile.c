@@ -92,8 +92,9 @@ void jail_config_init(struct jail_config *cfg)
     cfg->namespaces = true;
     cfg->inside_uid = 1000;
     cfg->inside_gid = 1000;
-    cfg->host_id_base = 2000000;
-    cfg->host_id_count = 4096;
+    /* Above every subordinate id Debian and systemd hand out (jail.h). */
+    cfg->host_id_base = 2000000000;
+    cfg->host_id_count = 65536;
     cfg->hostname = xstrdup("spoke");
     for (size_t i = 0; i < ARRAY_LEN(default_ro); i++)
         jail_config_add_bind(cfg, default_ro[i], NULL, false);

@@ -148,16 +148,18 @@ struct llm *agent_llm_open(const struct hub_config *cfg, const char *spec, struc
                            bool debug, char *err, size_t errlen);
 
 /* Opens the memory: spec is --memory (none, unix:PATH, HOST:PORT) or NULL for
- * hub.json's memory.redis; when neither names a server, a private redis-server is
- * started in <run_dir>/redis with scripts/redis-private (and *started_dir is set so
- * that agent_memory_stop_private() can stop it); *private_dir is set to its directory
- * also when it was running already (NULL for a configured server). NULL and a message
- * that says what to
- * do otherwise. */
-struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec, char **started_dir,
-                                 char **private_dir,
-                                 char *err, size_t errlen);
-void agent_memory_stop_private(const char *dir);
+ * hub.json's memory.redis; when neither names a server, the private redis-server in
+ * <run_dir>/redis (scripts/redis-private), started when none runs there. Several hubs
+ * of one configuration share it (one memory per user, as with a configured Redis):
+ * each holds a shared lock on it for as long as it runs (*private is set), and
+ * agent_memory_release_private() stops it when the last hub that uses it ends, if a
+ * hub started it. NULL and a message that says what to do otherwise. */
+struct private_redis;
+struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
+                                 struct private_redis **private, char *err, size_t errlen);
+void agent_memory_release_private(struct private_redis *pr);
+/* The private Redis's directory (NULL for none). */
+const char *agent_private_redis_dir(const struct private_redis *pr);
 /* The private redis-server in dir (see above): 0 when it runs, 1 when it was not running
  * and has been started again (the memory reconnects by itself), -1 when it could not be
  * started (err then says how to do it by hand). Cheap when it runs (its pid file and

@@ -675,7 +675,7 @@ int cmd_assistant(int argc, char **argv)
     struct hub *h = NULL;
     struct llm *llm = NULL;
     struct memory *mem = NULL;
-    char *private_redis = NULL, *private_dir = NULL;
+    struct private_redis *private_redis = NULL;
     struct answers *answers = NULL;
     struct perm_asker *asker = NULL;
     struct lineedit *le = le_new(STDIN_FILENO, STDOUT_FILENO);
@@ -710,12 +710,13 @@ int cmd_assistant(int argc, char **argv)
         }
         llm = rec;
     }
-    mem = agent_memory_open(&cfg, mem_spec, &private_redis, &private_dir, err, sizeof(err));
+    mem = agent_memory_open(&cfg, mem_spec, &private_redis, err, sizeof(err));
     if (!mem) {
         fprintf(stderr, "hub: memory: %s\n", err);
         rc = EXIT_USAGE;
         goto out;
     }
+    memory_set_audit(mem, hub_audit(h)); /* a Redis failover is on record */
 
     bool interactive = le_is_tty(le) && !json;
     u.json = json;
@@ -770,7 +771,7 @@ int cmd_assistant(int argc, char **argv)
         goto out;
     }
     s = (struct session){
-        .u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg, .private_redis = private_dir};
+        .u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg, .private_redis = agent_private_redis_dir(private_redis)};
     u.s = &s;
     if (interactive) {
         u.t.cancel = &cancel_request; /* Ctrl-C at a question cancels the request too */
@@ -823,10 +824,7 @@ out:
         fclose(tty_out);
     llm_close(llm);
     memory_close(mem);
-    if (private_redis)
-        agent_memory_stop_private(private_redis);
-    free(private_redis);
-    free(private_dir);
+    agent_memory_release_private(private_redis);
     if (base)
         event_base_free(base);
     le_free(le);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,11 +144,44 @@ static const char memory_help[] =
     "private one with `scripts/redis-private start DIR` and use --memory unix:DIR/redis.sock, "
     "or run without persistence with --memory none";
 
-struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec, char **started_dir,
-                                 char **private_dir, char *err, size_t errlen)
+/* The private Redis's files in its directory: a hub that uses it holds users.lock
+ * shared; starting, and stopping by the last user, happen under start.lock; a hub that
+ * started it leaves hub-started, so that one started by hand is never stopped. */
+struct private_redis {
+    char *dir;
+    int users_fd;
+};
+
+static int lock_file(const char *dir, const char *name, int op)
 {
-    *started_dir = NULL;
-    *private_dir = NULL;
+    char *path = xasprintf("%s/%s", dir, name);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    free(path);
+    if (fd < 0)
+        return -1;
+    while (flock(fd, op) < 0) {
+        if (errno != EINTR) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+/* A hub started the server in dir: the last hub out may stop it. */
+static void mark_started(const char *dir)
+{
+    char *mark = xasprintf("%s/hub-started", dir);
+    int fd = open(mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    free(mark);
+}
+
+struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
+                                 struct private_redis **private, char *err, size_t errlen)
+{
+    *private = NULL;
     struct memory_config mc;
     memory_config_defaults(&mc);
     if (cfg->memory) {
@@ -171,7 +205,8 @@ struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
         abs = realpath(dir, NULL);
     char sock[512];
     struct memory *m = NULL;
-    if (!abs) {
+    int start_fd = abs ? lock_file(abs, "start.lock", LOCK_EX) : -1;
+    if (!abs || start_fd < 0) {
         snprintf(err, errlen, "no Redis is configured and %s cannot be created (%s): %s", dir,
                  strerror(errno), memory_help);
     } else {
@@ -183,30 +218,50 @@ struct memory *agent_memory_open(const struct hub_config *cfg, const char *spec,
                      "in %s (is redis-server installed? `make deps` installs it): %s",
                      abs, memory_help);
         } else {
+            if (!running)
+                mark_started(abs);
             char *where = xasprintf("unix:%s", sock);
             m = memory_open(where, &mc, err, errlen);
             free(where);
-            if (m && !running)
-                *started_dir = xstrdup(abs);
-            if (m)
-                *private_dir = xstrdup(abs);
+            int users = m ? lock_file(abs, "users.lock", LOCK_SH) : -1;
+            if (users >= 0) {
+                *private = xcalloc(1, sizeof(**private));
+                (*private)->dir = xstrdup(abs);
+                (*private)->users_fd = users;
+            }
             log_debug("memory: private redis-server in %s%s", abs,
                       running ? " (already running)" : "");
         }
     }
+    if (start_fd >= 0)
+        close(start_fd);
     free(abs);
     free(dir);
     free(script);
     return m;
 }
 
-void agent_memory_stop_private(const char *dir)
+void agent_memory_release_private(struct private_redis *pr)
 {
+    if (!pr)
+        return;
+    int start_fd = lock_file(pr->dir, "start.lock", LOCK_EX);
+    /* The last user: no other hub holds users.lock (conversion is not atomic, but
+     * under start.lock no hub can take it meanwhile). */
+    bool last = start_fd >= 0 && flock(pr->users_fd, LOCK_EX | LOCK_NB) == 0;
+    char *mark = xasprintf("%s/hub-started", pr->dir);
     char *script = find_redis_script();
     char out[256];
-    if (script && dir)
-        (void)run_script(script, "stop", dir, out, sizeof(out));
+    if (last && script && access(mark, F_OK) == 0 &&
+        run_script(script, "stop", pr->dir, out, sizeof(out)) == 0)
+        unlink(mark);
     free(script);
+    free(mark);
+    close(pr->users_fd);
+    if (start_fd >= 0)
+        close(start_fd);
+    free(pr->dir);
+    free(pr);
 }
 
 /* Whether the pid in DIR/redis.pid is a live redis-server (as the script's own check,
@@ -238,14 +293,27 @@ static bool private_alive(const char *dir)
     return strcmp(comm, "redis-server\n") == 0;
 }
 
+const char *agent_private_redis_dir(const struct private_redis *pr)
+{
+    return pr ? pr->dir : NULL;
+}
+
 int agent_memory_revive_private(const char *dir, char *err, size_t errlen)
 {
     if (private_alive(dir))
         return 0;
+    /* Under start.lock, as agent_memory_open(): another hub may revive it meanwhile. */
+    int start_fd = lock_file(dir, "start.lock", LOCK_EX);
     char *script = find_redis_script();
     char sock[512];
-    int rc = script ? run_script(script, "start", dir, sock, sizeof(sock)) : -1;
+    int rc = 0;
+    if (!private_alive(dir))
+        rc = script ? run_script(script, "start", dir, sock, sizeof(sock)) : -1;
     free(script);
+    if (rc == 0)
+        mark_started(dir);
+    if (start_fd >= 0)
+        close(start_fd);
     if (rc == 0)
         return 1;
     snprintf(err, errlen,

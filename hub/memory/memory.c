@@ -25,6 +25,8 @@ void memory_config_defaults(struct memory_config *cfg)
     cfg->history_max = 1000;
     cfg->entry_max_bytes = 64 * 1024;
     cfg->prefix = "isolategpt";
+    cfg->wait_replicas = -1;
+    cfg->wait_timeout_ms = 1000;
 }
 
 bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
@@ -40,18 +42,24 @@ bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
                                        "history_max",
                                        "entry_max_bytes",
                                        "prefix",
+                                       "sentinel_password_env",
+                                       "wait_replicas",
+                                       "wait_timeout_ms",
                                        NULL};
     if (!jf_object(c, obj, where, keys) ||
         !jf_string(c, obj, where, "redis", false, 1024, &cfg->redis) ||
         !jf_string(c, obj, where, "password_env", false, 128, &cfg->password_env) ||
         !jf_string(c, obj, where, "username", false, 128, &cfg->username) ||
-        !jf_string(c, obj, where, "prefix", false, 32, &cfg->prefix))
+        !jf_string(c, obj, where, "prefix", false, 32, &cfg->prefix) ||
+        !jf_string(c, obj, where, "sentinel_password_env", false, 128, &cfg->sentinel_password_env))
         return false;
-    if (cfg->password_env)
-        for (const char *p = cfg->password_env; *p; p++)
+    const char *envs[] = {cfg->password_env, cfg->sentinel_password_env};
+    const char *env_keys[] = {"password_env", "sentinel_password_env"};
+    for (size_t i = 0; i < 2; i++)
+        for (const char *p = envs[i]; p && *p; p++)
             if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
                   (*p >= '0' && *p <= '9') || *p == '_'))
-                return jf_fail(c, where, "password_env",
+                return jf_fail(c, where, env_keys[i],
                                "must name an environment variable, not hold the password");
     int64_t v;
 #define GET_INT(key, min, max, field)                                                              \
@@ -67,6 +75,8 @@ bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
     GET_INT("reconnect_ms", 0, 3600000, reconnect_ms);
     GET_INT("history_max", 1, 1000000, history_max);
     GET_INT("entry_max_bytes", 64, 16 << 20, entry_max_bytes);
+    GET_INT("wait_replicas", -1, 16, wait_replicas);
+    GET_INT("wait_timeout_ms", 1, 600000, wait_timeout_ms);
 #undef GET_INT
     return true;
 }
@@ -116,6 +126,8 @@ struct memory *memory_open(const char *spec, const struct memory_config *cfg_in,
         cfg.connect_timeout_ms = d.connect_timeout_ms;
     if (cfg.command_timeout_ms <= 0)
         cfg.command_timeout_ms = d.command_timeout_ms;
+    if (cfg.wait_timeout_ms <= 0)
+        cfg.wait_timeout_ms = d.wait_timeout_ms;
     if (cfg.history_max == 0)
         cfg.history_max = d.history_max;
     if (cfg.entry_max_bytes < 64)
@@ -154,6 +166,11 @@ void memory_close(struct memory *m)
     free(m->prefix);
     free(m->describe);
     free(m);
+}
+
+void memory_set_audit(struct memory *m, struct audit *a)
+{
+    m->audit = a;
 }
 
 const char *memory_describe(const struct memory *m)

@@ -2,7 +2,9 @@
  *
  * Two back ends behind one interface:
  *   - Redis (hiredis), persistent across hub restarts: over a unix socket
- *     ("unix:/path/redis.sock") or TCP ("host:port", "[::1]:6379"), with an optional
+ *     ("unix:/path/redis.sock"), TCP ("host:port", "[::1]:6379") or a Sentinel set
+ *     ("sentinel://host:port,host:port/MASTERNAME", followed across failovers, writes
+ *     confirmed by a replica with WAIT: redis_conn.h), with an optional
  *     password (AUTH, read from the environment variable the config names, optionally
  *     with an ACL user name), connect and command timeouts. A lost connection (a Redis
  *     restart, a dropped socket) is re-established transparently and the command sent
@@ -38,22 +40,27 @@
 #define MEMORY_USER_MAX 64
 
 struct memory_config {
-    const char *redis;        /* "unix:PATH", "PATH" (absolute), "HOST:PORT" or "none" */
-    const char *password_env; /* environment variable with the AUTH password; NULL: none */
-    const char *username;     /* ACL user for AUTH (Redis 6+); NULL: default user */
-    int db;                   /* SELECT db; default 0 */
-    long connect_timeout_ms;  /* default 2000 */
-    long command_timeout_ms;  /* default 2000 */
-    long reconnect_ms;        /* keep trying a lost server this long; default 5000 */
-    size_t history_max;       /* entries kept per user; default 1000 */
-    size_t entry_max_bytes;   /* text per entry, longer is cut (marked); default 64 KiB */
-    const char *prefix;       /* key prefix, [A-Za-z0-9_.-]{1,32}; default "isolategpt" */
+    const char *redis;                 /* "unix:PATH", "PATH" (absolute), "HOST:PORT" or "none" */
+    const char *password_env;          /* environment variable with the AUTH password; NULL: none */
+    const char *username;              /* ACL user for AUTH (Redis 6+); NULL: default user */
+    int db;                            /* SELECT db; default 0 */
+    long connect_timeout_ms;           /* default 2000 */
+    long command_timeout_ms;           /* default 2000 */
+    long reconnect_ms;                 /* keep trying a lost server this long; default 5000 */
+    size_t history_max;                /* entries kept per user; default 1000 */
+    size_t entry_max_bytes;            /* text per entry, longer is cut (marked); default 64 KiB */
+    const char *prefix;                /* key prefix, [A-Za-z0-9_.-]{1,32}; default "isolategpt" */
+    const char *sentinel_password_env; /* AUTH for the sentinels; NULL: none */
+    int wait_replicas;    /* replicas that confirm each write (WAIT); -1 (default): 1 under
+                             Sentinel, else 0 */
+    long wait_timeout_ms; /* how long they have; default 1000 */
 };
 
 void memory_config_defaults(struct memory_config *cfg);
 /* Reads hub.json's "memory" object: keys redis, password_env, username, db,
  * connect_timeout_ms, command_timeout_ms, reconnect_ms, history_max, entry_max_bytes,
- * prefix. Strings are borrowed from obj. */
+ * prefix, sentinel_password_env, wait_replicas, wait_timeout_ms. Strings are borrowed
+ * from obj. */
 bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
                          struct memory_config *cfg);
 
@@ -65,6 +72,10 @@ struct memory;
 struct memory *memory_open(const char *spec, const struct memory_config *cfg, char *err,
                            size_t errlen);
 void memory_close(struct memory *m);
+struct audit;
+/* Where the Redis back end puts what happened to its connection (lost, failover,
+ * reconnected, replication degraded) besides stderr; a borrowed pointer, NULL: none. */
+void memory_set_audit(struct memory *m, struct audit *a);
 /* "redis unix:/run/x/redis.sock" or "in-process (--memory none)": safe to print. */
 const char *memory_describe(const struct memory *m);
 bool memory_persistent(const struct memory *m);

@@ -45,6 +45,7 @@ struct memory {
     size_t n_session, cap_session;
     json_t *failed_writes;    /* messages, since memory_take_failed_writes() */
     unsigned failed_unlisted; /* past MEMORY_FAILED_WRITES_MAX */
+    struct audit *audit;      /* borrowed; NULL: stderr only */
 };
 
 struct memory *memory_redis_open(const char *addr, const struct memory_config *cfg, char *err,

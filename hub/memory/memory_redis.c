@@ -7,9 +7,17 @@
  * HSET/HDEL/DEL by nature, and the history append is a Lua script that skips an
  * entry already among the list's last few (each entry carries a random id). A write
  * counts as done only when Redis acknowledged it; with appendfsync always, Redis
- * acknowledges only what is on disk. */
+ * acknowledges only what is on disk, and with wait_replicas (the default under
+ * Sentinel) only once a replica has it too (WAIT), so that it survives a failover.
+ *
+ * A READONLY or MASTERDOWN answer means we speak to a replica: the connection is
+ * dropped and made again, which under Sentinel asks the sentinels where the master is
+ * now (redis_conn.c). Losses, failovers and reconnects are said on stderr and in the
+ * hub's audit (memory_set_audit). */
 #include "memory_impl.h"
+#include "redis_conn.h"
 
+#include "audit.h"
 #include "log.h"
 #include "util.h"
 
@@ -33,24 +41,20 @@ static const char append_script[] =
     "return 1\n";
 
 struct rb {
-    redisContext *c;
-    char *addr; /* as configured, for messages */
-    char *unix_path;
-    char *host;
-    int port;
-    char *password;
-    char *username;
-    int db;
-    long connect_timeout_ms, command_timeout_ms, reconnect_ms;
+    struct redis_link link;
+    struct memory *m; /* for its audit, once open */
+    long reconnect_ms;
+    /* Replicas that must confirm each write (WAIT) before it counts as done, and how
+     * long they have. */
+    int wait_replicas;
+    long wait_timeout_ms;
     /* The connection was lost and not yet re-established, also across commands (one
      * that gave up): the reconnect is then said, as the loss was. */
     bool lost;
+    /* Writes are going on without the replica confirmation (none is connected): said
+     * once, until one confirms again. */
+    bool degraded;
 };
-
-static struct timeval tv_ms(long ms)
-{
-    return (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-}
 
 static void sleep_ms(long ms)
 {
@@ -58,57 +62,40 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* Connects, authenticates and selects the db. -1: try again later; -2: permanent
- * (credentials refused), err filled either way. */
-static int rb_connect(struct rb *r, char *err, size_t errlen)
+/* What happened to the connection: on stderr, and in the hub's audit when the memory
+ * has one, so that a failover is on record with what the hub did around it. */
+static void rb_event(void *ud, const char *action, const char *message)
 {
-    struct timeval tv = tv_ms(r->connect_timeout_ms);
-    redisContext *c = r->unix_path ? redisConnectUnixWithTimeout(r->unix_path, tv)
-                                   : redisConnectWithTimeout(r->host, r->port, tv);
-    if (!c) {
-        snprintf(err, errlen, "cannot reach Redis at %s: out of memory", r->addr);
-        return -1;
+    struct rb *r = ud;
+    log_warnx("memory: %s", message);
+    struct audit *a = r->m ? r->m->audit : NULL;
+    if (!a)
+        return;
+    json_t *rec = json_object();
+    audit_set_str(rec, "event.kind", "event");
+    audit_set(rec, "event.category", json_pack("[s]", "database"));
+    audit_set_str(rec, "event.action", action);
+    audit_set_str(rec, "event.outcome",
+                  strcmp(action, "memory-connection-lost") == 0 ||
+                          strcmp(action, "memory-replication-degraded") == 0
+                      ? "failure"
+                      : "success");
+    audit_set_str(rec, "message", message);
+    if (r->link.host) {
+        audit_set_str(rec, "server.address", r->link.host);
+        audit_set_int(rec, "server.port", r->link.port);
     }
-    if (c->err) {
-        snprintf(err, errlen, "cannot reach Redis at %s: %s", r->addr, c->errstr);
-        redisFree(c);
-        return -1;
-    }
-    redisSetTimeout(c, tv_ms(r->command_timeout_ms));
-    if (!r->unix_path)
-        redisEnableKeepAlive(c);
-    if (r->password) {
-        redisReply *rep = r->username ? redisCommand(c, "AUTH %s %s", r->username, r->password)
-                                      : redisCommand(c, "AUTH %s", r->password);
-        if (!rep) {
-            snprintf(err, errlen, "cannot reach Redis at %s: %s", r->addr, c->errstr);
-            redisFree(c);
-            return -1;
-        }
-        bool ok = rep->type == REDIS_REPLY_STATUS;
-        if (!ok)
-            snprintf(err, errlen, "Redis at %s refused the credentials: %.200s", r->addr,
-                     rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-        freeReplyObject(rep);
-        if (!ok) {
-            redisFree(c);
-            return -2;
-        }
-    }
-    if (r->db) {
-        redisReply *rep = redisCommand(c, "SELECT %d", r->db);
-        bool ok = rep && rep->type == REDIS_REPLY_STATUS;
-        if (!ok)
-            snprintf(err, errlen, "Redis at %s: SELECT %d failed: %.200s", r->addr, r->db,
-                     rep && rep->type == REDIS_REPLY_ERROR ? rep->str : c->errstr);
-        freeReplyObject(rep);
-        if (!ok) {
-            redisFree(c);
-            return -2;
-        }
-    }
-    r->c = c;
-    return 0;
+    (void)audit_write(a, rec); /* it already happened: a lost record cannot undo it */
+}
+
+static void check_replicas(struct rb *r);
+
+static bool is_replica_error(const redisReply *rep)
+{
+    /* READONLY: we speak to a replica (the old master came back demoted, or a
+     * sentinel's answer is stale); MASTERDOWN: a replica that lost its master. */
+    return rep->type == REDIS_REPLY_ERROR &&
+           (strncmp(rep->str, "READONLY", 8) == 0 || strncmp(rep->str, "MASTERDOWN", 10) == 0);
 }
 
 /* Runs one command, reconnecting and resending as described above. NULL and err
@@ -125,31 +112,41 @@ static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char
     long pause = 20;
     unsigned losses = 0;
     for (;;) {
-        if (!r->c) {
-            int rc = rb_connect(r, err, errlen);
+        if (!r->link.c) {
+            int rc = redis_link_connect(&r->link, err, errlen);
             if (rc == -2)
                 return NULL;
             if (rc < 0)
                 goto wait;
             if (r->lost)
-                log_warnx("memory: reconnected to Redis at %s", r->addr);
+                rb_event(r, "memory-reconnected", "reconnected to Redis");
             r->lost = false;
+            check_replicas(r);
         }
-        redisReply *rep = redisCommandArgv(r->c, argc, argv, lens);
+        redisReply *rep = redisCommandArgv(r->link.c, argc, argv, lens);
         if (rep) {
             if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "LOADING", 7) == 0) {
                 freeReplyObject(rep);
-                snprintf(err, errlen, "Redis at %s is still loading its data", r->addr);
+                snprintf(err, errlen, "Redis at %s is still loading its data", r->link.addr);
                 goto wait;
             }
-            return rep;
+            if (!is_replica_error(rep))
+                return rep;
+            snprintf(err, errlen, "Redis at %s answered %.200s", r->link.addr, rep->str);
+            freeReplyObject(rep);
+        } else {
+            snprintf(err, errlen, "lost the connection to Redis at %s: %s", r->link.addr,
+                     r->link.c->errstr);
         }
-        snprintf(err, errlen, "lost the connection to Redis at %s: %s", r->addr, r->c->errstr);
-        if (losses++ == 0)
-            log_warnx("memory: %s; reconnecting", err);
+        if (losses++ == 0 && !r->lost) {
+            char msg[700];
+            snprintf(msg, sizeof(msg), "%s; %s", err,
+                     redis_link_is_sentinel(&r->link) ? "asking the sentinels for the master"
+                                                      : "reconnecting");
+            rb_event(r, "memory-connection-lost", msg);
+        }
         r->lost = true;
-        redisFree(r->c);
-        r->c = NULL;
+        redis_link_drop(&r->link);
         if (losses == 1 && now_mono_ns() < deadline)
             continue; /* a restarted server usually answers at once */
     wait:
@@ -160,8 +157,88 @@ static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char
             return NULL;
         }
         sleep_ms(pause);
-        pause = pause * 2 > 500 ? 500 : pause * 2;
+        /* Under Sentinel the wait is for a promotion, which is seen only by asking. */
+        long cap = redis_link_is_sentinel(&r->link) ? 200 : 500;
+        pause = pause * 2 > cap ? cap : pause * 2;
     }
+}
+
+static void set_degraded(struct rb *r, int connected)
+{
+    if (!r->degraded) {
+        char msg[500];
+        snprintf(msg, sizeof(msg),
+                 "the Redis master has %d of the %d replicas memory.wait_replicas asks for: "
+                 "writes are kept on fewer machines until they are back",
+                 connected, r->wait_replicas);
+        rb_event(r, "memory-replication-degraded", msg);
+    }
+    r->degraded = true;
+}
+
+/* After a (re)connection: a master without enough replicas (a promoted one, until the
+ * old master comes back as its replica) is known at once, so that no write waits the
+ * whole WAIT timeout to learn it. */
+static void check_replicas(struct rb *r)
+{
+    if (r->wait_replicas <= 0)
+        return;
+    int connected = redis_link_replicas(&r->link);
+    if (connected >= 0 && connected < r->wait_replicas)
+        set_degraded(r, connected);
+}
+
+/* WAIT for the replicas after a write on the current connection: 0 confirmed (or no
+ * more replicas are connected than confirmed it: then said once, and the memory goes
+ * on with what there is), -1 not confirmed in time, -2 the connection was lost (the
+ * write must be sent again on the next one). */
+static int rb_wait(struct memory *m, char *err, size_t errlen)
+{
+    struct rb *r = m->impl;
+    if (r->wait_replicas <= 0)
+        return 0;
+    int want = r->wait_replicas;
+    if (r->degraded) {
+        int connected = redis_link_replicas(&r->link);
+        if (connected == 0)
+            return 0; /* nobody to wait for: still degraded */
+        if (connected > 0 && connected < want)
+            want = connected;
+    }
+    redisReply *rep =
+        r->link.c ? redisCommand(r->link.c, "WAIT %d %ld", want, r->wait_timeout_ms) : NULL;
+    if (!rep) {
+        snprintf(err, errlen, "lost the connection to Redis at %s waiting for a replica: %s",
+                 r->link.addr, r->link.c ? r->link.c->errstr : "dropped");
+        r->lost = true;
+        redis_link_drop(&r->link);
+        return -2;
+    }
+    long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+    if (acked < 0)
+        snprintf(err, errlen, "Redis at %s: WAIT: %.200s", r->link.addr,
+                 rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    freeReplyObject(rep);
+    if (acked < 0)
+        return -1;
+    if (acked >= r->wait_replicas) {
+        if (r->degraded)
+            rb_event(r, "memory-replication-restored",
+                     "the Redis replicas confirm the writes again");
+        r->degraded = false;
+        return 0;
+    }
+    /* Fewer than asked: fine only when every replica there confirmed it. */
+    int connected = redis_link_replicas(&r->link);
+    if (connected >= 0 && acked >= connected) {
+        set_degraded(r, connected);
+        return 0;
+    }
+    snprintf(err, errlen,
+             "the write reached the Redis master but only %lld of %d replicas confirmed it "
+             "within %ld ms (memory.wait_timeout_ms)",
+             acked, want, r->wait_timeout_ms);
+    return -1;
 }
 
 /* Checks the reply type; on mismatch fills err (Redis' own error text if it is one). */
@@ -171,10 +248,35 @@ static bool expect(struct memory *m, redisReply *rep, int type, char *err, size_
     if (rep->type == type)
         return true;
     if (rep->type == REDIS_REPLY_ERROR)
-        snprintf(err, errlen, "Redis at %s: %.300s", r->addr, rep->str);
+        snprintf(err, errlen, "Redis at %s: %.300s", r->link.addr, rep->str);
     else
-        snprintf(err, errlen, "Redis at %s gave an unexpected reply (type %d)", r->addr, rep->type);
+        snprintf(err, errlen, "Redis at %s gave an unexpected reply (type %d)", r->link.addr,
+                 rep->type);
     return false;
+}
+
+/* A write: the command, then WAIT for the replicas; when the connection is lost in
+ * between, the (idempotent) write is sent again on the next one, since a WAIT only
+ * counts the writes of its own connection. 0 and *integer (the command's integer
+ * reply), or -1 and err. */
+static int rb_write(struct memory *m, int argc, const char **argv, long long *integer, char *err,
+                    size_t errlen)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        redisReply *rep = redis_cmd(m, argc, argv, err, errlen);
+        if (!rep)
+            return -1;
+        bool ok = expect(m, rep, REDIS_REPLY_INTEGER, err, errlen);
+        if (ok && integer)
+            *integer = rep->integer;
+        freeReplyObject(rep);
+        if (!ok)
+            return -1;
+        int w = rb_wait(m, err, errlen);
+        if (w != -2)
+            return w;
+    }
+    return -1;
 }
 
 static int rb_list_append(struct memory *m, const char *key, const char *entry, size_t max,
@@ -183,12 +285,7 @@ static int rb_list_append(struct memory *m, const char *key, const char *entry, 
     char maxs[32];
     snprintf(maxs, sizeof(maxs), "%zu", max);
     const char *argv[] = {"EVAL", append_script, "1", key, entry, maxs, DEDUP_WINDOW};
-    redisReply *rep = redis_cmd(m, 7, argv, err, errlen);
-    if (!rep)
-        return -1;
-    bool ok = expect(m, rep, REDIS_REPLY_INTEGER, err, errlen);
-    freeReplyObject(rep);
-    return ok ? 0 : -1;
+    return rb_write(m, 7, argv, NULL, err, errlen);
 }
 
 static bool strings_from(struct memory *m, redisReply *rep, size_t first, size_t step, char ***out,
@@ -228,24 +325,14 @@ static int rb_list_last(struct memory *m, const char *key, size_t n, char ***ite
 static int rb_del(struct memory *m, const char *key, char *err, size_t errlen)
 {
     const char *argv[] = {"DEL", key};
-    redisReply *rep = redis_cmd(m, 2, argv, err, errlen);
-    if (!rep)
-        return -1;
-    bool ok = expect(m, rep, REDIS_REPLY_INTEGER, err, errlen);
-    freeReplyObject(rep);
-    return ok ? 0 : -1;
+    return rb_write(m, 2, argv, NULL, err, errlen);
 }
 
 static int rb_hash_set(struct memory *m, const char *key, const char *field, const char *value,
                        char *err, size_t errlen)
 {
     const char *argv[] = {"HSET", key, field, value};
-    redisReply *rep = redis_cmd(m, 4, argv, err, errlen);
-    if (!rep)
-        return -1;
-    bool ok = expect(m, rep, REDIS_REPLY_INTEGER, err, errlen);
-    freeReplyObject(rep);
-    return ok ? 0 : -1;
+    return rb_write(m, 4, argv, NULL, err, errlen);
 }
 
 static int rb_hash_get(struct memory *m, const char *key, const char *field, char **value,
@@ -298,13 +385,10 @@ static int rb_hash_del(struct memory *m, const char *key, const char *field, cha
                        size_t errlen)
 {
     const char *argv[] = {"HDEL", key, field};
-    redisReply *rep = redis_cmd(m, 3, argv, err, errlen);
-    if (!rep)
+    long long n = 0;
+    if (rb_write(m, 3, argv, &n, err, errlen) < 0)
         return -1;
-    bool ok = expect(m, rep, REDIS_REPLY_INTEGER, err, errlen);
-    int n = ok ? (int)rep->integer : -1;
-    freeReplyObject(rep);
-    return n;
+    return (int)n;
 }
 
 static void rb_destroy(struct memory *m)
@@ -312,16 +396,7 @@ static void rb_destroy(struct memory *m)
     struct rb *r = m->impl;
     if (!r)
         return;
-    if (r->c)
-        redisFree(r->c);
-    if (r->password) {
-        explicit_bzero(r->password, strlen(r->password));
-        free(r->password);
-    }
-    free(r->username);
-    free(r->addr);
-    free(r->unix_path);
-    free(r->host);
+    redis_link_free(&r->link);
     free(r);
 }
 
@@ -338,46 +413,30 @@ static const struct memory_ops redis_ops = {
     .destroy = rb_destroy,
 };
 
-/* "unix:PATH", "/PATH", "HOST:PORT" or "[V6]:PORT". */
-static bool parse_addr(struct rb *r, const char *addr, char *err, size_t errlen)
-{
-    const char *path = strncmp(addr, "unix:", 5) == 0 ? addr + 5 : addr[0] == '/' ? addr : NULL;
-    if (path) {
-        if (!*path || strlen(path) >= 108) {
-            snprintf(err, errlen, "memory.redis: the socket path must be 1 to 107 bytes");
-            return false;
-        }
-        r->unix_path = xstrdup(path);
-        return true;
-    }
-    const char *colon = strrchr(addr, ':');
-    uint64_t port;
-    if (!colon || colon == addr || !parse_u64(colon + 1, 1, 65535, &port)) {
-        snprintf(err, errlen,
-                 "memory.redis \"%.200s\" must be unix:PATH, HOST:PORT, [IPv6]:PORT or none", addr);
-        return false;
-    }
-    size_t hl = (size_t)(colon - addr);
-    if (addr[0] == '[' && hl >= 2 && addr[hl - 1] == ']')
-        r->host = xstrndup(addr + 1, hl - 2);
-    else
-        r->host = xstrndup(addr, hl);
-    r->port = (int)port;
-    return true;
-}
-
 /* A warning (not an error) when the server would lose acknowledged writes on a crash. */
 static void check_durability(struct memory *m)
 {
     struct rb *r = m->impl;
-    redisReply *rep = redisCommand(r->c, "CONFIG GET appendonly");
+    redisReply *rep = redisCommand(r->link.c, "CONFIG GET appendonly");
     if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
-        rep->element[1]->type == REDIS_REPLY_STRING && strcmp(rep->element[1]->str, "no") == 0)
+        rep->element[1]->type == REDIS_REPLY_STRING && strcmp(rep->element[1]->str, "no") == 0 &&
+        r->wait_replicas <= 0)
         log_warnx("memory: Redis at %s does not use an append-only file: what it acknowledged "
                   "may be lost if it crashes (scripts/redis-private runs one with appendfsync "
                   "always)",
-                  r->addr);
+                  r->link.addr);
     freeReplyObject(rep); /* CONFIG may be disabled: then nothing to say */
+}
+
+static char *secret_from_env(const char *var, const char *key, char *err, size_t errlen)
+{
+    const char *pw = getenv(var);
+    if (!pw || !*pw) {
+        snprintf(err, errlen, "memory.%s names $%s, which is not set: export the password there",
+                 key, var);
+        return NULL;
+    }
+    return xstrdup(pw);
 }
 
 struct memory *memory_redis_open(const char *addr, const struct memory_config *cfg, char *err,
@@ -385,34 +444,46 @@ struct memory *memory_redis_open(const char *addr, const struct memory_config *c
 {
     struct rb *r = xcalloc(1, sizeof(*r));
     struct memory tmp = {.impl = r};
-    r->addr = xstrdup(addr);
-    if (!parse_addr(r, addr, err, errlen))
+    r->link.on_event = rb_event;
+    r->link.event_ud = r;
+    if (!redis_link_parse(&r->link, addr, err, errlen))
         goto fail;
     if (cfg->password_env && *cfg->password_env) {
-        const char *pw = getenv(cfg->password_env);
-        if (!pw || !*pw) {
-            snprintf(err, errlen,
-                     "memory.password_env names $%s, which is not set: export the Redis "
-                     "password there",
-                     cfg->password_env);
+        r->link.password = secret_from_env(cfg->password_env, "password_env", err, errlen);
+        if (!r->link.password)
             goto fail;
-        }
-        r->password = xstrdup(pw);
         if (cfg->username)
-            r->username = xstrdup(cfg->username);
+            r->link.username = xstrdup(cfg->username);
     }
-    r->db = cfg->db;
-    r->connect_timeout_ms = cfg->connect_timeout_ms;
-    r->command_timeout_ms = cfg->command_timeout_ms;
+    if (cfg->sentinel_password_env && *cfg->sentinel_password_env) {
+        r->link.sentinel_password =
+            secret_from_env(cfg->sentinel_password_env, "sentinel_password_env", err, errlen);
+        if (!r->link.sentinel_password)
+            goto fail;
+    }
+    r->link.db = cfg->db;
+    r->link.connect_timeout_ms = cfg->connect_timeout_ms;
+    r->link.command_timeout_ms = cfg->command_timeout_ms;
     r->reconnect_ms = cfg->reconnect_ms;
-    int rc = rb_connect(r, err, errlen);
+    r->wait_replicas = cfg->wait_replicas >= 0            ? cfg->wait_replicas
+                       : redis_link_is_sentinel(&r->link) ? 1
+                                                          : 0;
+    r->wait_timeout_ms = cfg->wait_timeout_ms;
+    /* WAIT blocks the connection: it must end before the command timeout does. */
+    if (r->wait_timeout_ms >= cfg->command_timeout_ms)
+        r->wait_timeout_ms = cfg->command_timeout_ms > 100 ? cfg->command_timeout_ms - 100 : 1;
+    int rc = redis_link_connect(&r->link, err, errlen);
     if (rc < 0) {
-        if (rc == -1) {
-            size_t n = strlen(err);
+        size_t n = strlen(err);
+        if (rc == -1 && redis_link_is_sentinel(&r->link))
+            snprintf(err + n, errlen > n ? errlen - n : 0,
+                     ". Check that the sentinels run and monitor a master named %s "
+                     "(docs/operations.md, Redis), or run with --memory none",
+                     r->link.master_name);
+        else if (rc == -1)
             snprintf(err + n, errlen > n ? errlen - n : 0,
                      ". Start a private Redis with `scripts/redis-private start DIR` (then "
                      "memory.redis is unix:DIR/redis.sock), or run with --memory none");
-        }
         goto fail;
     }
     const char *ping[] = {"PING"};
@@ -422,16 +493,20 @@ struct memory *memory_redis_open(const char *addr, const struct memory_config *c
     if (!ok)
         goto fail;
     check_durability(&tmp);
+    check_replicas(r);
 
     struct memory *m = xcalloc(1, sizeof(*m));
     m->ops = &redis_ops;
     m->impl = r;
+    r->m = m;
     m->cfg = *cfg;
-    m->cfg.redis = r->addr;
+    m->cfg.redis = r->link.addr;
     m->cfg.password_env = NULL; /* never needed again */
-    m->cfg.username = r->username;
-    m->describe =
-        xasprintf("redis %s%s", r->unix_path ? "unix:" : "", r->unix_path ? r->unix_path : r->addr);
+    m->cfg.sentinel_password_env = NULL;
+    m->cfg.username = r->link.username;
+    m->cfg.wait_replicas = r->wait_replicas;
+    m->describe = r->link.unix_path ? xasprintf("redis unix:%s", r->link.unix_path)
+                                    : xasprintf("redis %s", r->link.addr);
     return m;
 fail:
     rb_destroy(&tmp);

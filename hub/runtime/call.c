@@ -78,6 +78,7 @@ static void audit_call(struct call *c, const char *outcome, const json_t *result
         free(dump);
         audit_set(rec, "isolate.is_error",
                   json_boolean(json_is_true(json_object_get(result, "isError"))));
+        haudit_result(h, rec, result);
     } else {
         audit_set_int(rec, "error.code", code);
         audit_set_str(rec, "error.message", msg);
@@ -252,6 +253,17 @@ static void submit_logged(struct call *c)
     audit_set_int(rec, "source.bytes", (int64_t)c->req_bytes);
     if (c->hub->debug)
         audit_set(rec, "isolate.arguments", json_incref(c->args));
+    if (haudit_arguments(c->hub, rec, c->args) < 0) {
+        int e = errno;
+        char msg[600];
+        snprintf(msg, sizeof(msg),
+                 "the transcript %s cannot be written (%s); refusing to run %s.%s with its "
+                 "arguments unrecorded (audit.content is \"full\")",
+                 audit_path(c->hub->transcript), strerror(e), c->m->name, c->tool->name);
+        json_decref(rec);
+        call_fail(c, HUB_ERR_AUDIT, "audit", "%s", msg);
+        return;
+    }
     if (haudit_write(c->hub, rec) < 0) {
         fail_unlogged(c, errno);
         return;

@@ -39,7 +39,8 @@ struct cli_common {
     }
 
 #define CLI_COMMON_HELP                                                                            \
-    "  --config FILE      hub configuration (default config/hub.json)\n"                           \
+    "  --config FILE      hub configuration (default: the tree's config/hub.json beside\n"         \
+    "                     the build directory, else /etc/isolategpt/hub.json)\n"                   \
     "  --isolation MODE   none | process | namespace (default: hub.json, else namespace)\n"        \
     "  --spokes DIR       directory of spoke manifests (default: hub.json spokes_dir)\n"           \
     "  --user ID          the user whose data and spokes are used\n"                               \

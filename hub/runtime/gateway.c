@@ -99,6 +99,11 @@ static int foreign_interfaces(int ns_fd, char *names, size_t len)
     return n;
 }
 
+/* Names tried after NAME when a running hub holds it: NAME-2 ... NAME-<this>. */
+#define GATEWAY_NAMES 64
+/* remove_stale()/publish(): the name is held by a running hub (try the next one). */
+#define IN_USE (-2)
+
 /* /run/netns/NAME exists. A running hub holds an exclusive flock on its gateway
  * namespace (see gateway_new); one that nobody holds and that has nothing but loopback
  * in it was left by a hub that ended without gateway_free() (kill -9, a crash): it is
@@ -120,12 +125,9 @@ static int remove_stale(const char *path, char *err, size_t errlen)
     if (sf.f_type == NSFS_MAGIC) {
         char names[256];
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-            snprintf(err, errlen,
-                     "%s: the gateway namespace is in use by a running hub (another hub with "
-                     "the same network.gateway_netns?)",
-                     path);
+            snprintf(err, errlen, "%s: the gateway namespace is in use by a running hub", path);
             close(fd);
-            return -1;
+            return IN_USE;
         }
         int n = foreign_interfaces(fd, names, sizeof(names));
         if (n != 0) {
@@ -164,9 +166,15 @@ static int publish(const char *name, char *err, size_t errlen)
     snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
     int fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
     if (fd < 0 && errno == EEXIST) {
-        if (remove_stale(path, err, errlen) < 0)
-            return -1;
+        int rc = remove_stale(path, err, errlen);
+        if (rc < 0)
+            return rc;
         fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        /* Another hub published it between our removal and our create. */
+        if (fd < 0 && errno == EEXIST) {
+            snprintf(err, errlen, "%s: taken by another hub meanwhile", path);
+            return IN_USE;
+        }
     }
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -204,8 +212,37 @@ struct gateway *gateway_new(const char *name, char *err, size_t errlen)
      * namespace, so nobody else can hold it. */
     if (gw >= 0 && flock(gw, LOCK_EX | LOCK_NB) < 0)
         log_warn("locking the gateway namespace");
-    if (rc == 0 && name)
-        rc = publish(name, err, errlen);
+    /* The name is a host-wide resource: with several hubs of one configuration the
+     * first takes NAME, the others NAME-2, NAME-3, ... (each held by its hub's lock). */
+    char *taken = NULL;
+    int dir_lock = -1;
+    if (rc == 0 && name) {
+        /* Hubs publish one at a time: otherwise one could take another's fresh, not
+         * yet mounted file for a leftover and remove it. */
+        if (mkdir_p(NETNS_RUN_DIR, 0755) == 0)
+            dir_lock = open(NETNS_RUN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_lock >= 0)
+            while (flock(dir_lock, LOCK_EX) < 0 && errno == EINTR)
+                ;
+        rc = IN_USE;
+        for (int i = 1; i <= GATEWAY_NAMES && rc == IN_USE; i++) {
+            taken = i == 1 ? xstrdup(name) : xasprintf("%s-%d", name, i);
+            rc = publish(taken, err, errlen);
+            if (rc != 0) {
+                free(taken);
+                taken = NULL;
+            }
+        }
+        if (rc == IN_USE) {
+            snprintf(err, errlen,
+                     "the gateway namespace names %s and %s-2 to %s-%d are all in use by "
+                     "running hubs",
+                     name, name, name, GATEWAY_NAMES);
+            rc = -1;
+        }
+    }
+    if (dir_lock >= 0)
+        close(dir_lock);
     /* Back to where we came from whatever happened: the rest of the hub (and libcurl
      * for the agent) must never run inside the gateway. */
     if (setns(orig, CLONE_NEWNET) < 0)
@@ -216,9 +253,11 @@ struct gateway *gateway_new(const char *name, char *err, size_t errlen)
             close(gw);
         return NULL;
     }
+    if (taken && strcmp(taken, name) != 0)
+        log_info("gateway namespace %s is in use by another hub: this hub's is %s", name, taken);
     struct gateway *g = xcalloc(1, sizeof(*g));
     g->fd = gw;
-    g->name = name ? xstrdup(name) : NULL;
+    g->name = taken;
     return g;
 }
 
@@ -235,6 +274,11 @@ void gateway_free(struct gateway *g)
     }
     close(g->fd);
     free(g);
+}
+
+const char *gateway_name(const struct gateway *g)
+{
+    return g->name;
 }
 
 int gateway_netns_fd(const struct gateway *g)

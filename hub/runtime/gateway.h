@@ -8,7 +8,9 @@
  * with a name it is also published as /run/netns/NAME for `ip netns exec` and removed
  * again by gateway_free(). A name that a hub killed before gateway_free() left behind is
  * recognised at the next start (no hub holds the namespace's lock, nothing but
- * loopback in it) and removed; one in use by a running hub is refused. In it ARP answers only for the address of the receiving
+ * loopback in it) and removed. The name is taken from a host-wide pool: when a running
+ * hub holds NAME (several hubs of one configuration), this one takes NAME-2, NAME-3,
+ * ... (up to NAME-64), and says so. In it ARP answers only for the address of the receiving
  * interface and forwarding stays off, so a spoke cannot use another spoke's proxy
  * listener or reach another spoke's veth. */
 #ifndef HUB_GATEWAY_H
@@ -22,6 +24,8 @@ struct gateway;
 struct gateway *gateway_new(const char *name, char *err, size_t errlen);
 void gateway_free(struct gateway *gw);
 int gateway_netns_fd(const struct gateway *gw);
+/* The published name this hub holds (NAME or NAME-N), or NULL when anonymous. */
+const char *gateway_name(const struct gateway *gw);
 /* A listening TCP socket (non-blocking, close-on-exec) on ip:port inside the gateway
  * namespace, bound with IP_FREEBIND so that it can exist before the veth address does.
  * -1 with errno and err on failure. */

@@ -1,6 +1,7 @@
 /* The hub object: configuration, manifests, the event loop's signal handling, the
  * shared network pieces of namespace mode, and the entry points for calls. */
 #include "gateway.h"
+#include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
@@ -56,6 +57,24 @@ static void raise_nofile(void)
     }
 }
 
+/* audit.transcript, or beside the audit log: hub.jsonl -> hub.transcript.jsonl. */
+static char *transcript_path(const struct hub_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->audit_transcript)
+        return xstrdup(cfg->audit_transcript);
+    const char *a = cfg->audit_path;
+    if (strcmp(a, "-") == 0) {
+        snprintf(err, errlen,
+                 "audit.content \"full\" keeps a transcript in a file: name it with "
+                 "audit.transcript when the audit goes to stdout");
+        return NULL;
+    }
+    size_t n = strlen(a);
+    if (n > 6 && strcmp(a + n - 6, ".jsonl") == 0)
+        n -= 6;
+    return xasprintf("%.*s.transcript.jsonl", (int)n, a);
+}
+
 static int open_audit(struct hub *h, char *err, size_t errlen)
 {
     const char *path = h->cfg->audit_path;
@@ -67,6 +86,24 @@ static int open_audit(struct hub *h, char *err, size_t errlen)
     h->audit = audit_open(path, "hub", err, errlen);
     if (!h->audit)
         return -1;
+    if (h->cfg->audit_content == AUDIT_CONTENT_FULL) {
+        char *tpath = transcript_path(h->cfg, err, errlen);
+        if (tpath) {
+            char *copy = xstrdup(tpath);
+            mkdir_parents(dirname(copy), 0750);
+            free(copy);
+            h->transcript = audit_open_mode(tpath, "hub-transcript", 0600, err, errlen);
+            free(tpath);
+        }
+        if (!h->transcript) {
+            audit_close(h->audit);
+            audit_close(h->transcript);
+            h->audit = NULL;
+            return -1;
+        }
+        audit_say_outages(h->transcript, "tool calls are refused (audit.content is \"full\": "
+                                         "no call runs without its arguments on record)");
+    }
     /* Every writer of this log (runtime, agent, permissions, LLM) shares one account of
      * an outage: said when it starts and when it ends, not once per lost record. */
     audit_say_outages(h->audit, "whatever must be logged before it happens (tool calls, "
@@ -92,6 +129,8 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         snprintf(err, errlen, "the veth pool has no usable /30");
         return NULL;
     }
+    if (cfg->isolation == ISO_NAMESPACE && proc_check_host_ids(cfg, err, errlen) < 0)
+        return NULL;
     struct hub *h = xcalloc(1, sizeof(*h));
     h->cfg = cfg;
     h->ms = ms;
@@ -108,12 +147,14 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     if (mkdir_parents(h->spoke_log_dir, 0700) < 0) {
         snprintf(err, errlen, "run directory %s: %s", h->spoke_log_dir, strerror(errno));
         audit_close(h->audit);
+        audit_close(h->transcript);
+        audit_close(h->transcript);
         free(h->spoke_log_dir);
         free(h);
         return NULL;
     }
     h->veth_slots = slots_new(veth_pool_size(&cfg->veth_pool));
-    h->uid_slots = slots_new(cfg->host_id_count);
+    h->lock_dir = -1;
     h->perm = xcalloc(1, sizeof(*h->perm));
     h->perm->ask = deny_all;
     h->perm->free = free_plain;
@@ -137,6 +178,11 @@ int hub_reopen_logs(struct hub *h)
     if (rc < 0)
         log_warn("SIGHUP: cannot reopen the audit log %s; still writing to the old file",
                  audit_path(h->audit));
+    if (h->transcript && audit_reopen(h->transcript) < 0) {
+        log_warn("SIGHUP: cannot reopen the transcript %s; still writing to the old file",
+                 audit_path(h->transcript));
+        rc = -1;
+    }
     if (h->proxy && proxy_alive(h->proxy) && proxy_pid(h->proxy) > 0)
         kill(proxy_pid(h->proxy), SIGHUP); /* netproxy reopens its own (netproxy/main.c) */
     return rc;
@@ -189,6 +235,11 @@ static void on_proxy_error(void *ud, const char *key, const char *message)
 
 int hub_network_up(struct hub *h, char *err, size_t errlen)
 {
+    if (h->lock_dir < 0) {
+        h->lock_dir = hostlock_dir_open(HOSTLOCK_DIR, err, errlen);
+        if (h->lock_dir < 0)
+            return -1;
+    }
     if (!h->gw) {
         h->gw = gateway_new(h->cfg->gateway_netns, err, errlen);
         if (!h->gw)
@@ -222,7 +273,8 @@ void hub_free(struct hub *h)
     proxy_sup_free(h->proxy);
     gateway_free(h->gw);
     slots_free(h->veth_slots);
-    slots_free(h->uid_slots);
+    if (h->lock_dir >= 0)
+        close(h->lock_dir);
     h->perm->free(h->perm);
     h->sampling->free(h->sampling);
     h->elicit->free(h->elicit);
@@ -235,6 +287,7 @@ void hub_free(struct hub *h)
     if (h->ev_sighup)
         event_free(h->ev_sighup);
     audit_close(h->audit);
+    audit_close(h->transcript);
     free(h->spoke_log_dir);
     free(h);
 }
@@ -496,5 +549,5 @@ struct audit *hub_audit(struct hub *h)
 void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots)
 {
     *procs = h->n_procs;
-    *slots = slots_used(h->veth_slots) + slots_used(h->uid_slots);
+    *slots = slots_used(h->veth_slots);
 }

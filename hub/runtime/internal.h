@@ -47,7 +47,7 @@ struct proc {
     bool log_capped;
     /* resources returned when reaped */
     int veth_slot;       /* -1: none */
-    int uid_slot;        /* -1: none */
+    int veth_lock;       /* its host-wide lock (lib/hostlock.h), -1: none */
     struct spoke *owner; /* NULL once the spoke has moved on */
 };
 
@@ -192,7 +192,8 @@ struct spoke {
     uint64_t t_spawn, t_init, t_ready;
     uint64_t last_init_ns, last_ready_ns;
     /* namespace mode */
-    int veth_slot, uid_slot;
+    int veth_slot;
+    int veth_lock; /* the /30's host-wide lock, held while the slot is */
     int listen_fd;
     char proxy_key[96];
     char host_ip[16];
@@ -253,6 +254,7 @@ struct hub {
     struct event_base *base;
     bool debug;
     struct audit *audit;
+    struct audit *transcript; /* audit.content "full": arguments and results, 0600 */
     struct perm_hook *perm;
     struct sampling_hook *sampling;
     struct elicit_hook *elicit;
@@ -261,7 +263,7 @@ struct hub {
     LIST_HEAD(, proc) procs;
     size_t n_procs;
     struct slots *veth_slots;
-    struct slots *uid_slots;
+    int lock_dir; /* HOSTLOCK_DIR, opened with the network; -1 */
     struct gateway *gw;
     struct proxy_sup *proxy;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
@@ -284,6 +286,14 @@ int hub_network_up(struct hub *h, char *err, size_t errlen);
 /* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
 void haudit_call(json_t *rec, const struct call *c);
+/* What audit.content keeps of a call's arguments (an object: one SHA-256 per
+ * argument, "isolate.arguments_sha256") or result ("isolate.result_sha256") in rec.
+ * With "full" the value itself also goes to the transcript, under the record's
+ * identifying fields: before the call for arguments (-1 and errno when it cannot be
+ * written: the call is refused), best-effort for results. */
+int haudit_arguments(struct hub *h, json_t *rec, const json_t *args)
+    __attribute__((warn_unused_result));
+void haudit_result(struct hub *h, json_t *rec, const json_t *result);
 /* Writes the record of a decision before it takes effect: 0, or -1 and errno when it
  * could not be written - the caller then refuses the action (haudit_refusal). */
 int haudit_write(struct hub *h, json_t *rec) __attribute__((warn_unused_result));

@@ -119,8 +119,8 @@ static void proc_free(struct proc *p)
         close(p->pidfd);
     if (p->veth_slot >= 0)
         slots_put(h->veth_slots, p->veth_slot);
-    if (p->uid_slot >= 0)
-        slots_put(h->uid_slots, p->uid_slot);
+    if (p->veth_lock >= 0)
+        close(p->veth_lock);
 #ifdef HUB_HAVE_JAIL
     if (p->jail)
         jail_free(p->jail);
@@ -502,8 +502,10 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jail_config_set_env(&jc, *e);
     free(jc.cwd);
     if (jc.namespaces) {
-        jc.host_id_base = s->host_uid;
-        jc.host_id_count = 1;
+        /* nsjail-lite takes a free id of the range, host-wide (its locks are shared
+         * with every other hub and launcher on the host). */
+        jc.host_id_base = h->cfg->host_id_base;
+        jc.host_id_count = h->cfg->host_id_count;
         free(jc.hostname);
         jc.hostname = xstrdup(s->m->name);
         if (s->data_tmpfs_mb) {
@@ -559,6 +561,18 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
 }
 #endif
 
+int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen)
+{
+#ifdef HUB_HAVE_JAIL
+    return jail_host_ids_check(cfg->host_id_base, cfg->host_id_count, err, errlen);
+#else
+    (void)cfg;
+    (void)err;
+    (void)errlen;
+    return 0;
+#endif
+}
+
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen)
 {
@@ -601,7 +615,7 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->jail = jail;
     p->starting = jail != NULL;
     p->t_start = now_mono_ns();
-    p->veth_slot = p->uid_slot = -1;
+    p->veth_slot = p->veth_lock = -1;
     p->err_fd = errpipe[0];
     set_nonblock(p->err_fd, true);
     p->log_fd = open_log(s->log_path, s->spoke_id, s->m->name);

@@ -29,7 +29,6 @@ struct spawn_spec {
     const char *data_dir;   /* host path */
     uint64_t data_tmpfs_mb; /* namespace mode: /data is a tmpfs of this size instead */
     const char *log_path;
-    uint32_t host_uid;             /* namespace mode */
     const struct veth_addrs *veth; /* namespace mode with network, else NULL */
     const char *veth_ifname;       /* the host side's name in the gateway */
     int gateway_fd;
@@ -41,6 +40,9 @@ struct spawn_spec {
  * reaches the owner through spoke_proc_start_failed(). */
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen);
+/* Refuses a host id range that overlaps /etc/subuid or /etc/subgid (namespace mode,
+ * checked once at start): -1 with err. */
+int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen);
 /* Reaps through SIGCHLD events when pidfds are not available. */
 void proc_watch_sigchld(struct hub *h);
 /* SIGKILL to every process of the spoke; reaping and the exit record follow. */

@@ -54,6 +54,11 @@ void slots_put(struct slots *s, int slot)
     s->used--;
 }
 
+size_t slots_free_count(const struct slots *s)
+{
+    return s->count - s->used;
+}
+
 size_t slots_used(const struct slots *s)
 {
     return s->used;

@@ -14,5 +14,6 @@ void slots_free(struct slots *s);
 int slots_take(struct slots *s);
 void slots_put(struct slots *s, int slot);
 size_t slots_used(const struct slots *s);
+size_t slots_free_count(const struct slots *s);
 
 #endif

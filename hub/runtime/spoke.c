@@ -2,6 +2,7 @@
  * one call at a time with a queue behind it, kill on misbehaviour, restart on the
  * next call after a crash. */
 #include "gateway.h"
+#include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
@@ -25,6 +26,8 @@
 #define OUT_MAX_FRAMES 4
 /* Between EOF on the socket and giving up on learning the exit status. */
 #define EOF_GRACE_MS 200
+/* /30s tried per start before giving up (each try is a lock file and a bind). */
+#define VETH_TRIES 1024
 
 static bool same_opt(const char *a, const char *b)
 {
@@ -52,7 +55,7 @@ struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const 
     sp->instance = instance ? xstrdup(instance) : NULL;
     sp->sock = -1;
     sp->listen_fd = -1;
-    sp->veth_slot = sp->uid_slot = -1;
+    sp->veth_slot = sp->veth_lock = -1;
     TAILQ_INIT(&sp->queue);
     h->spokes = xrealloc(h->spokes, (h->n_spokes + 1) * sizeof(*h->spokes));
     h->spokes[h->n_spokes++] = sp;
@@ -199,37 +202,52 @@ static void start_failed(struct spoke *sp, int code, const char *msg)
     release_network(sp);
     if (sp->veth_slot >= 0)
         slots_put(sp->hub->veth_slots, sp->veth_slot);
-    if (sp->uid_slot >= 0)
-        slots_put(sp->hub->uid_slots, sp->uid_slot);
-    sp->veth_slot = sp->uid_slot = -1;
+    if (sp->veth_lock >= 0)
+        close(sp->veth_lock);
+    sp->veth_slot = sp->veth_lock = -1;
     free(sp->data_dir);
     sp->data_dir = NULL;
     sp->state = SP_STOPPED;
     fail_queue(sp, HUB_ERR_SPOKE, "spoke", msg);
 }
 
-/* Picks a /30 and makes its listener in the gateway; a slot whose address is still
- * held (the proxy has not closed an old listener yet) is skipped. */
+/* Picks a /30 and makes its listener in the gateway. The /30s are a host-wide pool:
+ * one that another hub holds (its lock, lib/hostlock.h) is skipped, so hubs of one
+ * configuration never hand out the same addresses; so is one whose address is still
+ * held here (the proxy has not closed an old listener yet). */
 static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, size_t errlen)
 {
     struct hub *h = sp->hub;
     if (hub_network_up(h, err, errlen) < 0)
         return -1;
-    for (int attempt = 0; attempt < 4; attempt++) {
+    size_t tries = slots_free_count(h->veth_slots);
+    bool others = false;
+    for (size_t attempt = 0; attempt < tries && attempt < VETH_TRIES; attempt++) {
         int slot = slots_take(h->veth_slots);
-        if (slot < 0) {
-            snprintf(err, errlen, "the veth pool is exhausted");
+        if (slot < 0)
+            break;
+        veth_pool_addrs(&h->cfg->veth_pool, (size_t)slot, va);
+        char name[48];
+        snprintf(name, sizeof(name), "veth-%s.lock", va->host_ip);
+        int lock = hostlock_try(h->lock_dir, HOSTLOCK_DIR, name, err, errlen);
+        if (lock < 0) {
+            slots_put(h->veth_slots, slot);
+            if (lock == -2) {
+                others = true;
+                continue;
+            }
             return -1;
         }
-        veth_pool_addrs(&h->cfg->veth_pool, (size_t)slot, va);
         int fd = gateway_listen(h->gw, va->host_ip, h->cfg->proxy_port, err, errlen);
         if (fd < 0) {
+            close(lock);
             slots_put(h->veth_slots, slot);
             if (errno == EADDRINUSE)
                 continue;
             return -1;
         }
         sp->veth_slot = slot;
+        sp->veth_lock = lock;
         sp->listen_fd = fd;
         /* <prefix><hub pid>-<slot> in hex: unique per hub and at most 15 bytes. */
         snprintf(sp->veth_ifname, sizeof(sp->veth_ifname), "%s%x-%x", h->cfg->veth_prefix,
@@ -246,7 +264,8 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, siz
         }
         return 0;
     }
-    snprintf(err, errlen, "no free veth address (all tried are still in use)");
+    snprintf(err, errlen, "no free veth address in the pool (all tried are in use%s)",
+             others ? ", also by other hubs" : "");
     return -1;
 }
 
@@ -263,15 +282,6 @@ static void spoke_spawn(struct spoke *sp)
         return;
     }
     bool ns = mode == ISO_NAMESPACE;
-    uint32_t uid = 0;
-    if (ns) {
-        sp->uid_slot = slots_take(h->uid_slots);
-        if (sp->uid_slot < 0) {
-            start_failed(sp, 125, "no free host uid for the jail");
-            return;
-        }
-        uid = h->cfg->host_id_base + (uint32_t)sp->uid_slot;
-    }
     if (datadir_prepare(h->cfg->data_root, sp->user, sp->m->name, sp->instance, &sp->data_dir, err,
                         sizeof(err)) < 0) {
         start_failed(sp, 125, err);
@@ -316,7 +326,6 @@ static void spoke_spawn(struct spoke *sp)
         .data_dir = sp->data_dir,
         .data_tmpfs_mb = sp->data_tmpfs_mb,
         .log_path = log_path,
-        .host_uid = uid,
         .veth = net ? &va : NULL,
         .veth_ifname = net ? sp->veth_ifname : NULL,
         .gateway_fd = net ? gateway_netns_fd(h->gw) : -1,
@@ -335,8 +344,8 @@ static void spoke_spawn(struct spoke *sp)
     /* The slots now belong to the process: handed back when it is reaped. */
     p->owner = sp;
     p->veth_slot = sp->veth_slot;
-    p->uid_slot = sp->uid_slot;
-    sp->veth_slot = sp->uid_slot = -1;
+    p->veth_lock = sp->veth_lock;
+    sp->veth_slot = sp->veth_lock = -1;
     sp->proc = p;
     sp->sock = sv[0];
     set_nonblock(sp->sock, true);

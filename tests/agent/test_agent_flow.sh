@@ -141,6 +141,50 @@ check "... keeping what was written (AOF)" grep -q "remember me" "$RUN/redis/app
 echo "again" | ask --answers allow >/dev/null 2>>"$TMP/err"
 is "... which the next hub finds again" \
     "$(standin_requests '"tools" in b and "- remember me" in str(b["messages"])')" 1
+# Two hubs of one configuration share the private Redis: the one that started it ends
+# first and leaves it to the other; the last one out stops it.
+standin_start '[text("one"), text("two"), text("three"), text("four")]'
+mkfifo "$TMP/first.in" "$TMP/second.in"
+ask --answers allow <"$TMP/first.in" >"$TMP/first.out" 2>&1 &
+first=$!
+at_exit "kill -9 $first"
+exec 4>"$TMP/first.in"
+echo "from the first hub" >&4
+wait_for "the first hub's answer" 10 test -s "$TMP/first.out"
+ask --answers allow <"$TMP/second.in" >"$TMP/second.out" 2>&1 4>&- &
+second=$!
+at_exit "kill -9 $second"
+exec 5>"$TMP/second.in"
+echo "from the second hub" >&5
+wait_for "the second hub's answer" 10 test -s "$TMP/second.out"
+exec 4>&-
+wait "$first"
+is "the hub that started the private Redis ends (exit 0)" "$?" 0
+check "... leaving it running for the second hub of the same configuration" \
+    redis-cli -s "$RUN/redis/redis.sock" ping
+echo "second again" >&5
+exec 5>&-
+wait "$second"
+is "... which goes on using it (exit 0)" "$?" 0
+check "... and, the last one out, stops it" bash -c "! redis-cli -s '$RUN/redis/redis.sock' ping"
+check "... keeping what both wrote" bash -c "grep -q 'from the first hub' $RUN/redis/appendonlydir/*.aof && grep -q 'second again' $RUN/redis/appendonlydir/*.aof"
+
+# ---- a step that could not run makes the request fail (exit 1), whatever the answer ----
+$PY - <<EOF
+import json
+m = json.load(open("$SPOKES/fare.json"))
+m["name"] = "broken"
+m["command"] = ["/nonexistent/broken-spoke"]
+json.dump(m, open("$SPOKES/broken.json", "w"))
+EOF
+standin_start '[plan(("broken__estimate", {"from": "A", "to": "B"})), text("The fare is 23 USD.")]'
+out=$(echo "a fare from A to B" | ask --memory none --answers allow 2>/dev/null)
+is "--json: a step whose only call failed makes the exit status 1" "$?" 1
+is "... the call is reported failed" "$(echo "$out" | jget '[c["outcome"] for c in d["calls"]]')" '["failed"]'
+standin_start '[plan(("fare__estimate", {"from": "A", "to": "B"})), text("The fare is 23 USD.")]'
+echo "a fare from A to B" | ask --memory none --answers allow >/dev/null 2>&1
+is "... while a step that ran leaves it 0 (control)" "$?" 0
+rm -f "$SPOKES/broken.json"
 "$BIN/hub" --config "$CONF" --llm "$LLM_URL" --memory unix:/nonexistent/redis.sock </dev/null >/dev/null 2>"$TMP/err"
 is "an unreachable Redis stops the hub (exit 2)" "$?" 2
 like "... saying what to do" "$(cat "$TMP/err")" "memory none"

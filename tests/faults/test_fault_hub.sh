@@ -115,11 +115,13 @@ for mode in ${FAULT_MODES:-process namespace}; do
             test "$(ip -n "$GW_NS" -o link show type veth | wc -l)" -ge 1
         check "namespace: the running spoke holds a host-id lock" test "$locks_before" -ge 1
         # A second hub with the same gateway name must not take a live hub's namespace
-        # for a leftover.
+        # for a leftover: it takes the next name of the pool and runs its spoke there.
         gw_before=$(stat -L -c %i "/run/netns/$GW_NS")
         second=$(timeout 60 "$BIN/hub" call --config "$CONF" alpha.whoami '{}' 2>&1)
-        like "namespace: a second hub with the same gateway name is refused" "$second" \
-            "in use by a running hub"
+        like "namespace: a second hub with the same gateway name takes $GW_NS-2" "$second" \
+            "in use by another hub: this hub's is $GW_NS-2"
+        like "namespace: ... and its namespace spoke answers" "$second" '"structuredContent"'
+        check "namespace: ... and removes $GW_NS-2 when it ends" test ! -e "/run/netns/$GW_NS-2"
         is "namespace: ... and the running hub's gateway is untouched" \
             "$(stat -L -c %i "/run/netns/$GW_NS")" "$gw_before"
     else

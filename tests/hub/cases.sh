@@ -287,10 +287,10 @@ PYEOF
     : >"$AUDIT"
     out=$(hubc fetch.get "{\"url\":\"https://www.allowed.example:$port/\"}" \
         fetch.get "{\"url\":\"https://denied.example:$port/\"}" \
-        netprobe.connect '{"host":"169.254.104.1","port":3128}' \
-        netprobe.connect '{"host":"169.254.104.5","port":3128}' \
+        netprobe.connect "{\"host\":\"$VETH_HOST1\",\"port\":3128}" \
+        netprobe.connect "{\"host\":\"$VETH_HOST2\",\"port\":3128}" \
         netprobe.connect "{\"host\":\"127.0.0.1\",\"port\":$port}" \
-        alpha.connect '{"host":"169.254.104.1","port":3128}')
+        alpha.connect "{\"host\":\"$VETH_HOST1\",\"port\":3128}")
     is "namespace: the allowed domain is reached through netproxy" \
         "$(echo "$out" | sed -n 1p | jget 'd["result"]["structuredContent"]["body"]')" "hello from the stand-in upstream"
     like "namespace: another domain gets 403 from netproxy" \
@@ -314,7 +314,7 @@ PYEOF
     is "namespace: no hub veth in the host namespace" "$(host_veths)" 0
     refute "namespace: the gateway namespace is gone with the hub" test -e "/run/netns/$GW_NS"
     check "namespace: the proxy address was audited with the spoke's start" \
-        test "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.proxy.address")=="169.254.104.1"')" -ge 1
+        test "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.proxy.address")=="'"$VETH_HOST1"'"')" -ge 1
 fi
 
 # ---- a CPU hog: the rlimit (process, namespace) or the deadline (none) ends it ----

@@ -4,7 +4,11 @@
 # left?" has an unambiguous answer), its own spokes directory (tests/hub/manifests
 # plus the example manifests of config/spokes), data root, run directory and audit
 # log under $TMP, and a hub.json naming them. Network names use the itest-hub- and
-# vhb prefixes and the veth pool 169.254.104.0/22, which no other component's tests use.
+# vhb prefixes and a /27 of the veth range 169.254.104.0/22, which no other component's
+# tests use: the /30s are a host-wide pool (hubs skip one another's), so a run takes
+# one of the 32 /27s by its pid, and its spokes get the addresses below (VETH_HOST1 the
+# first networked spoke's proxy side, VETH_HOST2 the second's) unless another run of
+# the same test holds the same /27.
 
 PY=/usr/bin/python3
 SPOKES=$TMP/spokes
@@ -17,6 +21,10 @@ CONF=$TMP/hub.json
 PROFILE=$ROOT/config/profiles/spoke.json
 GW_NS=itest-hub-$$
 HOST_ID_BASE=$((600000 + ($$ % 4000) * 64))
+_k=$(($$ % 32))
+VETH_POOL=169.254.$((104 + _k / 8)).$(((_k % 8) * 32))/27
+VETH_HOST1=169.254.$((104 + _k / 8)).$(((_k % 8) * 32 + 1))
+VETH_HOST2=169.254.$((104 + _k / 8)).$(((_k % 8) * 32 + 5))
 
 hub_setup() {
     mkdir -p "$SPOKES" "$BINDIR"
@@ -63,7 +71,7 @@ conf = {
     "audit": "$AUDIT",
     "call_timeout_ms": 20000,
     "start_timeout_ms": 10000,
-    "network": {"veth_pool": "169.254.104.0/22", "gateway_netns": "$GW_NS",
+    "network": {"veth_pool": "$VETH_POOL", "gateway_netns": "$GW_NS",
                 "proxy_port": 3128, "host_id_base": $HOST_ID_BASE, "host_id_count": 64},
     "netproxy": {"binary": "$BIN/netproxy", "audit": "$PROXY_AUDIT"},
     "llm": {"api_key_env": "OPENAI_API_KEY"},

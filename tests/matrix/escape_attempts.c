@@ -29,10 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHOW_MAX 160                /* bytes of a stolen value put in the outcome */
@@ -585,6 +588,152 @@ static void a_disk_bomb(const struct escape_ctx *c)
     run_attack(c, "disk-bomb", attack_disk_bomb);
 }
 
+/* ---- what no rlimit bounds for the spoke as a whole (issue 14): the host sees it ----
+ * Each holds what it got for HOLD_MS, so that the script's sampler sees it on the host,
+ * and then gives it back itself (an attacker would not; the test must not leak). */
+#define HOLD_MS 400
+#define MIB (1024L * 1024L)
+
+static void hold(void)
+{
+    struct timespec ts = {HOLD_MS / 1000, (HOLD_MS % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static _Noreturn void report_stopped(int err, const char *what, long got)
+{
+    const char *name = strerrorname_np(err);
+    probe_report("errno:%s:%s after %ld MiB", name ? name : "?", what, got);
+}
+
+/* System V segments of 8 MiB, created, touched and detached: no process maps them, so
+ * RLIMIT_AS never counted them, and they stay until their ipc namespace ends. */
+static void a_shm_detached(const struct escape_ctx *c)
+{
+    const long seg = 8, cap = tint(c, "cap");
+    int ids[256], n = 0, err = 0;
+    long got = 0;
+    while (got < cap && n < (int)ARRAY_LEN(ids)) {
+        int id = shmget(IPC_PRIVATE, (size_t)(seg * MIB), IPC_CREAT | 0600);
+        if (id < 0) {
+            err = errno;
+            break;
+        }
+        ids[n++] = id;
+        char *p = shmat(id, NULL, 0);
+        if (p == (void *)-1) {
+            err = errno;
+            break;
+        }
+        memset(p, 0x5a, (size_t)(seg * MIB));
+        shmdt(p);
+        got += seg;
+    }
+    if (got)
+        hold();
+    for (int i = 0; i < n; i++)
+        shmctl(ids[i], IPC_RMID, NULL);
+    if (got < cap)
+        report_stopped(err, "shmget/shmat", got);
+    probe_report("ok:held %ld MiB of detached System V shared memory", got);
+}
+
+/* memfds of 15 MiB (below RLIMIT_FSIZE) written with write(2), never mapped. */
+static void a_memfd_written(const struct escape_ctx *c)
+{
+    static char chunk[1 << 20];
+    memset(chunk, 0x5a, sizeof(chunk));
+    const long per_fd = 15, cap = tint(c, "cap");
+    long got = 0;
+    int fd = -1;
+    for (; got < cap; got++) {
+        if (got % per_fd == 0 && (fd = memfd_create("hold", MFD_CLOEXEC)) < 0)
+            report_stopped(errno, "memfd_create", got);
+        if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+            report_stopped(errno, "write", got);
+    }
+    hold();
+    probe_report("ok:held %ld MiB in memfds (written, never mapped)", got);
+}
+
+/* Files of 15 MiB in /tmp (in namespace mode a tmpfs: memory, not disk). */
+static void a_tmpfs_fill(const struct escape_ctx *c)
+{
+    static char chunk[1 << 20];
+    memset(chunk, 0x5a, sizeof(chunk));
+    const char *prefix = need(c, "prefix");
+    const long per_file = 15, cap = tint(c, "cap");
+    long got = 0;
+    int files = 0, err = 0;
+    char path[PATH_MAX];
+    while (got < cap && !err) {
+        snprintf(path, sizeof(path), "%s.%d", prefix, files);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            err = errno;
+            break;
+        }
+        files++;
+        for (long i = 0; i < per_file && got < cap; i++, got++) {
+            if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk)) {
+                err = errno ? errno : ENOSPC;
+                break;
+            }
+        }
+        close(fd);
+    }
+    if (got)
+        hold();
+    for (int i = 0; i < files; i++) {
+        snprintf(path, sizeof(path), "%s.%d", prefix, i);
+        unlink(path);
+    }
+    if (err)
+        report_stopped(err, "write to /tmp", got);
+    probe_report("ok:held %ld MiB in /tmp", got);
+}
+
+/* A crowd of spinning processes that outlives the answer (for spin_ms). */
+static void a_fork_crowd(const struct escape_ctx *c)
+{
+    const long cap = tint(c, "cap"), spin_ms = tint(c, "spin_ms");
+    long n = 0;
+    int err = 0;
+    for (; n < cap; n++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            err = errno;
+            break;
+        }
+        if (pid == 0) {
+            close(probe_pipe_fd());
+            struct timespec t0, now;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            do
+                clock_gettime(CLOCK_MONOTONIC, &now);
+            while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 <
+                   spin_ms);
+            _exit(0);
+        }
+    }
+    if (err) {
+        const char *name = strerrorname_np(err);
+        probe_report("errno:%s:fork after %ld spinners (still spinning)", name ? name : "?", n);
+    }
+    probe_report("ok:%ld processes spinning after the answer", n);
+}
+
+/* Not a row: keeps the spoke busy while the script measures what an attempt left. */
+static void a_wait(const struct escape_ctx *c)
+{
+    long ms = tint(c, "ms");
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+    probe_report("skip:waited %ld ms", ms);
+}
+
 const struct escape_attempt escape_attempts[] = {
     {"read_host_file", a_read_host_file},
     {"read_shadow", a_read_shadow},
@@ -621,5 +770,10 @@ const struct escape_attempt escape_attempts[] = {
     {"fork_bomb", a_fork_bomb},
     {"memory_bomb", a_memory_bomb},
     {"disk_bomb", a_disk_bomb},
+    {"shm_detached", a_shm_detached},
+    {"memfd_written", a_memfd_written},
+    {"tmpfs_fill", a_tmpfs_fill},
+    {"fork_crowd", a_fork_crowd},
+    {"wait", a_wait},
 };
 const size_t escape_attempt_count = ARRAY_LEN(escape_attempts);

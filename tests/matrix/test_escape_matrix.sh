@@ -51,12 +51,20 @@ like "namespace: the metadata address refused by netproxy" "$(cell namespace pro
 like "namespace: the jail's init (a copy of the hub) cannot be read" \
     "$(cell namespace hub_memory_data)" 'ptrace access check'
 like "namespace: the fork bomb stopped by RLIMIT_NPROC" "$(cell namespace fork_bomb)" 'rlimit nproc'
+# issue 14: what no rlimit bounds for the spoke as a whole, measured on the host
+like "namespace: System V shm refused by the c preset" "$(cell namespace shm_detached)" 'seccomp'
+like "namespace: memfds written beyond the limit end at the cgroup's memory limit" \
+    "$(cell namespace memfd_written)" 'cgroup memory limit.*host Shmem'
+like "namespace: /tmp filled stops at its tmpfs size" "$(cell namespace tmpfs_fill)" 'tmpfs size'
+like "namespace: the crowd left spinning stops at RLIMIT_NPROC" "$(cell namespace fork_crowd)" \
+    'rlimit nproc.*host: [0-9]+ spinners'
 
 # --- none: the controls succeed (seen from outside where the script can) ---
 for a in read_host_file read_shadow read_checkout write_host_file spoke_data_read \
     spoke_data_write spoke_ptrace spoke_procmem kill_process llm_key_memory hub_memory_data \
     redis_read tcp_loopback tcp_remote udp_loopback abstract_unix proxy_unlisted mount \
-    unshare_user setns bpf perf_event_open keyctl proc_sys_write dev_disk capabilities fork_bomb memory_bomb disk_bomb; do
+    unshare_user setns bpf perf_event_open keyctl proc_sys_write dev_disk capabilities fork_bomb memory_bomb disk_bomb \
+    shm_detached memfd_written tmpfs_fill fork_crowd; do
     is "none: control $a succeeds" "$(verdict none "$a")" succeeded
 done
 like "none: the outside check saw the file change" "$(cell none write_host_file)" 'seen outside'
@@ -74,6 +82,9 @@ for a in spoke_ptrace mount unshare_user setns bpf perf_event_open keyctl kernel
     like "process: $a blocked by seccomp" "$(cell process "$a")" 'seccomp'
 done
 like "process: memory bomb stopped by RLIMIT_AS" "$(cell process memory_bomb)" 'rlimit as'
+is "process: memfds written are not stopped by RLIMIT_AS (no cgroup in process mode)" \
+    "$(verdict process memfd_written)" succeeded
+like "process: System V shm refused by the c preset" "$(cell process shm_detached)" 'seccomp'
 like "process: disk bomb stopped by RLIMIT_FSIZE" "$(cell process disk_bomb)" 'rlimit fsize'
 is "process: host files still readable (no mount namespace, as designed)" \
     "$(verdict process read_host_file)" succeeded

@@ -538,6 +538,58 @@ static void test_config(void)
     CHECK(!memory_config_parse(&jc, obj, "memory", &cfg) && strstr(err, "memory.password_env"),
           "a password pasted into password_env is refused");
     json_decref(obj);
+    text = "{\"redis\": \"sentinel://127.0.0.1:26379,[::1]:26380/mymaster\", "
+           "\"wait_replicas\": 2, \"wait_timeout_ms\": 300}";
+    obj = jf_parse(&jc, text, strlen(text));
+    memory_config_defaults(&cfg);
+    CHECK(cfg.wait_replicas == -1 && memory_config_parse(&jc, obj, "memory", &cfg) &&
+              cfg.wait_replicas == 2 && cfg.wait_timeout_ms == 300,
+          "Sentinel address and WAIT settings parsed");
+    json_decref(obj);
+    text = "{\"sentinel_password_env\": \"pw=x\"}";
+    obj = jf_parse(&jc, text, strlen(text));
+    CHECK(!memory_config_parse(&jc, obj, "memory", &cfg) && strstr(err, "sentinel_password_env"),
+          "a password pasted into sentinel_password_env is refused");
+    json_decref(obj);
+}
+
+/* Malformed sentinel:// addresses are refused with a reason, before anything is
+ * dialled; one whose sentinels are all down says so for each. */
+static void test_sentinel_addresses(void)
+{
+    struct memory_config cfg;
+    memory_config_defaults(&cfg);
+    cfg.connect_timeout_ms = 200;
+    cfg.reconnect_ms = 0;
+    static const struct {
+        const char *addr, *says;
+    } bad[] = {
+        {"sentinel://127.0.0.1:26379", "master name"},
+        {"sentinel://127.0.0.1:26379/", "master name"},
+        {"sentinel://127.0.0.1:26379/bad name", "master name"},
+        {"sentinel:///mymaster", "no sentinel"},
+        {"sentinel://127.0.0.1/mymaster", "HOST:PORT"},
+        {"sentinel://127.0.0.1:0/mymaster", "HOST:PORT"},
+        {"sentinel://127.0.0.1:99999/mymaster", "HOST:PORT"},
+        {"sentinel://127.0.0.1:1,,127.0.0.1:2/mymaster", "HOST:PORT"},
+        {"sentinel://[::1:26379/mymaster", "HOST:PORT"},
+        {"sentinel://a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,a:13,a:14,a:15,a:16,"
+         "a:17/m",
+         "at most"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char err[1024] = "";
+        struct memory *m = memory_open(bad[i].addr, &cfg, err, sizeof(err));
+        CHECK(!m && strstr(err, bad[i].says), "refused: %s (%s)", bad[i].addr, err);
+        memory_close(m);
+    }
+    char err[2048] = "";
+    /* Ports 1 and 2 on loopback: nothing listens there. */
+    struct memory *m =
+        memory_open("sentinel://127.0.0.1:1,127.0.0.1:2/mymaster", &cfg, err, sizeof(err));
+    CHECK(!m && strstr(err, "sentinel 127.0.0.1:1") && strstr(err, "sentinel 127.0.0.1:2"),
+          "no sentinel answering: each one's failure is said (%s)", err);
+    memory_close(m);
 }
 
 int main(int argc, char **argv)
@@ -553,6 +605,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     test_user_ids();
     test_config();
+    test_sentinel_addresses();
     test_local();
     CHECK(redis_start(), "a private redis-server starts (%s)", sock);
     test_redis();

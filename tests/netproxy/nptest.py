@@ -35,7 +35,7 @@ def ok(desc):
 def not_ok(desc, why=""):
     global failures
     failures += 1
-    print("not ok - %s%s" % (desc, (": " + why) if why else ""), flush=True)
+    print("not ok - %s%s" % (desc, (": " + str(why)) if why else ""), flush=True)
 
 
 def check(cond, desc, why=""):
