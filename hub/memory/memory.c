@@ -241,8 +241,8 @@ json_t *memory_take_failed_writes(struct memory *m)
     return out;
 }
 
-int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
-                          char *err, size_t errlen)
+static int history_append(struct memory *m, const char *user, const char *role, const char *text,
+                          bool wait, char *err, size_t errlen)
 {
     char key[KEY_MAX];
     if (!user_key(m, user, "history", key, err, errlen))
@@ -262,11 +262,33 @@ int memory_history_append(struct memory *m, const char *user, const char *role, 
         e, "text", audit_string(text ? text : "", text ? strlen(text) : 0, m->cfg.entry_max_bytes));
     char *entry = json_dumps(e, JSON_COMPACT);
     json_decref(e);
-    int rc = m->ops->list_append(m, key, entry, m->cfg.history_max, err, errlen);
+    int rc = !wait && m->ops->list_append_sent
+                 ? m->ops->list_append_sent(m, key, entry, m->cfg.history_max, err, errlen)
+                 : m->ops->list_append(m, key, entry, m->cfg.history_max, err, errlen);
     free(entry);
     if (rc < 0)
         note_failed_write(m, err, "the %s's entry was not stored in the history", role);
     return rc;
+}
+
+int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
+                          char *err, size_t errlen)
+{
+    return history_append(m, user, role, text, true, err, errlen);
+}
+
+int memory_history_append_nowait(struct memory *m, const char *user, const char *role,
+                                 const char *text, char *err, size_t errlen)
+{
+    return history_append(m, user, role, text, false, err, errlen);
+}
+
+int memory_history_sync(struct memory *m, char *err, size_t errlen)
+{
+    if (!m->ops->sync || m->ops->sync(m, err, errlen) == 0)
+        return 0;
+    note_failed_write(m, err, "an entry was not stored in the history");
+    return -1;
 }
 
 int memory_history_last(struct memory *m, const char *user, size_t n, struct memory_msg **out,

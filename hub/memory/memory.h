@@ -102,6 +102,17 @@ struct memory_msg {
 
 int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
                           char *err, size_t errlen);
+/* As memory_history_append, but without waiting for the store to acknowledge the
+ * write (with scripts/redis-private's appendfsync always, an fsync that can take
+ * tens of ms on a busy disk): the write is sent, and its acknowledgement is read
+ * before the next memory operation or by memory_history_sync(). A write that is not
+ * acknowledged is sent again (entries are not doubled). 0, or -1 and err when it
+ * could not even be sent (then as memory_history_append). */
+int memory_history_append_nowait(struct memory *m, const char *user, const char *role,
+                                 const char *text, char *err, size_t errlen);
+/* Waits for the writes memory_history_append_nowait() sent: 0 when all are stored, -1
+ * and err (and a failed write noted, as for memory_history_append) when one is not. */
+int memory_history_sync(struct memory *m, char *err, size_t errlen);
 /* The last n entries, oldest first (*count may be less than n). Entries that are not
  * ours (tampered with) are skipped with a warning. Free with memory_msgs_free(). */
 int memory_history_last(struct memory *m, const char *user, size_t n, struct memory_msg **out,

@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -152,8 +153,14 @@ static void on_stream_closed(struct evhttp_connection *evcon, void *ud)
 {
     (void)evcon;
     struct http_stream *s = ud;
-    s->req = NULL; /* evhttp frees it */
+    struct evhttp_request *req = s->req;
+    s->req = NULL;
     stream_free(s);
+    /* A request the client hung up on before its answer was finished is taken off the
+     * connection and left to us (libevent 2.1): ending it frees it. One still on the
+     * connection is freed with it. */
+    if (req && !evhttp_request_get_connection(req))
+        evhttp_send_reply_end(req);
 }
 
 static void stream_end(struct http_stream *s)
@@ -274,6 +281,10 @@ static void sess_end(struct http_sess *hs, const char *reason)
     srv->n_sessions--;
     srv->use[hs->token].sessions--;
     free(hs);
+    /* The last session gone: what the busy time took from the heap goes back to the
+     * system, so that a burst does not leave a hub at its peak size. */
+    if (srv->n_sessions == 0)
+        malloc_trim(0);
 }
 
 static struct http_sess *sess_find(struct http_server *srv, const char *id, size_t token)

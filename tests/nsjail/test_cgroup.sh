@@ -157,6 +157,11 @@ is "the host's shmmax is left alone" "$(cat /proc/sys/kernel/shmmax)" "$host_shm
 like "the c preset refuses System V shared memory (shmget: EPERM)" "$(cat "$TMP/preset.out")" \
     "stopped shmget Operation not permitted"
 
+out=$("$NSJ" --host-ids "$HOST_IDS" "${LIMITS[@]}" -- /bin/cat /proc/self/cgroup 2>&1)
+like "the jail sees its own cgroup as / (a cgroup namespace), not the host's paths" "$out" \
+    "(^|$(printf '\n'))[0-9]+:memory:/($(printf '\n')|$)"
+unlike "  and no host path of the caller's cgroup" "$out" "nsjail-lite-|$(awk -F: '$2 ~ /memory/ {print $3}' /proc/self/cgroup | sed 's|^/$|^$|')"
+
 # --- System V shm: created, touched and detached, 256 MiB against a 64 MiB limit ---
 attack shm "${LIMITS[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 unlike "shm: the jail never holds 256 MiB" "$(held)" "^256$"
