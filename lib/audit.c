@@ -18,6 +18,7 @@ struct audit {
     char *service;
     int fd;
     bool is_stdout;
+    mode_t mode; /* of a file it creates */
     uint64_t written;
     uint64_t failed;
     uint64_t outage;         /* failures since the last record written */
@@ -28,15 +29,30 @@ struct audit {
     pthread_mutex_t lock;
 };
 
-static int audit_open_fd(const char *path)
+static int audit_open_fd(const char *path, mode_t mode)
 {
-    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, mode);
+    /* A private log (the transcript) stays private also when the file was there
+     * before, made with a wider mode by someone else. */
+    if (fd >= 0 && mode == 0600 && fchmod(fd, mode) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }
 
 struct audit *audit_open(const char *path, const char *service_name, char *err, size_t errlen)
 {
+    return audit_open_mode(path, service_name, 0640, err, errlen);
+}
+
+struct audit *audit_open_mode(const char *path, const char *service_name, mode_t mode, char *err,
+                              size_t errlen)
+{
     bool is_stdout = strcmp(path, "-") == 0;
-    int fd = is_stdout ? STDOUT_FILENO : audit_open_fd(path);
+    int fd = is_stdout ? STDOUT_FILENO : audit_open_fd(path, mode);
     if (fd < 0) {
         snprintf(err, errlen, "cannot open audit log %s: %s", path, strerror(errno));
         return NULL;
@@ -46,6 +62,7 @@ struct audit *audit_open(const char *path, const char *service_name, char *err, 
     a->service = xstrdup(service_name);
     a->fd = fd;
     a->is_stdout = is_stdout;
+    a->mode = mode;
     pthread_mutex_init(&a->lock, NULL);
     return a;
 }
@@ -54,7 +71,7 @@ int audit_reopen(struct audit *a)
 {
     if (a->is_stdout)
         return 0;
-    int fd = audit_open_fd(a->path);
+    int fd = audit_open_fd(a->path, a->mode);
     if (fd < 0)
         return -1;
     pthread_mutex_lock(&a->lock); /* writers on other threads finish their line first */

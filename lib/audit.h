@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define AUDIT_ECS_VERSION "8.11.0"
 /* Default cap for any untrusted string placed into a record. */
@@ -25,8 +26,13 @@
 
 struct audit;
 
-/* path "-" writes to stdout. Returns NULL and fills err on failure. */
+/* path "-" writes to stdout. Returns NULL and fills err on failure. A file it creates
+ * has mode 0640 (less the umask). */
 struct audit *audit_open(const char *path, const char *service_name, char *err, size_t errlen);
+/* The same with the file's mode; 0600 is also enforced on a file that was there (a
+ * log only its owner may read, such as the hub's transcript). */
+struct audit *audit_open_mode(const char *path, const char *service_name, mode_t mode, char *err,
+                              size_t errlen);
 /* Reopens the same path (logrotate's SIGHUP); on failure keeps the old descriptor. */
 int audit_reopen(struct audit *a);
 /* Replaces the descriptor with fd, opened elsewhere on the same path (a privileged

@@ -1,4 +1,5 @@
 #include "log.h"
+#include "termtext.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,19 +39,25 @@ const char *log_progname(void)
 }
 
 /* One write(2) per line so that lines from several processes sharing stderr do not
- * interleave mid-line. */
+ * interleave mid-line. The message goes through the terminal neutraliser
+ * (termtext.h): log lines carry what spokes, LLMs and peers said (an error a spoke
+ * returned, a tool name, a protocol version), and none of it may clear the screen, set
+ * the title or the clipboard, or start a line of its own that passes for the hub's
+ * (only the "PROG: " prefix starts a line). */
 static void log_emit(const char *level, const char *fmt, va_list ap, const char *suffix)
     __attribute__((format(printf, 2, 0)));
 static void log_emit(const char *level, const char *fmt, va_list ap, const char *suffix)
 {
+    char msg[1536];
+    int m = vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t mlen = m < 0 ? 0 : (size_t)m < sizeof(msg) ? (size_t)m : sizeof(msg) - 1;
+    msg[mlen] = '\0';
     char line[2048];
     int n = snprintf(line, sizeof(line), "%s: %s", log_name, level);
     if (n < 0 || (size_t)n >= sizeof(line))
         n = 0;
-    int m = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-    size_t len = (m < 0) ? (size_t)n : (size_t)n + (size_t)m;
-    if (len >= sizeof(line) - 64)
-        len = sizeof(line) - 64;
+    size_t len = (size_t)n;
+    len += tt_inline_buf(line + len, sizeof(line) - 64 - len, msg, mlen);
     if (suffix) {
         int k = snprintf(line + len, sizeof(line) - len, ": %s", suffix);
         if (k > 0)

@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,6 +503,19 @@ int cgroup_attach(const struct jail_plan *p, pid_t pid, char *err, size_t errlen
         }
     }
     plan_debug(p, "init (host pid %d) moved into its cgroup", (int)pid);
+    return 0;
+}
+
+int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen)
+{
+    if (!p->cg.version)
+        return 0;
+    /* Rooted at the cgroup init was just moved into: the jail sees "/" there, not the
+     * host's paths (the caller's cgroup, its session or container ids). */
+    if (unshare(CLONE_NEWCGROUP) < 0) {
+        snprintf(err, errlen, "unshare(CLONE_NEWCGROUP): %s", strerror(errno));
+        return -1;
+    }
     return 0;
 }
 

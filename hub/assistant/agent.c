@@ -143,6 +143,19 @@ int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_respo
     return -1;
 }
 
+int agent_request_stored(struct agent_req *r)
+{
+    char err[300];
+    if (memory_history_sync(r->a->mem, err, sizeof(err)) == 0)
+        return 0;
+    r->out->status = AGENT_FAILED;
+    snprintf(r->out->error, sizeof(r->out->error),
+             "memory: the request could not be stored in the history, so nothing was run: %s",
+             err);
+    json_decref(memory_take_failed_writes(r->a->mem)); /* said in the error */
+    return -1;
+}
+
 void agent_answer_cut(struct agent_req *r, const char *what)
 {
     r->out->truncated = true;
@@ -280,7 +293,9 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     json_decref(memory_take_failed_writes(a->mem)); /* only this request's are reported */
     /* Stored first, so that a hub killed while it works still remembers the request.
      * When the memory cannot be read or written, nothing runs: the user is told, and
-     * nothing happens that the history would not show. */
+     * nothing happens that the history would not show. The store's acknowledgement
+     * (an fsync with appendfsync always) is waited for while the planner works, and
+     * before anything acts (agent_request_stored). */
     if (load_history(&r, err, sizeof(err)) < 0) {
         out->status = AGENT_FAILED;
         snprintf(out->error, sizeof(out->error),
@@ -288,7 +303,8 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
                  "again, or run the hub with --memory none)",
                  err);
         rc = -1;
-    } else if (memory_history_append(a->mem, a->user, "user", request, err, sizeof(err)) < 0) {
+    } else if (memory_history_append_nowait(a->mem, a->user, "user", request, err, sizeof(err)) <
+               0) {
         out->status = AGENT_FAILED;
         snprintf(out->error, sizeof(out->error), "memory: %s", err);
         json_decref(memory_take_failed_writes(a->mem)); /* said in the error */
@@ -298,6 +314,8 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     } else {
         rc = agent_run_planned(&r);
     }
+    /* The request's own entry, if nothing acted yet (a direct answer, a failure) */
+    memory_history_sync(a->mem, err, sizeof(err));
     if (rc == 0 && out->answer)
         memory_history_append(a->mem, a->user, "assistant", out->answer, err, sizeof(err));
     /* The answer above, and grants the user gave during the request (perms.c). */

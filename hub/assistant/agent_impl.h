@@ -43,6 +43,9 @@ void agent_llm_prepare(struct agent *a, struct llm_request *rq);
  * AGENT_LLM_FAILED and the error "<what> (<kind>): <message>". */
 int agent_llm_call(struct agent_req *r, struct llm_request *rq, struct llm_response *rs,
                    const char *what);
+/* Before the first action of a request: waits until its history entry is stored
+ * (sent without waiting in agent_run). 0, or -1 with the request failed. */
+int agent_request_stored(struct agent_req *r);
 /* Marks r's answer as cut off by the model's token limit (truncated, and a warning
  * naming what was cut: "the answer", "the plan's answer"). */
 void agent_answer_cut(struct agent_req *r, const char *what);

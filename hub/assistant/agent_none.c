@@ -92,6 +92,10 @@ int agent_run_none(struct agent_req *r)
             rc = 0;
             break;
         }
+        if (agent_request_stored(r) < 0) {
+            llm_response_free(&rs);
+            break;
+        }
         llm_request_assistant(rq, &rs);
         for (size_t i = 0; i < rs.n_tool_calls; i++) {
             const struct llm_tool_call *tc = &rs.tool_calls[i];

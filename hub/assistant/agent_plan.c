@@ -507,6 +507,11 @@ int agent_run_planned(struct agent_req *r)
             plan_free(&p);
             goto out;
         }
+        if (agent_request_stored(r) < 0) {
+            plan_free(&p);
+            rc = -1;
+            break;
+        }
         int st = run_steps(&run, &p);
         plan_free(&p);
         if (st < 0) {

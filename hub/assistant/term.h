@@ -1,5 +1,5 @@
 /* The assistant's terminal: how the hub speaks (its own lines start at column 0),
- * how untrusted text is shown (quoted, neutralised: termtext.h), and the questions
+ * how untrusted text is shown (quoted, neutralised: lib/termtext.h), and the questions
  * only the hub asks - permissions, re-planning, an app's elicitation - framed so
  * that no app or LLM text can imitate them. */
 #ifndef HUB_TERM_H

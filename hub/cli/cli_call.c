@@ -4,6 +4,7 @@
  * --stats make it the measuring instrument of scripts/bench/hub and of the leak test. */
 #include "runtime/runtime.h"
 #include "log.h"
+#include "termtext.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -132,22 +133,28 @@ static int run_many(struct hub *h, struct event_base *base, const struct call_op
     return envelopes_left > 0 ? EXIT_CALL_FAILED : envelope_exit;
 }
 
-/* What the spoke says during a call, on stderr (the runtime has already replaced its
- * control characters and capped its length). */
+/* What the spoke says during a call, on stderr: its words after the hub's prefix,
+ * through the terminal neutraliser (lib/termtext.h), as every log line. */
 static void print_event(void *ud, const struct call_event *ev)
 {
     (void)ud;
+    char *text = tt_inline_str(ev->text, 600);
     if (ev->kind == CALL_EVENT_PROGRESS) {
         if (ev->total >= 0)
             fprintf(stderr, "hub: %s.%s: progress %g/%g%s%s\n", ev->app, ev->tool, ev->progress,
-                    ev->total, ev->text[0] ? ": " : "", ev->text);
+                    ev->total, text[0] ? ": " : "", text);
         else
             fprintf(stderr, "hub: %s.%s: progress %g%s%s\n", ev->app, ev->tool, ev->progress,
-                    ev->text[0] ? ": " : "", ev->text);
+                    text[0] ? ": " : "", text);
     } else {
-        fprintf(stderr, "hub: %s.%s: log %s%s%s: %s\n", ev->app, ev->tool, ev->level,
-                ev->logger ? " " : "", ev->logger ? ev->logger : "", ev->text);
+        char *level = tt_inline_str(ev->level ? ev->level : "", 40);
+        char *logger = ev->logger ? tt_inline_str(ev->logger, 80) : NULL;
+        fprintf(stderr, "hub: %s.%s: log %s%s%s: %s\n", ev->app, ev->tool, level,
+                logger ? " " : "", logger ? logger : "", text);
+        free(level);
+        free(logger);
     }
+    free(text);
 }
 
 /* "APP.METHOD" with METHOD one of hub_request()'s: split at the first dot. */

@@ -241,8 +241,8 @@ json_t *memory_take_failed_writes(struct memory *m)
     return out;
 }
 
-int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
-                          char *err, size_t errlen)
+static int history_append(struct memory *m, const char *user, const char *role, const char *text,
+                          bool wait, char *err, size_t errlen)
 {
     char key[KEY_MAX];
     if (!user_key(m, user, "history", key, err, errlen))
@@ -262,11 +262,33 @@ int memory_history_append(struct memory *m, const char *user, const char *role, 
         e, "text", audit_string(text ? text : "", text ? strlen(text) : 0, m->cfg.entry_max_bytes));
     char *entry = json_dumps(e, JSON_COMPACT);
     json_decref(e);
-    int rc = m->ops->list_append(m, key, entry, m->cfg.history_max, err, errlen);
+    int rc = !wait && m->ops->list_append_sent
+                 ? m->ops->list_append_sent(m, key, entry, m->cfg.history_max, err, errlen)
+                 : m->ops->list_append(m, key, entry, m->cfg.history_max, err, errlen);
     free(entry);
     if (rc < 0)
         note_failed_write(m, err, "the %s's entry was not stored in the history", role);
     return rc;
+}
+
+int memory_history_append(struct memory *m, const char *user, const char *role, const char *text,
+                          char *err, size_t errlen)
+{
+    return history_append(m, user, role, text, true, err, errlen);
+}
+
+int memory_history_append_nowait(struct memory *m, const char *user, const char *role,
+                                 const char *text, char *err, size_t errlen)
+{
+    return history_append(m, user, role, text, false, err, errlen);
+}
+
+int memory_history_sync(struct memory *m, char *err, size_t errlen)
+{
+    if (!m->ops->sync || m->ops->sync(m, err, errlen) == 0)
+        return 0;
+    note_failed_write(m, err, "an entry was not stored in the history");
+    return -1;
 }
 
 int memory_history_last(struct memory *m, const char *user, size_t n, struct memory_msg **out,
@@ -327,6 +349,36 @@ int memory_history_clear(struct memory *m, const char *user, char *err, size_t e
     if (!user_key(m, user, "history", key, err, errlen))
         return -1;
     return m->ops->del(m, key, err, errlen);
+}
+
+/* --- first seen ---------------------------------------------------------------- */
+
+int memory_first_seen(struct memory *m, const char *user, const char *app, const char *what,
+                      char *err, size_t errlen)
+{
+    char key[KEY_MAX];
+    if (!user_key(m, user, "seen", key, err, errlen))
+        return -1;
+    size_t al = app ? strlen(app) : 0, wl = what ? strlen(what) : 0;
+    if (al == 0 || al > 128 || wl == 0 || wl > 512) {
+        snprintf(err, errlen, "first seen: app 1-128 and what 1-512 bytes");
+        return -1;
+    }
+    char *field = xasprintf("%s|%s", app, what);
+    char when[32];
+    snprintf(when, sizeof(when), "%llu", (unsigned long long)(now_real_ns() / 1000000u));
+    int rc = m->ops->hash_setnx(m, key, field, when, err, errlen);
+    free(field);
+    return rc;
+}
+
+int memory_first_seen_hook(void *m, const char *user, const char *app, const char *what)
+{
+    char err[512];
+    int rc = memory_first_seen(m, user, app, what, err, sizeof(err));
+    if (rc < 0)
+        log_debug("memory: first seen %s %s %s: %s", user, app, what, err);
+    return rc;
 }
 
 /* --- grants -------------------------------------------------------------------- */

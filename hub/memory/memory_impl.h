@@ -14,6 +14,14 @@ struct memory_ops {
      * then trims the list to its last max entries. */
     int (*list_append)(struct memory *m, const char *key, const char *entry, size_t max, char *err,
                        size_t errlen);
+    /* As list_append, but returns once the command is sent; its reply is read before
+     * the next command or by sync (NULL: the front uses list_append). */
+    int (*list_append_sent)(struct memory *m, const char *key, const char *entry, size_t max,
+                            char *err, size_t errlen);
+    /* Reads the replies to what list_append_sent sent, resending what was not
+     * acknowledged: 0, or -1 and err when a write could not be stored. NULL: nothing
+     * is ever pending. */
+    int (*sync)(struct memory *m, char *err, size_t errlen);
     /* The last n items, oldest first; *items is a malloc'd array of malloc'd strings. */
     int (*list_last)(struct memory *m, const char *key, size_t n, char ***items, size_t *count,
                      char *err, size_t errlen);
@@ -25,6 +33,9 @@ struct memory_ops {
                     size_t errlen);
     int (*hash_all)(struct memory *m, const char *key, char ***fields, char ***values,
                     size_t *count, char *err, size_t errlen);
+    /* Sets the field only if it does not exist: 1 set, 0 it was there, -1 error. */
+    int (*hash_setnx)(struct memory *m, const char *key, const char *field, const char *value,
+                      char *err, size_t errlen);
     /* Returns the number of fields removed (0 or 1). */
     int (*hash_del)(struct memory *m, const char *key, const char *field, char *err, size_t errlen);
     void (*destroy)(struct memory *m);

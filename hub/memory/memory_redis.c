@@ -30,6 +30,8 @@
 #define MAX_GRANTS 10000
 /* How many of the newest entries the append script compares against. */
 #define DEDUP_WINDOW "16"
+/* Appends in flight without their reply read (a request and its answer). */
+#define PEND_MAX 4
 
 static const char append_script[] =
     "local recent = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[3]), -1)\n"
@@ -54,6 +56,14 @@ struct rb {
     /* Writes are going on without the replica confirmation (none is connected): said
      * once, until one confirms again. */
     bool degraded;
+    /* Appends sent without waiting for their reply (list_append_sent), oldest first:
+     * read before the next command (drain); kept until then to be sent again. */
+    struct pending_append {
+        char *key, *entry, *max;
+    } pend[PEND_MAX];
+    size_t n_pend;
+    bool pend_failed; /* one of them could not be stored: said by rb_sync */
+    char pend_err[300];
 };
 
 static void sleep_ms(long ms)
@@ -101,10 +111,13 @@ static bool is_replica_error(const redisReply *rep)
 /* Runs one command, reconnecting and resending as described above. NULL and err
  * when Redis stayed unreachable for reconnect_ms or refused us. The reply may be an
  * error reply: callers check its type. */
+static void drain(struct memory *m);
+
 static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char *err,
                              size_t errlen)
 {
     struct rb *r = m->impl;
+    drain(m); /* replies come in order: those of appends sent earlier first */
     size_t lens[8];
     for (int i = 0; i < argc && i < 8; i++)
         lens[i] = strlen(argv[i]);
@@ -288,6 +301,100 @@ static int rb_list_append(struct memory *m, const char *key, const char *entry, 
     return rb_write(m, 7, argv, NULL, err, errlen);
 }
 
+static void pend_free(struct pending_append *p)
+{
+    free(p->key);
+    free(p->entry);
+    free(p->max);
+}
+
+/* Reads the replies to the appends sent without waiting. One whose reply does not come
+ * (the connection broke) is sent again the ordinary way: the append script drops a
+ * repeat, so nothing is doubled. A failure is kept for rb_sync to report. */
+static void drain(struct memory *m)
+{
+    struct rb *r = m->impl;
+    size_t n = r->n_pend, i = 0;
+    if (n == 0)
+        return;
+    r->n_pend = 0; /* the resends below go through redis_cmd, which drains */
+    for (; i < n && r->link.c; i++) {
+        void *rep = NULL;
+        if (redisGetReply(r->link.c, &rep) != REDIS_OK || !rep) {
+            if (!r->lost) {
+                char msg[500];
+                snprintf(msg, sizeof(msg), "lost the connection to Redis at %s: %s; reconnecting",
+                         r->link.addr, r->link.c->errstr);
+                rb_event(r, "memory-connection-lost", msg);
+            }
+            r->lost = true;
+            redis_link_drop(&r->link);
+            break;
+        }
+        char err[300];
+        if (!expect(m, rep, REDIS_REPLY_INTEGER, err, sizeof(err)) && !r->pend_failed) {
+            r->pend_failed = true;
+            str_copy(r->pend_err, err, sizeof(r->pend_err));
+        }
+        freeReplyObject(rep);
+        pend_free(&r->pend[i]);
+    }
+    for (; i < n; i++) {
+        char err[300];
+        size_t max = (size_t)strtoull(r->pend[i].max, NULL, 10);
+        if (rb_list_append(m, r->pend[i].key, r->pend[i].entry, max, err, sizeof(err)) < 0 &&
+            !r->pend_failed) {
+            r->pend_failed = true;
+            str_copy(r->pend_err, err, sizeof(r->pend_err));
+        }
+        pend_free(&r->pend[i]);
+    }
+}
+
+/* The append without waiting for its reply, on a server without replicas to WAIT for
+ * (the hub's private one): what the reply would confirm is an fsync (appendfsync
+ * always), which then runs while the hub works on. */
+static int rb_list_append_sent(struct memory *m, const char *key, const char *entry, size_t max,
+                               char *err, size_t errlen)
+{
+    struct rb *r = m->impl;
+    if (r->n_pend == PEND_MAX)
+        drain(m);
+    if (!r->link.c || r->wait_replicas > 0) /* the ordinary way: reconnects, WAITs */
+        return rb_list_append(m, key, entry, max, err, errlen);
+    char maxs[32];
+    snprintf(maxs, sizeof(maxs), "%zu", max);
+    const char *argv[] = {"EVAL", append_script, "1", key, entry, maxs, DEDUP_WINDOW};
+    size_t lens[7];
+    for (int i = 0; i < 7; i++)
+        lens[i] = strlen(argv[i]);
+    int done = 0;
+    if (redisAppendCommandArgv(r->link.c, 7, argv, lens) != REDIS_OK)
+        return rb_list_append(m, key, entry, max, err, errlen);
+    while (!done) {
+        if (redisBufferWrite(r->link.c, &done) != REDIS_OK) {
+            /* Whether it arrived is unknown: the ordinary way sends it again. */
+            r->lost = true;
+            redis_link_drop(&r->link);
+            return rb_list_append(m, key, entry, max, err, errlen);
+        }
+    }
+    r->pend[r->n_pend++] = (struct pending_append){
+        .key = xstrdup(key), .entry = xstrdup(entry), .max = xstrdup(maxs)};
+    return 0;
+}
+
+static int rb_sync(struct memory *m, char *err, size_t errlen)
+{
+    struct rb *r = m->impl;
+    drain(m);
+    if (!r->pend_failed)
+        return 0;
+    r->pend_failed = false;
+    str_copy(err, r->pend_err, errlen);
+    return -1;
+}
+
 static bool strings_from(struct memory *m, redisReply *rep, size_t first, size_t step, char ***out,
                          size_t *count, char *err, size_t errlen)
 {
@@ -381,6 +488,21 @@ static int rb_hash_all(struct memory *m, const char *key, char ***fields, char *
     return ok ? 0 : -1;
 }
 
+/* Not followed by WAIT: a marker lost in a failover only makes a later record say
+ * "first seen" once more, and the records that ask must not wait for a replica. */
+static int rb_hash_setnx(struct memory *m, const char *key, const char *field, const char *value,
+                         char *err, size_t errlen)
+{
+    const char *argv[] = {"HSETNX", key, field, value};
+    redisReply *rep = redis_cmd(m, 4, argv, err, errlen);
+    if (!rep)
+        return -1;
+    bool ok = expect(m, rep, REDIS_REPLY_INTEGER, err, errlen);
+    int n = ok ? (rep->integer == 1) : -1;
+    freeReplyObject(rep);
+    return n;
+}
+
 static int rb_hash_del(struct memory *m, const char *key, const char *field, char *err,
                        size_t errlen)
 {
@@ -396,6 +518,7 @@ static void rb_destroy(struct memory *m)
     struct rb *r = m->impl;
     if (!r)
         return;
+    drain(m); /* what was sent is acknowledged before the hub goes */
     redis_link_free(&r->link);
     free(r);
 }
@@ -404,11 +527,14 @@ static const struct memory_ops redis_ops = {
     .kind = "redis",
     .persistent = true,
     .list_append = rb_list_append,
+    .list_append_sent = rb_list_append_sent,
+    .sync = rb_sync,
     .list_last = rb_list_last,
     .del = rb_del,
     .hash_set = rb_hash_set,
     .hash_get = rb_hash_get,
     .hash_all = rb_hash_all,
+    .hash_setnx = rb_hash_setnx,
     .hash_del = rb_hash_del,
     .destroy = rb_destroy,
 };

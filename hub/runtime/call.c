@@ -78,6 +78,7 @@ static void audit_call(struct call *c, const char *outcome, const json_t *result
         free(dump);
         audit_set(rec, "isolate.is_error",
                   json_boolean(json_is_true(json_object_get(result, "isError"))));
+        haudit_result(h, rec, result);
     } else {
         audit_set_int(rec, "error.code", code);
         audit_set_str(rec, "error.message", msg);
@@ -139,8 +140,15 @@ void call_complete(struct call *c, json_t *result)
     char err[500];
     if (c->method) {
         if (!mcp_check_method_result(c->target, c->method, result, err, sizeof(err))) {
+            struct spoke *sp = c->target;
+            bool drifted = strcmp(c->method, "tools/list") == 0 && !c->m->unpinned;
             call_fail(c, HUB_ERR_INVALID_RESULT, "hub-validation", "%s: invalid %s result: %s",
                       c->m->name, c->method, err);
+            /* Its tools are no longer what was pinned: as after a list_changed. */
+            if (drifted)
+                spoke_kill(sp, "pin", false,
+                           "spoke %s changed its tools after they were pinned: %s", sp->m->name,
+                           err);
             return;
         }
         call_finish(c, result, HUB_OK, NULL, NULL);
@@ -245,6 +253,17 @@ static void submit_logged(struct call *c)
     audit_set_int(rec, "source.bytes", (int64_t)c->req_bytes);
     if (c->hub->debug)
         audit_set(rec, "isolate.arguments", json_incref(c->args));
+    if (haudit_arguments(c->hub, rec, c->args) < 0) {
+        int e = errno;
+        char msg[600];
+        snprintf(msg, sizeof(msg),
+                 "the transcript %s cannot be written (%s); refusing to run %s.%s with its "
+                 "arguments unrecorded (audit.content is \"full\")",
+                 audit_path(c->hub->transcript), strerror(e), c->m->name, c->tool->name);
+        json_decref(rec);
+        call_fail(c, HUB_ERR_AUDIT, "audit", "%s", msg);
+        return;
+    }
     if (haudit_write(c->hub, rec) < 0) {
         fail_unlogged(c, errno);
         return;

@@ -95,6 +95,7 @@ void config_free(struct hub_config *c)
     free(c->data_root);
     free(c->run_dir);
     free(c->audit_path);
+    free(c->audit_transcript);
     free(c->gateway_netns);
     free(c->netproxy_bin);
     free(c->netproxy_audit);
@@ -268,6 +269,53 @@ static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_conf
     return true;
 }
 
+const char *audit_content_name(enum audit_content v)
+{
+    return v == AUDIT_CONTENT_NONE ? "none" : v == AUDIT_CONTENT_FULL ? "full" : "hashes";
+}
+
+bool audit_content_parse(const char *s, enum audit_content *out)
+{
+    static const enum audit_content all[] = {AUDIT_CONTENT_NONE, AUDIT_CONTENT_HASHES,
+                                             AUDIT_CONTENT_FULL};
+    for (size_t i = 0; i < ARRAY_LEN(all); i++)
+        if (strcmp(s, audit_content_name(all[i])) == 0) {
+            *out = all[i];
+            return true;
+        }
+    return false;
+}
+
+/* "audit": "PATH" (the log alone), or {"path", "content", "transcript"}. */
+static bool load_audit(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    const json_t *a = json_object_get(root, "audit");
+    const char *path = NULL, *content = NULL, *transcript = NULL;
+    if (json_is_object(a)) {
+        static const char *const keys[] = {"path", "content", "transcript", NULL};
+        if (!jf_object(jc, a, "audit", keys) ||
+            !jf_string(jc, a, "audit", "path", false, PATH_MAX_LEN, &path) ||
+            !jf_string(jc, a, "audit", "content", false, 16, &content) ||
+            !jf_string(jc, a, "audit", "transcript", false, PATH_MAX_LEN, &transcript))
+            return false;
+        if (content && !audit_content_parse(content, &c->audit_content))
+            return jf_fail(jc, "audit", "content", "must be \"none\", \"hashes\" or \"full\"");
+    } else if (a && !jf_string(jc, root, "", "audit", false, PATH_MAX_LEN, &path)) {
+        return false;
+    }
+    if (path) {
+        free(c->audit_path);
+        c->audit_path = strcmp(path, "-") == 0 ? xstrdup("-") : resolve(c->file, path);
+    }
+    if (transcript) {
+        if (strcmp(transcript, "-") == 0)
+            return jf_fail(jc, "audit", "transcript", "must be a file (it is kept mode 0600)");
+        free(c->audit_transcript);
+        c->audit_transcript = resolve(c->file, transcript);
+    }
+    return true;
+}
+
 static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
     static const char *const keys[] = {"isolation",
@@ -303,13 +351,8 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
         !get_path(jc, root, "", "data_root", c->file, &c->data_root) ||
         !get_path(jc, root, "", "run_dir", c->file, &c->run_dir))
         return false;
-    const char *audit = NULL;
-    if (!jf_string(jc, root, "", "audit", false, PATH_MAX_LEN, &audit))
+    if (!load_audit(jc, root, c))
         return false;
-    if (audit) {
-        free(c->audit_path);
-        c->audit_path = strcmp(audit, "-") == 0 ? xstrdup("-") : resolve(c->file, audit);
-    }
     uint64_t frame = c->max_frame, depth = c->max_call_depth, spokes = c->max_spokes,
              logmax = c->spoke_log_max;
     if (!get_u64(jc, root, "", "max_frame_bytes", 4096, 64 << 20, &frame) ||

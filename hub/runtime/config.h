@@ -19,6 +19,14 @@ enum isolation { ISO_NONE, ISO_PROCESS, ISO_NAMESPACE };
 const char *isolation_name(enum isolation m);
 bool isolation_parse(const char *s, enum isolation *out);
 
+/* What of the calls' arguments and results the audit keeps: nothing; their SHA-256
+ * (the default); or, besides the hashes, the content itself in a separate transcript
+ * log readable only by its owner. */
+enum audit_content { AUDIT_CONTENT_HASHES, AUDIT_CONTENT_NONE, AUDIT_CONTENT_FULL };
+
+const char *audit_content_name(enum audit_content v);
+bool audit_content_parse(const char *s, enum audit_content *out);
+
 struct hub_config {
     char *file;
     enum isolation isolation;
@@ -29,6 +37,8 @@ struct hub_config {
     char *data_root;     /* <data_root>/<user>/<app> */
     char *run_dir;       /* spoke logs */
     char *audit_path;    /* "-" is stdout */
+    enum audit_content audit_content;
+    char *audit_transcript; /* for content "full"; NULL: beside audit_path */
     size_t max_frame;
     uint64_t call_timeout_ms;
     uint64_t start_timeout_ms;

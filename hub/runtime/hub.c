@@ -57,6 +57,24 @@ static void raise_nofile(void)
     }
 }
 
+/* audit.transcript, or beside the audit log: hub.jsonl -> hub.transcript.jsonl. */
+static char *transcript_path(const struct hub_config *cfg, char *err, size_t errlen)
+{
+    if (cfg->audit_transcript)
+        return xstrdup(cfg->audit_transcript);
+    const char *a = cfg->audit_path;
+    if (strcmp(a, "-") == 0) {
+        snprintf(err, errlen,
+                 "audit.content \"full\" keeps a transcript in a file: name it with "
+                 "audit.transcript when the audit goes to stdout");
+        return NULL;
+    }
+    size_t n = strlen(a);
+    if (n > 6 && strcmp(a + n - 6, ".jsonl") == 0)
+        n -= 6;
+    return xasprintf("%.*s.transcript.jsonl", (int)n, a);
+}
+
 static int open_audit(struct hub *h, char *err, size_t errlen)
 {
     const char *path = h->cfg->audit_path;
@@ -68,6 +86,24 @@ static int open_audit(struct hub *h, char *err, size_t errlen)
     h->audit = audit_open(path, "hub", err, errlen);
     if (!h->audit)
         return -1;
+    if (h->cfg->audit_content == AUDIT_CONTENT_FULL) {
+        char *tpath = transcript_path(h->cfg, err, errlen);
+        if (tpath) {
+            char *copy = xstrdup(tpath);
+            mkdir_parents(dirname(copy), 0750);
+            free(copy);
+            h->transcript = audit_open_mode(tpath, "hub-transcript", 0600, err, errlen);
+            free(tpath);
+        }
+        if (!h->transcript) {
+            audit_close(h->audit);
+            audit_close(h->transcript);
+            h->audit = NULL;
+            return -1;
+        }
+        audit_say_outages(h->transcript, "tool calls are refused (audit.content is \"full\": "
+                                         "no call runs without its arguments on record)");
+    }
     /* Every writer of this log (runtime, agent, permissions, LLM) shares one account of
      * an outage: said when it starts and when it ends, not once per lost record. */
     audit_say_outages(h->audit, "whatever must be logged before it happens (tool calls, "
@@ -111,6 +147,8 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     if (mkdir_parents(h->spoke_log_dir, 0700) < 0) {
         snprintf(err, errlen, "run directory %s: %s", h->spoke_log_dir, strerror(errno));
         audit_close(h->audit);
+        audit_close(h->transcript);
+        audit_close(h->transcript);
         free(h->spoke_log_dir);
         free(h);
         return NULL;
@@ -140,6 +178,11 @@ int hub_reopen_logs(struct hub *h)
     if (rc < 0)
         log_warn("SIGHUP: cannot reopen the audit log %s; still writing to the old file",
                  audit_path(h->audit));
+    if (h->transcript && audit_reopen(h->transcript) < 0) {
+        log_warn("SIGHUP: cannot reopen the transcript %s; still writing to the old file",
+                 audit_path(h->transcript));
+        rc = -1;
+    }
     if (h->proxy && proxy_alive(h->proxy) && proxy_pid(h->proxy) > 0)
         kill(proxy_pid(h->proxy), SIGHUP); /* netproxy reopens its own (netproxy/main.c) */
     return rc;
@@ -176,6 +219,12 @@ void hub_set_elicit_hook(struct hub *h, struct elicit_hook *hook)
 {
     h->elicit->free(h->elicit);
     h->elicit = hook;
+}
+
+void hub_set_first_seen(struct hub *h, hub_first_seen_fn fn, void *ud)
+{
+    h->first_seen = fn;
+    h->first_seen_ud = ud;
 }
 
 static void on_proxy_error(void *ud, const char *key, const char *message)
@@ -244,6 +293,7 @@ void hub_free(struct hub *h)
     if (h->ev_sighup)
         event_free(h->ev_sighup);
     audit_close(h->audit);
+    audit_close(h->transcript);
     free(h->spoke_log_dir);
     free(h);
 }

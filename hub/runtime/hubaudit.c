@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,13 +48,72 @@ void haudit_call(json_t *rec, const struct call *c)
     audit_set_str(rec, "isolate.caller.app", c->caller ? c->caller->m->name : "user");
 }
 
+/* rec["a"]["b"]["c"] (c may be NULL) as a string, or NULL. */
+static const char *rec_str(const json_t *rec, const char *a, const char *b, const char *c)
+{
+    const json_t *v = json_object_get(json_object_get(rec, a), b);
+    if (c)
+        v = json_object_get(v, c);
+    return json_string_value(v);
+}
+
+static bool is_refusal(const char *action, const json_t *rec)
+{
+    const char *outcome = rec_str(rec, "event", "outcome", NULL);
+    if (!outcome || strcmp(outcome, "failure") != 0)
+        return false;
+    if (strcmp(action, "permission") == 0)
+        return true;
+    /* A mediated call refused by the user's answer or by the hub's checks (an unknown
+     * tool, a cycle, arguments that do not fit), not one that merely failed. */
+    const char *layer = rec_str(rec, "isolate", "layer", NULL);
+    return strcmp(action, "isolate-call") == 0 && layer &&
+           (strcmp(layer, "permission") == 0 || strcmp(layer, "hub-validation") == 0);
+}
+
+/* isolate.first_seen on the records a SIEM alerts on when they are new for the user
+ * and app: a tool call (the tool the app uses: its own when the user calls it, another
+ * app's when it calls one) and a refusal. */
+static void mark_first_seen(struct hub *h, json_t *rec)
+{
+    if (!h->first_seen)
+        return;
+    const char *action = rec_str(rec, "event", "action", NULL);
+    const char *user = rec_str(rec, "isolate", "user", NULL);
+    const char *app = rec_str(rec, "isolate", "app", NULL);
+    const char *tool = rec_str(rec, "isolate", "tool", NULL);
+    const char *caller = rec_str(rec, "isolate", "caller", "app");
+    if (!action || !user)
+        return;
+    const char *who = caller && strcmp(caller, "user") != 0 ? caller : app;
+    char what[600];
+    if (strcmp(action, "tool-call-start") == 0) {
+        if (!app || !tool)
+            return;
+        snprintf(what, sizeof(what), "tool:%s.%s", app, tool);
+    } else if (is_refusal(action, rec)) {
+        const char *cat = rec_str(rec, "isolate", "permission", "category");
+        snprintf(what, sizeof(what), "refused:%s%s%s:%s.%s", action, cat ? ":" : "", cat ? cat : "",
+                 app ? app : "?", tool ? tool : "?");
+    } else {
+        return;
+    }
+    if (!who)
+        return;
+    int seen = h->first_seen(h->first_seen_ud, user, who, what);
+    if (seen >= 0)
+        audit_set(rec, "isolate.first_seen", json_boolean(seen == 1));
+}
+
 int haudit_write(struct hub *h, json_t *rec)
 {
+    mark_first_seen(h, rec);
     return audit_write(h->audit, rec);
 }
 
 void haudit_note(struct hub *h, json_t *rec)
 {
+    mark_first_seen(h, rec);
     (void)audit_write(h->audit, rec);
 }
 
@@ -66,4 +126,66 @@ void haudit_refusal(const struct hub *h, int err, char *msg, size_t len, const c
     va_end(ap);
     snprintf(msg, len, "the audit log %s cannot be written (%s); refusing to %s unlogged",
              audit_path(h->audit), strerror(err), action);
+}
+
+/* SHA-256 of v's canonical JSON (compact, keys sorted) as 64 hex digits: the same value
+ * gives the same hash in every record, whatever order its keys came in. */
+static json_t *content_hash(const json_t *v)
+{
+    char *dump = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!dump)
+        return NULL;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    bool ok = EVP_Digest(dump, strlen(dump), md, &n, EVP_sha256(), NULL) == 1 && n == 32;
+    free(dump);
+    if (!ok)
+        return NULL;
+    char hex[65];
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return json_string(hex);
+}
+
+/* The transcript's record: the audit record's action and isolate.* fields (call id,
+ * app, tool, user...) and the content under isolate.NAME. */
+static json_t *transcript_record(const json_t *rec, const char *name, const json_t *value)
+{
+    json_t *event = json_object_get(rec, "event");
+    json_t *t = haudit_new(json_string_value(json_object_get(event, "action")),
+                           json_string_value(json_object_get(event, "outcome")));
+    json_t *iso = json_deep_copy(json_object_get(rec, "isolate"));
+    json_object_set_new(t, "isolate", iso ? iso : json_object());
+    char path[64];
+    snprintf(path, sizeof(path), "isolate.%s", name);
+    audit_set(t, path, json_deep_copy(value));
+    return t;
+}
+
+int haudit_arguments(struct hub *h, json_t *rec, const json_t *args)
+{
+    if (h->cfg->audit_content == AUDIT_CONTENT_NONE || !args)
+        return 0;
+    json_t *hashes = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)args, k, v)
+    {
+        json_t *hash = content_hash(v);
+        if (hash)
+            json_object_set_new(hashes, k, hash);
+    }
+    audit_set(rec, "isolate.arguments_sha256", hashes);
+    if (!h->transcript)
+        return 0;
+    return audit_write(h->transcript, transcript_record(rec, "arguments", args));
+}
+
+void haudit_result(struct hub *h, json_t *rec, const json_t *result)
+{
+    if (h->cfg->audit_content == AUDIT_CONTENT_NONE || !result)
+        return;
+    audit_set(rec, "isolate.result_sha256", content_hash(result));
+    if (h->transcript)
+        (void)audit_write(h->transcript, transcript_record(rec, "result", result));
 }

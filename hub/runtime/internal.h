@@ -254,7 +254,10 @@ struct hub {
     struct event_base *base;
     bool debug;
     struct audit *audit;
+    struct audit *transcript; /* audit.content "full": arguments and results, 0600 */
     struct perm_hook *perm;
+    hub_first_seen_fn first_seen; /* NULL: no isolate.first_seen */
+    void *first_seen_ud;
     struct sampling_hook *sampling;
     struct elicit_hook *elicit;
     struct spoke **spokes;
@@ -285,6 +288,14 @@ int hub_network_up(struct hub *h, char *err, size_t errlen);
 /* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
 void haudit_call(json_t *rec, const struct call *c);
+/* What audit.content keeps of a call's arguments (an object: one SHA-256 per
+ * argument, "isolate.arguments_sha256") or result ("isolate.result_sha256") in rec.
+ * With "full" the value itself also goes to the transcript, under the record's
+ * identifying fields: before the call for arguments (-1 and errno when it cannot be
+ * written: the call is refused), best-effort for results. */
+int haudit_arguments(struct hub *h, json_t *rec, const json_t *args)
+    __attribute__((warn_unused_result));
+void haudit_result(struct hub *h, json_t *rec, const json_t *result);
 /* Writes the record of a decision before it takes effect: 0, or -1 and errno when it
  * could not be written - the caller then refuses the action (haudit_refusal). */
 int haudit_write(struct hub *h, json_t *rec) __attribute__((warn_unused_result));

@@ -97,7 +97,7 @@ struct snode {
     struct snode *next_alloc;
 };
 
-/* A pointer-keyed or string-keyed hash table (open addressing, grows). */
+/* schema_hash.c: a pointer-keyed or string-keyed hash table (open addressing, grows). */
 struct shash_entry {
     uint64_t hash;
     const void *key; /* NULL: empty */
@@ -149,9 +149,13 @@ enum schema_dialect schema_dialect_of(const char *uri);
  * set when it is outside every document or does not exist. */
 const json_t *schema_lookup(struct schema *s, const char *uri, char *why, size_t whylen);
 
-/* schema_eval.c */
+/* schema_json.c */
 unsigned schema_instance_type(const json_t *j);
 bool schema_json_equal(const json_t *a, const json_t *b);
+/* Equal values (schema_json_equal) hash equal. */
+uint64_t schema_json_hash(const json_t *j);
+
+/* schema_eval.c */
 /* Control characters (from keys, names, patterns) replaced: messages stay one line. */
 void schema_one_line(char *s);
 

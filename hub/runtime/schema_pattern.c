@@ -159,7 +159,7 @@ struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *
     pcre2_code *code = pcre2_compile((PCRE2_SPTR)tre, tlen,
                                      PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
                                          PCRE2_MATCH_UNSET_BACKREF | PCRE2_ALLOW_EMPTY_CLASS |
-                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_NO_UTF_CHECK,
+                                         PCRE2_NEVER_BACKSLASH_C,
                                      &errcode, &erroff, cctx);
     free(tre);
     pcre2_compile_context_free(cctx);
@@ -194,11 +194,14 @@ int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len)
 {
     size_t limit = MATCH_LIMIT_BASE + MATCH_LIMIT_PER_BYTE * len;
     pcre2_set_match_limit(p->mctx, limit > MATCH_LIMIT_MAX ? MATCH_LIMIT_MAX : (uint32_t)limit);
-    /* jansson hands over valid UTF-8 only, NUL bytes included by length. */
-    int rc = pcre2_match(p->code, (PCRE2_SPTR)s, len, 0, PCRE2_NO_UTF_CHECK, p->md, p->mctx);
+    /* NUL bytes count by length. The subject's UTF-8 is checked (a linear scan): jansson
+     * parses only valid UTF-8, but a value the hub built itself might not be. */
+    int rc = pcre2_match(p->code, (PCRE2_SPTR)s, len, 0, 0, p->md, p->mctx);
     if (rc >= 0) /* 0: a match, with more groups than the match data holds */
         return 1;
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
+    if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21)
+        return -2;
     return -1;
 }

@@ -13,7 +13,8 @@ struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *
 void schema_pattern_free(struct schema_pattern *p);
 
 /* 1 when s (len bytes, UTF-8) contains a match, 0 when not, -1 when the match exceeded
- * its limits (catastrophic backtracking): the caller refuses the instance. */
+ * its limits (catastrophic backtracking), -2 when s is not valid UTF-8: the caller
+ * refuses the instance. */
 int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len);
 
 #endif

@@ -6,7 +6,7 @@
 #include "assistant/planner.h"
 #include "secret.h"
 #include "runtime/spoke_env.h"
-#include "assistant/termtext.h"
+#include "termtext.h"
 #include "test.h"
 #include "util.h"
 

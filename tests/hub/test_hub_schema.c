@@ -101,6 +101,14 @@ static void basics(void)
     CHECK(!valid(s, "{\"name\":\"a\\u0000b\"}", err, sizeof(err)), "NUL is not in [a-z]");
     schema_free(s);
 
+    /* A value the hub built itself (not parsed) may hold bytes that are not UTF-8. */
+    s = compile("{\"pattern\":\"a\"}", err, sizeof(err));
+    json_t *raw = json_stringn_nocheck("a\xff", 2);
+    CHECK(s && !schema_validate(s, raw, err, sizeof(err)) && strstr(err, "not valid UTF-8"),
+          "a string that is not UTF-8 is refused, not handed to PCRE2 unchecked: %s", err);
+    json_decref(raw);
+    schema_free(s);
+
     static const bool want_[] = {true, false, true, false};
     CASES("NUL bytes are matched, not cut off", "{\"pattern\":\"^a.b$\"}", "\"a\\u0000b\"",
           "\"a\\u0000\"", "1", "\"a\\u0000bc\"");

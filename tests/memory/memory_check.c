@@ -374,6 +374,42 @@ static void test_redis(void)
           "and it is stored exactly once");
     memory_msgs_free(msgs, n);
 
+    /* Appends sent without waiting (the request's entry while the planner works): read
+     * back in order, and one whose server died before it answered is sent again once
+     * the server is back, and stored once. */
+    CHECK(memory_history_append_nowait(m, "dave", "user", "nowait-1", err, sizeof(err)) == 0 &&
+              memory_history_append_nowait(m, "dave", "assistant", "nowait-2", err,
+                                           sizeof(err)) == 0,
+          "appends sent without waiting");
+    CHECK(memory_history_last(m, "dave", 2, &msgs, &n, err, sizeof(err)) == 0 && n == 2 &&
+              strcmp(msgs[0].text, "nowait-1") == 0 && strcmp(msgs[1].text, "nowait-2") == 0,
+          "... are there for the next read, in order");
+    memory_msgs_free(msgs, n);
+    CHECK(memory_history_sync(m, err, sizeof(err)) == 0, "... and nothing is left to sync");
+    CHECK(memory_history_append_nowait(m, "dave", "user", "nowait-3", err, sizeof(err)) == 0,
+          "an append sent without waiting");
+    redis_kill9();
+    child = fork();
+    if (child == 0) {
+        char cmd[700];
+        snprintf(cmd, sizeof(cmd),
+                 "sleep 0.3; cd '%s' && scripts/redis-private start '%s' >/dev/null", root, dir);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    rc = memory_history_sync(m, err, sizeof(err));
+    waitpid(child, &st, 0);
+    CHECK(rc == 0, "... its server killed before the reply was read: sync waits for it back (%s)",
+          rc ? err : "stored");
+    size_t copies = 0;
+    CHECK(memory_history_last(m, "dave", 20, &msgs, &n, err, sizeof(err)) == 0 && n == 8 &&
+              strcmp(msgs[7].text, "nowait-3") == 0 && strcmp(msgs[6].text, "nowait-2") == 0,
+          "... the history has it last, trimmed to history_max (%zu)", n);
+    for (size_t i = 0; i < n; i++)
+        copies += strcmp(msgs[i].text, "nowait-3") == 0;
+    CHECK(copies == 1, "... the one sent again stored exactly once (%zu)", copies);
+    memory_msgs_free(msgs, n);
+
     /* Tampered data is skipped, not trusted. */
     r = raw("RPUSH itest:alice:history %s", "{not json");
     freeReplyObject(r);

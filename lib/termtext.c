@@ -6,18 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Where decoded text goes: a prefixed stream, or one inline line. */
+/* Where decoded text goes: a prefixed stream, or one inline line, written to a FILE
+ * or (out NULL) into a fixed buffer, which never allocates: lib/log.c runs it in
+ * forked children of a threaded process. */
 struct sink {
     struct tt_stream *s; /* NULL: inline */
     FILE *out;
+    char *buf; /* when out is NULL: buf[0, len) of cap, always terminated */
+    size_t len, cap;
     size_t cols, max_cols; /* inline only */
     bool full;
 };
 
+static void sink_puts(struct sink *k, const char *text)
+{
+    if (k->out) {
+        fputs(text, k->out);
+        return;
+    }
+    size_t n = strlen(text);
+    if (k->full || k->len + n + 1 > k->cap) {
+        k->full = true; /* whole characters only: the rest is dropped */
+        return;
+    }
+    memcpy(k->buf + k->len, text, n + 1);
+    k->len += n;
+}
+
 static void line_start(struct sink *k)
 {
     if (k->s && k->s->at_line_start) {
-        fputs(k->s->prefix, k->out);
+        sink_puts(k, k->s->prefix);
         k->s->at_line_start = false;
     }
 }
@@ -30,7 +49,7 @@ static bool room(struct sink *k, size_t n)
     if (k->full)
         return false;
     if (k->cols + n > k->max_cols) {
-        fputs("...", k->out);
+        sink_puts(k, "...");
         k->full = true;
         return false;
     }
@@ -43,7 +62,7 @@ static void put_text(struct sink *k, const char *text, size_t cols)
     if (!room(k, cols))
         return;
     line_start(k);
-    fputs(text, k->out);
+    sink_puts(k, text);
 }
 
 static bool invisible_control(uint32_t cp)
@@ -62,7 +81,7 @@ static void put_cp(struct sink *k, uint32_t cp, const unsigned char *raw, size_t
             return;
         }
         line_start(k);
-        fputc('\n', k->out);
+        sink_puts(k, "\n");
         k->s->at_line_start = true;
         return;
     }
@@ -197,6 +216,26 @@ void tt_inline(FILE *out, const char *text, size_t max_cols)
     feed(&k, pend, &npend, (const unsigned char *)text, strlen(text));
     if (npend)
         put_cp(&k, 0xfffd, NULL, 0);
+}
+
+size_t tt_inline_buf(char *dst, size_t size, const char *text, size_t len)
+{
+    if (size == 0)
+        return 0;
+    dst[0] = '\0';
+    /* Columns are not counted here: the buffer is the bound, less room for "...". */
+    size_t room_for_dots = size > 8 ? 3 : 0;
+    struct sink k = {.buf = dst, .cap = size - room_for_dots, .max_cols = (size_t)-1};
+    unsigned char pend[4];
+    size_t npend = 0;
+    feed(&k, pend, &npend, (const unsigned char *)text, len);
+    if (npend)
+        put_cp(&k, 0xfffd, NULL, 0);
+    if (k.full && room_for_dots) {
+        memcpy(dst + k.len, "...", 4);
+        k.len += 3;
+    }
+    return k.len;
 }
 
 char *tt_inline_str(const char *text, size_t max_cols)

@@ -1,5 +1,6 @@
-/* Showing untrusted text (app output, LLM answers, request bodies) on the user's
- * terminal as quoted data that cannot pass for the hub's own words.
+/* Showing untrusted text (app output, LLM answers, request bodies, and every log line,
+ * lib/log.c) on the user's terminal as quoted data that cannot pass for the hub's own
+ * words.
  *
  * Two rules make the hub's prompts unforgeable:
  *   1. untrusted text never starts a line: every line of it is printed after a
@@ -11,8 +12,8 @@
  *      prefixed line; a tab becomes spaces.
  * A stream keeps its state across writes, so text that arrives in pieces (a streamed
  * answer, split in the middle of a UTF-8 sequence) is treated the same as whole. */
-#ifndef HUB_TERMTEXT_H
-#define HUB_TERMTEXT_H
+#ifndef ISOLATE_TERMTEXT_H
+#define ISOLATE_TERMTEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,6 +38,11 @@ void tt_stream_end(struct tt_stream *s);
 /* The whole of text on the current line (no prefix), with newlines shown as "⏎" and
  * cut at max_cols code points ("..."). For untrusted words inside a hub line. */
 void tt_inline(FILE *out, const char *text, size_t max_cols);
+
+/* The same into dst (size bytes, always terminated; cut at a whole character, with
+ * "..." when there is room): the length written. Allocates nothing, so a forked child
+ * of a threaded process may call it (lib/log.c does for every line). */
+size_t tt_inline_buf(char *dst, size_t size, const char *text, size_t len);
 
 /* Neutralised copy of text as above, into a string (caller frees). */
 char *tt_inline_str(const char *text, size_t max_cols);
