@@ -72,7 +72,7 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
     wait_for(sync_fd, 'M');
 
     /* Still host root in the new ipc namespace: the last moment its sysctls are ours. */
-    if (ipc_limit_shm(p, why, sizeof(why)) < 0)
+    if (ipc_limit_shm(p, why, sizeof(why)) < 0 || cgroup_unshare_ns(p, why, sizeof(why)) < 0)
         child_fail(exec_fd, 125, "%s", why);
     if (user_enter(p, why, sizeof(why)) < 0)
         child_fail(exec_fd, 125, "%s", why);

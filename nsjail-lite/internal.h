@@ -75,6 +75,7 @@ struct cgroup_plan {
     char *parent[CG_N]; /* host paths; NULL for a controller not used */
     char *dir[CG_N];    /* the jail's own, filled in by the monitor ("" once removed) */
     uint32_t rnd;       /* makes the name unique with the monitor's pid */
+    bool own_parent;    /* v2: the parent is the caller's own cgroup (not configured) */
 };
 
 /* What the cgroup saw, read by the monitor before it removes it. */
@@ -217,6 +218,8 @@ int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct ja
 int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
 int cgroup_attach(const struct jail_plan *p, pid_t pid, char *err, size_t errlen);
 void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
+/* In init, once it is in its cgroup: a cgroup namespace rooted there. */
+int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen);
 void cgroup_plan_free(struct jail_plan *p);
 
 /* ipc.c: in init, before it leaves host root: the System V shm limits of the jail's

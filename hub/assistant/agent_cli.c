@@ -717,6 +717,7 @@ int cmd_assistant(int argc, char **argv)
         goto out;
     }
     memory_set_audit(mem, hub_audit(h)); /* a Redis failover is on record */
+    hub_set_first_seen(h, memory_first_seen_hook, mem);
 
     bool interactive = le_is_tty(le) && !json;
     u.json = json;

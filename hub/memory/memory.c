@@ -351,6 +351,36 @@ int memory_history_clear(struct memory *m, const char *user, char *err, size_t e
     return m->ops->del(m, key, err, errlen);
 }
 
+/* --- first seen ---------------------------------------------------------------- */
+
+int memory_first_seen(struct memory *m, const char *user, const char *app, const char *what,
+                      char *err, size_t errlen)
+{
+    char key[KEY_MAX];
+    if (!user_key(m, user, "seen", key, err, errlen))
+        return -1;
+    size_t al = app ? strlen(app) : 0, wl = what ? strlen(what) : 0;
+    if (al == 0 || al > 128 || wl == 0 || wl > 512) {
+        snprintf(err, errlen, "first seen: app 1-128 and what 1-512 bytes");
+        return -1;
+    }
+    char *field = xasprintf("%s|%s", app, what);
+    char when[32];
+    snprintf(when, sizeof(when), "%llu", (unsigned long long)(now_real_ns() / 1000000u));
+    int rc = m->ops->hash_setnx(m, key, field, when, err, errlen);
+    free(field);
+    return rc;
+}
+
+int memory_first_seen_hook(void *m, const char *user, const char *app, const char *what)
+{
+    char err[512];
+    int rc = memory_first_seen(m, user, app, what, err, sizeof(err));
+    if (rc < 0)
+        log_debug("memory: first seen %s %s %s: %s", user, app, what, err);
+    return rc;
+}
+
 /* --- grants -------------------------------------------------------------------- */
 
 static bool same_key(const struct grant *a, const struct grant *b)

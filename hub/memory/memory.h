@@ -20,6 +20,7 @@
  *                        trimmed to history_max entries
  *   PREFIX:USER:grants   HASH field "category|app|tool|peer" -> {"scope","created"},
  *                        only the persistent scopes (always, deny)
+ *   PREFIX:USER:seen     HASH field "app|what" -> first time (ms): memory_first_seen()
  * once and session grants live in the hub process only: a session grant must end with
  * the hub session, also when the hub is killed, and a key in Redis would outlive a
  * crashed hub until some expiry; in the hub's memory it cannot (see grants.h).
@@ -119,6 +120,18 @@ int memory_history_last(struct memory *m, const char *user, size_t n, struct mem
                         size_t *count, char *err, size_t errlen);
 void memory_msgs_free(struct memory_msg *msgs, size_t count);
 int memory_history_clear(struct memory *m, const char *user, char *err, size_t errlen);
+
+/* --- first seen ---------------------------------------------------------------- */
+
+/* Whether app doing what (a tool it calls, a refusal it met: any 1-512 bytes) is new for
+ * user: 1 the first time (remembered from now on, in Redis across hubs and restarts),
+ * 0 after, -1 and err. Key: PREFIX:USER:seen, a hash of "APP|WHAT" -> first time (ms). */
+int memory_first_seen(struct memory *m, const char *user, const char *app, const char *what,
+                      char *err, size_t errlen);
+/* The same as the hub's first-seen hook (hub_set_first_seen(h, memory_first_seen_hook,
+ * m)): -1 when the memory cannot tell, said at debug level only (the record is written
+ * without the field, and a Redis outage is said elsewhere). */
+int memory_first_seen_hook(void *m, const char *user, const char *app, const char *what);
 
 /* --- grants (semantics in grants.h) --------------------------------------------- */
 

@@ -33,6 +33,9 @@ struct memory_ops {
                     size_t errlen);
     int (*hash_all)(struct memory *m, const char *key, char ***fields, char ***values,
                     size_t *count, char *err, size_t errlen);
+    /* Sets the field only if it does not exist: 1 set, 0 it was there, -1 error. */
+    int (*hash_setnx)(struct memory *m, const char *key, const char *field, const char *value,
+                      char *err, size_t errlen);
     /* Returns the number of fields removed (0 or 1). */
     int (*hash_del)(struct memory *m, const char *key, const char *field, char *err, size_t errlen);
     void (*destroy)(struct memory *m);

@@ -133,6 +133,19 @@ static int local_hash_all(struct memory *m, const char *key, char ***fields, cha
     return 0;
 }
 
+static int local_hash_setnx(struct memory *m, const char *key, const char *field, const char *value,
+                            char *err, size_t errlen)
+{
+    char *old = NULL;
+    if (m->ops->hash_get(m, key, field, &old, err, errlen) < 0)
+        return -1;
+    if (old) {
+        free(old);
+        return 0;
+    }
+    return m->ops->hash_set(m, key, field, value, err, errlen) < 0 ? -1 : 1;
+}
+
 static int local_hash_del(struct memory *m, const char *key, const char *field, char *err,
                           size_t errlen)
 {
@@ -170,6 +183,7 @@ static const struct memory_ops local_ops = {
     .hash_set = local_hash_set,
     .hash_get = local_hash_get,
     .hash_all = local_hash_all,
+    .hash_setnx = local_hash_setnx,
     .hash_del = local_hash_del,
     .destroy = local_destroy,
 };

@@ -221,6 +221,12 @@ void hub_set_elicit_hook(struct hub *h, struct elicit_hook *hook)
     h->elicit = hook;
 }
 
+void hub_set_first_seen(struct hub *h, hub_first_seen_fn fn, void *ud)
+{
+    h->first_seen = fn;
+    h->first_seen_ud = ud;
+}
+
 static void on_proxy_error(void *ud, const char *key, const char *message)
 {
     struct hub *h = ud;

@@ -105,6 +105,14 @@ void hub_set_permission_hook(struct hub *h, struct perm_hook *hook);
 void hub_set_sampling_hook(struct hub *h, struct sampling_hook *hook);
 void hub_set_elicit_hook(struct hub *h, struct elicit_hook *hook);
 
+/* What marks isolate.first_seen in the audit: fn(ud, user, app, what) is 1 the first
+ * time that app of that user does what ("tool:APP.TOOL" it calls, "refused:..." it met),
+ * 0 after, -1 when it cannot tell (the field is then left out). The assistant backs it
+ * with the memory (Redis, so it holds across hubs and restarts); without one, records
+ * carry no isolate.first_seen. ud is borrowed. */
+typedef int (*hub_first_seen_fn)(void *ud, const char *user, const char *app, const char *what);
+void hub_set_first_seen(struct hub *h, hub_first_seen_fn fn, void *ud);
+
 void hub_call(struct hub *h, const struct call_opts *o, const char *app, const char *tool,
               const json_t *args, hub_call_done done, void *ud);
 

@@ -48,13 +48,72 @@ void haudit_call(json_t *rec, const struct call *c)
     audit_set_str(rec, "isolate.caller.app", c->caller ? c->caller->m->name : "user");
 }
 
+/* rec["a"]["b"]["c"] (c may be NULL) as a string, or NULL. */
+static const char *rec_str(const json_t *rec, const char *a, const char *b, const char *c)
+{
+    const json_t *v = json_object_get(json_object_get(rec, a), b);
+    if (c)
+        v = json_object_get(v, c);
+    return json_string_value(v);
+}
+
+static bool is_refusal(const char *action, const json_t *rec)
+{
+    const char *outcome = rec_str(rec, "event", "outcome", NULL);
+    if (!outcome || strcmp(outcome, "failure") != 0)
+        return false;
+    if (strcmp(action, "permission") == 0)
+        return true;
+    /* A mediated call refused by the user's answer or by the hub's checks (an unknown
+     * tool, a cycle, arguments that do not fit), not one that merely failed. */
+    const char *layer = rec_str(rec, "isolate", "layer", NULL);
+    return strcmp(action, "isolate-call") == 0 && layer &&
+           (strcmp(layer, "permission") == 0 || strcmp(layer, "hub-validation") == 0);
+}
+
+/* isolate.first_seen on the records a SIEM alerts on when they are new for the user
+ * and app: a tool call (the tool the app uses: its own when the user calls it, another
+ * app's when it calls one) and a refusal. */
+static void mark_first_seen(struct hub *h, json_t *rec)
+{
+    if (!h->first_seen)
+        return;
+    const char *action = rec_str(rec, "event", "action", NULL);
+    const char *user = rec_str(rec, "isolate", "user", NULL);
+    const char *app = rec_str(rec, "isolate", "app", NULL);
+    const char *tool = rec_str(rec, "isolate", "tool", NULL);
+    const char *caller = rec_str(rec, "isolate", "caller", "app");
+    if (!action || !user)
+        return;
+    const char *who = caller && strcmp(caller, "user") != 0 ? caller : app;
+    char what[600];
+    if (strcmp(action, "tool-call-start") == 0) {
+        if (!app || !tool)
+            return;
+        snprintf(what, sizeof(what), "tool:%s.%s", app, tool);
+    } else if (is_refusal(action, rec)) {
+        const char *cat = rec_str(rec, "isolate", "permission", "category");
+        snprintf(what, sizeof(what), "refused:%s%s%s:%s.%s", action, cat ? ":" : "", cat ? cat : "",
+                 app ? app : "?", tool ? tool : "?");
+    } else {
+        return;
+    }
+    if (!who)
+        return;
+    int seen = h->first_seen(h->first_seen_ud, user, who, what);
+    if (seen >= 0)
+        audit_set(rec, "isolate.first_seen", json_boolean(seen == 1));
+}
+
 int haudit_write(struct hub *h, json_t *rec)
 {
+    mark_first_seen(h, rec);
     return audit_write(h->audit, rec);
 }
 
 void haudit_note(struct hub *h, json_t *rec)
 {
+    mark_first_seen(h, rec);
     (void)audit_write(h->audit, rec);
 }
 

@@ -256,6 +256,8 @@ struct hub {
     struct audit *audit;
     struct audit *transcript; /* audit.content "full": arguments and results, 0600 */
     struct perm_hook *perm;
+    hub_first_seen_fn first_seen; /* NULL: no isolate.first_seen */
+    void *first_seen_ud;
     struct sampling_hook *sampling;
     struct elicit_hook *elicit;
     struct spoke **spokes;

@@ -32,9 +32,9 @@ struct manifest_tool {
     bool irreversible;
 };
 
-/* Each limit is 0 when the manifest leaves it to the profile / hub defaults; memory_mb
- * defaults to the manifest's as_mb when it gives one (the jail's cgroup, namespace
- * mode). */
+/* Each limit is 0 when the manifest leaves it to the profile / hub defaults; without
+ * memory_mb, an as_mb below the profile's memory limit lowers it (the jail's cgroup,
+ * namespace mode). */
 struct manifest_limits {
     uint64_t cpu_s, as_mb, fsize_mb, nofile, nproc, wall_s;
     uint64_t memory_mb, pids, cpu_percent;

@@ -18,7 +18,8 @@
 #include <string.h>
 
 #define MAX_LIST_PAGES 16
-/* Notifications a spoke may send during one call, and frames of any kind while idle. */
+/* Frames a spoke may send during one call (notifications, requests, pings: each is
+ * work for the hub), and frames of any kind while idle. */
 #define NOTIFY_BUDGET_PER_CALL 1024
 #define IDLE_FRAME_BUDGET 16
 
@@ -606,9 +607,11 @@ static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_ki
     struct sreq *r = sreq_new(sp, kind, sp->current, msg->id, msg->params);
     r->stage = SREQ_HOOK;
     r->hook_pending = true;
-    struct hook_request hr = {
-        .user = sp->user, .app = sp->m->name, .spoke_id = sp->id, .params = r->params,
-        .origin = r->parent ? r->parent->origin : NULL};
+    struct hook_request hr = {.user = sp->user,
+                              .app = sp->m->name,
+                              .spoke_id = sp->id,
+                              .params = r->params,
+                              .origin = r->parent ? r->parent->origin : NULL};
     if (kind == SREQ_ELICIT) {
         r->paused = true;
         call_pause(r->parent);
@@ -626,10 +629,22 @@ static bool idle_budget(struct spoke *sp)
     return false;
 }
 
+/* One more frame from the spoke during its call: false (and the spoke killed) past
+ * the call's budget. */
+static bool call_budget(struct spoke *sp)
+{
+    if (++sp->current->notifications <= NOTIFY_BUDGET_PER_CALL)
+        return true;
+    spoke_kill(sp, "flood", false, "spoke %s sent too many frames during one call", sp->m->name);
+    return false;
+}
+
 static void on_request(struct spoke *sp, struct jrpc_msg *msg)
 {
     if (strcmp(msg->method, "ping") == 0) {
-        if (sp->current || idle_budget(sp))
+        /* A ping costs the hub as much as any frame: it counts against the call's
+         * budget like the rest (a spoke once had 1.7 million answered in one call). */
+        if (sp->current ? call_budget(sp) : idle_budget(sp))
             mcp_reply(sp, msg->id, json_object());
         return;
     }
@@ -639,11 +654,8 @@ static void on_request(struct spoke *sp, struct jrpc_msg *msg)
                             "a spoke may ask the hub only while it serves a call");
         return;
     }
-    if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
-        spoke_kill(sp, "flood", false, "spoke %s sent too many frames during one call",
-                   sp->m->name);
+    if (!call_budget(sp))
         return;
-    }
     if (sp->sreqs >= SPOKE_MAX_SREQS) {
         spoke_kill(sp, "flood", false, "spoke %s has too many requests in flight", sp->m->name);
         return;
@@ -752,25 +764,22 @@ static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
 
 static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
 {
-    /* A changed tool list is held against the pin again, whenever it comes (not
-     * while starting: the hub lists the tools then anyway). */
-    if (strcmp(msg->method, "notifications/tools/list_changed") == 0 && sp->state == SP_READY &&
-        !sp->m->unpinned) {
-        if (!sp->current && !idle_budget(sp))
-            return;
-        mcp_relist(sp);
-        return;
-    }
     if (!sp->current) {
-        idle_budget(sp);
-        return;
-    }
-    if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
+        if (!idle_budget(sp))
+            return;
+    } else if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
         spoke_kill(sp, "flood", false, "spoke %s sent too many notifications during one call",
                    sp->m->name);
         return;
     }
-    if (!json_is_object(msg->params))
+    /* A changed tool list is held against the pin again, whenever it comes (not
+     * while starting: the hub lists the tools then anyway). */
+    if (strcmp(msg->method, "notifications/tools/list_changed") == 0) {
+        if (sp->state == SP_READY && !sp->m->unpinned)
+            mcp_relist(sp);
+        return;
+    }
+    if (!sp->current || !json_is_object(msg->params))
         return;
     if (strcmp(msg->method, "notifications/progress") == 0)
         on_call_event(sp, msg, true);

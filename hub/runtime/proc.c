@@ -482,11 +482,13 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.limits.nproc = l->nproc;
     if (l->wall_s)
         jc.limits.wall_s = l->wall_s;
-    /* The jail's cgroup (namespace mode): a manifest that lowers as_mb lowers the
-     * memory of the whole jail with it, unless it names memory_mb itself. */
+    /* The jail's cgroup (namespace mode): a manifest that lowers as_mb below the
+     * profile's memory limit lowers the memory of the whole jail with it, unless it
+     * names memory_mb itself (a runtime that reserves a large address space, as V8
+     * does, raises as_mb without needing that much memory). */
     if (l->memory_mb)
         jc.limits.memory_mb = l->memory_mb;
-    else if (l->as_mb)
+    else if (l->as_mb && (!jc.limits.memory_mb || l->as_mb < jc.limits.memory_mb))
         jc.limits.memory_mb = l->as_mb;
     if (l->pids)
         jc.limits.pids = l->pids;

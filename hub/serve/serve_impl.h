@@ -114,6 +114,7 @@ struct serve_call {
     unsigned refs; /* the hub's call, and each open question that points at it */
     json_t *req_id;
     json_t *progress_token;
+    json_t *empty_if_unsupported; /* a forwarded list method's answer when the app has none */
     char app[65], tool[65];
     char audit_id[33];
     char session_id[33], user[65]; /* of the session that made it */
@@ -159,6 +160,10 @@ int serve_log_level(const char *name);
 json_t *serve_tools_list(struct serve *sv);
 void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *params);
 void serve_tools_cancel(struct serve_session *ss, const json_t *request_id);
+/* Resources, prompts and completion/complete to the app's spoke (--app), through the
+ * hub's read-only request path. */
+void serve_forward(struct serve_session *ss, const json_t *id, const char *method,
+                   const json_t *params);
 void serve_call_unref(struct serve_call *sc);
 
 /* ---- serve_ask.c ---- */

@@ -129,6 +129,12 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
                   "name", ss->sv->app ? ss->sv->app->name : SERVE_NAME, "title",
                   ss->sv->app ? ss->sv->app->name : "IsolateGPT hub", "version", SERVE_VERSION,
                   "instructions", instructions);
+    if (ss->sv->app) {
+        /* One app: its resources and prompts too (an app without them has empty lists). */
+        json_t *offered = json_object_get(result, "capabilities");
+        json_object_set_new(offered, "resources", json_object());
+        json_object_set_new(offered, "prompts", json_object());
+    }
     serve_session_send(ss, jrpc_result((json_t *)id, result), id);
 }
 
@@ -168,20 +174,16 @@ static void on_request(struct serve_session *ss, struct jrpc_msg *msg)
         }
         ss->log_level = l;
         serve_session_send(ss, jrpc_result(msg->id, json_object()), msg->id);
-    } else if (strcmp(m, "completion/complete") == 0) {
-        /* No app offers completions through the hub yet: no suggestions. */
-        serve_session_send(ss,
-                           jrpc_result(msg->id, json_pack("{s:{s:[],s:i,s:b}}", "completion",
-                                                          "values", "total", 0, "hasMore", 0)),
-                           msg->id);
-    } else if (strcmp(m, "resources/list") == 0 || strcmp(m, "prompts/list") == 0 ||
-               strcmp(m, "resources/templates/list") == 0) {
-        /* Not offered yet (no capability declared), but an empty list is the answer a
-         * lenient client expects more than an error. */
-        const char *key = m[0] == 'p'                        ? "prompts"
-                          : strcmp(m, "resources/list") == 0 ? "resources"
-                                                             : "resourceTemplates";
-        serve_session_send(ss, jrpc_result(msg->id, json_pack("{s:[]}", key)), msg->id);
+    } else if (strcmp(m, "resources/subscribe") == 0 || strcmp(m, "resources/unsubscribe") == 0) {
+        /* Accepted; updates from spokes are not passed on yet, so there is nothing to
+         * track (the capability does not claim subscribe). */
+        if (!json_is_string(json_object_get(msg->params, "uri"))) {
+            serve_session_error(ss, msg->id, JRPC_INVALID_PARAMS, "uri required");
+            return;
+        }
+        serve_session_send(ss, jrpc_result(msg->id, json_object()), msg->id);
+    } else if (hub_request_method_known(m) && strcmp(m, "tools/list") != 0) {
+        serve_forward(ss, msg->id, m, msg->params);
     } else {
         serve_session_error(ss, msg->id, JRPC_METHOD_NOT_FOUND, "method \"%.100s\" is not offered",
                             m);

@@ -144,7 +144,8 @@ int serve_stdio(struct serve *sv, const char *user)
     serve_session_close(st.ss, st.why ? st.why : "the hub was asked to quit");
     /* What is still buffered (the last answers) goes out before the hub ends. */
     set_nonblock(STDOUT_FILENO, false);
-    evbuffer_write(st.out, STDOUT_FILENO);
+    while (evbuffer_get_length(st.out) > 0 && evbuffer_write(st.out, STDOUT_FILENO) > 0)
+        ;
     event_free(st.ev_in);
     event_free(st.ev_out);
     evbuffer_free(st.out);

@@ -13,22 +13,23 @@
 
 #define GATEWAY_SEP "__"
 
+/* The tool as its server listed it and the hub pinned it (title, annotations, icons,
+ * schemas, _meta), under the client's name for it. */
 static json_t *tool_object(const struct manifest *m, const struct manifest_tool *t, bool gateway)
 {
-    json_t *o = json_object();
+    json_t *o = json_deep_copy(t->object);
     if (gateway) {
         json_object_set_new(o, "name", json_sprintf("%s" GATEWAY_SEP "%s", m->name, t->name));
-        json_object_set_new(o, "title", json_sprintf("%s: %s", m->name, t->name));
-    } else {
-        json_object_set_new(o, "name", json_string(t->name));
+        const char *title = json_string_value(json_object_get(o, "title"));
+        json_object_set_new(o, "title", json_sprintf("%s: %s", m->name, title ? title : t->name));
     }
-    json_object_set_new(o, "description", json_string(t->description));
-    json_object_set(o, "inputSchema", t->input_schema_json);
-    if (t->output_schema_json)
-        json_object_set(o, "outputSchema", t->output_schema_json);
-    /* MCP's hints, from what the manifest knows: an irreversible tool is destructive. */
-    if (t->irreversible)
-        json_object_set_new(o, "annotations", json_pack("{s:b}", "destructiveHint", 1));
+    /* MCP's hint from what the manifest knows: an irreversible tool is destructive. */
+    if (t->irreversible) {
+        json_t *ann = json_object_get(o, "annotations");
+        if (!json_is_object(ann))
+            json_object_set_new(o, "annotations", ann = json_object());
+        json_object_set_new(ann, "destructiveHint", json_true());
+    }
     return o;
 }
 
@@ -77,6 +78,7 @@ void serve_call_unref(struct serve_call *sc)
         return;
     json_decref(sc->req_id);
     json_decref(sc->progress_token);
+    json_decref(sc->empty_if_unsupported);
     free(sc);
 }
 
@@ -101,6 +103,38 @@ static json_t *refusal_result(const struct serve_call *sc, const struct call_res
                  r->message ? r->message : "failed");
     return json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:i,s:s}}}", "content", "type", "text", "text", text,
                      "isError", 1, "_meta", "isolategpt/error", "code", r->code, "layer", layer);
+}
+
+/* A spoke's progress or log message during the call, on record already and its text
+ * neutralised by the hub: progress goes to a client that asked for it (its own token),
+ * log messages at or above the session's level. */
+static void on_call_event(void *ud, const struct call_event *ev)
+{
+    struct serve_call *sc = ud;
+    struct serve_session *ss = sc->ss;
+    if (!ss)
+        return;
+    if (ev->kind == CALL_EVENT_PROGRESS) {
+        if (!sc->progress_token)
+            return;
+        json_t *p =
+            json_pack("{s:O,s:f}", "progressToken", sc->progress_token, "progress", ev->progress);
+        if (ev->total >= 0)
+            json_object_set_new(p, "total", json_real(ev->total));
+        if (ev->text && ev->text[0])
+            json_object_set_new(p, "message", json_string(ev->text));
+        serve_session_send(ss, jrpc_notification("notifications/progress", p), sc->req_id);
+    } else {
+        int level = ev->level ? serve_log_level(ev->level) : -1;
+        if (level < ss->log_level)
+            return;
+        json_t *p = json_pack("{s:s,s:s}", "level", ev->level, "data", ev->text ? ev->text : "");
+        char logger[80];
+        snprintf(logger, sizeof(logger), "%s%s%s", sc->app, ev->logger ? "/" : "",
+                 ev->logger ? ev->logger : "");
+        json_object_set_new(p, "logger", json_string(logger));
+        serve_session_send(ss, jrpc_notification("notifications/message", p), sc->req_id);
+    }
 }
 
 static void on_call_done(void *ud, const struct call_result *r)
@@ -169,7 +203,11 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     LIST_INSERT_HEAD(&ss->calls, sc, link);
     ss->n_calls++;
     ss->calls_total++;
-    struct call_opts o = {.user = ss->user, .ask_exec = sv->ask_exec, .origin = sc};
+    struct call_opts o = {.user = ss->user,
+                          .ask_exec = sv->ask_exec,
+                          .origin = sc,
+                          .on_event = on_call_event,
+                          .event_ud = sc};
     json_t *empty = args ? NULL : json_object();
     hub_call(sv->hub, &o, m->name, t->name, args ? args : empty, on_call_done, sc);
     json_decref(empty);
@@ -183,13 +221,93 @@ void serve_tools_cancel(struct serve_session *ss, const json_t *request_id)
         break;
     if (!sc)
         return; /* finished already, or never ours: nothing to do (MCP says ignore) */
-    /* MCP: after a cancellation the server sends no answer. The call itself runs on in
-     * the hub until its end (the runtime has no way yet to stop one call in a spoke);
-     * its result goes nowhere. */
+    /* MCP: after a cancellation the server sends no answer. The hub passes the
+     * cancellation on to the spoke (notifications/cancelled) and reports the call as
+     * cancelled to on_call_done, which then frees it: nothing of sc after that. */
     sc->cancelled = true;
     ss->sv->m.calls_cancelled++;
     serve_audit_call(sc, ss, "cancelled", "client", "the client cancelled the call");
     detach(sc);
     if (ss->tr && ss->tr->forget)
         ss->tr->forget(ss->t, sc->req_id);
+    hub_call_cancel(ss->sv->hub, sc);
+}
+
+/* ---- the app's other offerings: resources, prompts, completion ---- */
+
+static void on_request_done(void *ud, const struct call_result *r)
+{
+    struct serve_call *sc = ud;
+    struct serve_session *ss = sc->ss;
+    if (ss) {
+        detach(sc);
+        if (r->result)
+            serve_session_send(ss, jrpc_result(sc->req_id, json_deep_copy(r->result)), sc->req_id);
+        else if (r->code == HUB_ERR_UNSUPPORTED && sc->empty_if_unsupported)
+            serve_session_send(ss, jrpc_result(sc->req_id, json_incref(sc->empty_if_unsupported)),
+                               sc->req_id);
+        else
+            serve_session_error(
+                ss, sc->req_id, r->code == HUB_ERR_UNSUPPORTED ? JRPC_METHOD_NOT_FOUND : r->code,
+                "%s [%s]", r->message ? r->message : "failed", r->layer ? r->layer : "hub");
+    }
+    serve_call_unref(sc);
+}
+
+/* The empty answer of a list method, for an app that offers none of it. */
+static json_t *empty_list(const char *method)
+{
+    if (strcmp(method, "resources/list") == 0)
+        return json_pack("{s:[]}", "resources");
+    if (strcmp(method, "resources/templates/list") == 0)
+        return json_pack("{s:[]}", "resourceTemplates");
+    if (strcmp(method, "prompts/list") == 0)
+        return json_pack("{s:[]}", "prompts");
+    if (strcmp(method, "completion/complete") == 0)
+        return json_pack("{s:{s:[],s:i,s:b}}", "completion", "values", "total", 0, "hasMore", 0);
+    return NULL;
+}
+
+void serve_forward(struct serve_session *ss, const json_t *id, const char *method,
+                   const json_t *params)
+{
+    struct serve *sv = ss->sv;
+    json_t *empty = empty_list(method);
+    if (!sv->app) {
+        /* The gateway shape serves tools only: which app a resource or prompt belongs to
+         * would need names of the hub's own making. */
+        if (empty)
+            serve_session_send(ss, jrpc_result((json_t *)id, empty), id);
+        else
+            serve_session_error(ss, id, JRPC_METHOD_NOT_FOUND,
+                                "%s: resources and prompts are served with --app NAME", method);
+        return;
+    }
+    if (ss->n_calls >= SERVE_MAX_CALLS) {
+        json_decref(empty);
+        serve_session_error(ss, id, -32005, "too many requests in flight in this session");
+        return;
+    }
+    struct serve_call *sc = xcalloc(1, sizeof(*sc));
+    sc->ss = ss;
+    sc->sv = sv;
+    sc->refs = 1;
+    sc->req_id = json_deep_copy(id);
+    str_copy(sc->app, sv->app->name, sizeof(sc->app));
+    str_copy(sc->tool, method, sizeof(sc->tool));
+    audit_new_id(sc->audit_id);
+    str_copy(sc->session_id, ss->id, sizeof(sc->session_id));
+    str_copy(sc->user, ss->user, sizeof(sc->user));
+    sc->t0 = now_mono_ns();
+    LIST_INSERT_HEAD(&ss->calls, sc, link);
+    ss->n_calls++;
+    struct call_opts o = {.user = ss->user, .origin = sc};
+    json_t *p = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+    if (empty) {
+        /* A list the app does not offer is an empty list, not an error: the client asked
+         * what there is. */
+        sc->empty_if_unsupported = empty;
+    }
+    hub_request(sv->hub, &o, sv->app->name, method, p, on_request_done, sc);
+    json_decref(p);
 }

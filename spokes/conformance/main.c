@@ -81,11 +81,9 @@ static int error(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
     return 0;
 }
 
-/* Notifications go out on the protocol descriptor between the SDK's frames: the
- * handler runs while the SDK waits for it, so nothing interleaves. */
 static void notify(struct mcp_server *s, const char *method, json_t *params)
 {
-    jrpc_send(mcp_server_raw_out_fd(s), jrpc_notification(method, params));
+    mcp_notify(s, method, params);
 }
 
 static int with_logging(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
@@ -107,8 +105,9 @@ static int with_logging(struct mcp_server *s, const json_t *a, json_t **r, void 
 static int with_progress(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)ud;
-    /* The progress token, when the hub passes the client's on. */
-    json_t *token = json_object_get(json_object_get(a, "_meta"), "progressToken");
+    (void)a;
+    /* The hub's progress token for this call (it maps it back to the client's). */
+    json_t *token = json_object_get(mcp_call_meta(s), "progressToken");
     for (int p = 0; p <= 100; p += 50) {
         if (p > 0)
             pause_ms(50);
@@ -214,11 +213,156 @@ static int elicit_enums(struct mcp_server *s, const json_t *a, json_t **r, void 
         "Elicitation completed: ", r);
 }
 
+static int schema_2020(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)s, (void)ud;
+    char *text = json_dumps(a, JSON_COMPACT);
+    char *out = xasprintf("Received: %s", text ? text : "{}");
+    *r = mcp_text_result(out);
+    free(out);
+    free(text);
+    return 0;
+}
+
 static int reconnection(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
 {
     (void)s, (void)a, (void)ud;
     pause_ms(100);
     *r = mcp_text_result("Reconnection test completed successfully");
+    return 0;
+}
+
+/* ---- resources ---- */
+
+#define TEMPLATE_PREFIX "test://template/"
+
+static int resources_list(struct mcp_server *s, const json_t *p, json_t **r, void *ud)
+{
+    (void)s, (void)p, (void)ud;
+    *r = json_pack("{s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "resources",
+                   "uri", "test://static-text", "name", "static-text", "description",
+                   "A static text resource for testing", "mimeType", "text/plain", "uri",
+                   "test://static-binary", "name", "static-binary", "description",
+                   "A static binary resource (image) for testing", "mimeType", "image/png", "uri",
+                   "test://watched-resource", "name", "watched-resource", "description",
+                   "A resource for subscription testing", "mimeType", "text/plain");
+    return 0;
+}
+
+static int templates_list(struct mcp_server *s, const json_t *p, json_t **r, void *ud)
+{
+    (void)s, (void)p, (void)ud;
+    *r = json_pack("{s:[{s:s,s:s,s:s,s:s}]}", "resourceTemplates", "uriTemplate",
+                   TEMPLATE_PREFIX "{id}/data", "name", "template-data", "description",
+                   "A resource template with an id parameter", "mimeType", "application/json");
+    return 0;
+}
+
+static json_t *text_contents(const char *uri, const char *mime, const char *text)
+{
+    return json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", mime, "text", text);
+}
+
+static int resources_read(struct mcp_server *s, const json_t *p, json_t **r, void *ud)
+{
+    (void)s, (void)ud;
+    const char *uri = json_string_value(json_object_get(p, "uri"));
+    size_t plen = strlen(TEMPLATE_PREFIX);
+    if (!uri) {
+        *r = json_string("uri required");
+        return JRPC_INVALID_PARAMS;
+    }
+    if (strcmp(uri, "test://static-text") == 0) {
+        *r = text_contents(uri, "text/plain", "This is the content of the static text resource.");
+    } else if (strcmp(uri, "test://static-binary") == 0) {
+        *r = json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "image/png",
+                       "blob", PNG_B64);
+    } else if (strcmp(uri, "test://watched-resource") == 0) {
+        *r = text_contents(uri, "text/plain", "Watched resource content.");
+    } else if (strncmp(uri, TEMPLATE_PREFIX, plen) == 0 && strlen(uri) > plen + 5 &&
+               strcmp(uri + strlen(uri) - 5, "/data") == 0 && strlen(uri) - plen - 5 < 64) {
+        char id[64];
+        size_t n = strlen(uri) - plen - 5;
+        memcpy(id, uri + plen, n);
+        id[n] = '\0';
+        json_t *o =
+            json_pack("{s:s,s:b,s:s+}", "id", id, "templateTest", 1, "data", "Data for ID: ", id);
+        char *text = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        *r = text_contents(uri, "application/json", text);
+        free(text);
+    } else {
+        *r = json_string("resource not found");
+        return -32002;
+    }
+    return 0;
+}
+
+/* ---- prompts ---- */
+
+static int prompts_list(struct mcp_server *s, const json_t *p, json_t **r, void *ud)
+{
+    (void)s, (void)p, (void)ud;
+    *r = json_pack(
+        "{s:[{s:s,s:s},{s:s,s:s,s:[{s:s,s:s,s:b},{s:s,s:s,s:b}]},{s:s,s:s,s:[{s:s,s:s,s:b}]},"
+        "{s:s,s:s}]}",
+        "prompts", "name", "test_simple_prompt", "description", "A simple prompt without arguments",
+        "name", "test_prompt_with_arguments", "description", "A prompt with required arguments",
+        "arguments", "name", "arg1", "description", "First test argument", "required", 1, "name",
+        "arg2", "description", "Second test argument", "required", 1, "name",
+        "test_prompt_with_embedded_resource", "description", "A prompt with an embedded resource",
+        "arguments", "name", "resourceUri", "description", "URI of the resource to embed",
+        "required", 1, "name", "test_prompt_with_image", "description",
+        "A prompt with image content");
+    return 0;
+}
+
+static json_t *user_text(const char *text)
+{
+    return json_pack("{s:s,s:{s:s,s:s}}", "role", "user", "content", "type", "text", "text", text);
+}
+
+static int prompts_get(struct mcp_server *s, const json_t *p, json_t **r, void *ud)
+{
+    (void)s, (void)ud;
+    const char *name = json_string_value(json_object_get(p, "name"));
+    json_t *args = json_object_get(p, "arguments");
+    if (!name) {
+        *r = json_string("name required");
+        return JRPC_INVALID_PARAMS;
+    }
+    if (strcmp(name, "test_simple_prompt") == 0) {
+        *r = json_pack("{s:[o]}", "messages", user_text("This is a simple prompt for testing."));
+    } else if (strcmp(name, "test_prompt_with_arguments") == 0) {
+        const char *a1 = json_string_value(json_object_get(args, "arg1"));
+        const char *a2 = json_string_value(json_object_get(args, "arg2"));
+        char *text =
+            xasprintf("Prompt with arguments: arg1='%s', arg2='%s'", a1 ? a1 : "", a2 ? a2 : "");
+        *r = json_pack("{s:[o]}", "messages", user_text(text));
+        free(text);
+    } else if (strcmp(name, "test_prompt_with_embedded_resource") == 0) {
+        const char *uri = json_string_value(json_object_get(args, "resourceUri"));
+        *r = json_pack("{s:[{s:s,s:{s:s,s:{s:s,s:s,s:s}}},o]}", "messages", "role", "user",
+                       "content", "type", "resource", "resource", "uri",
+                       uri ? uri : "test://embedded-resource", "mimeType", "text/plain", "text",
+                       "Embedded resource content for testing.",
+                       user_text("Please process the embedded resource above."));
+    } else if (strcmp(name, "test_prompt_with_image") == 0) {
+        *r = json_pack("{s:[{s:s,s:{s:s,s:s,s:s}},o]}", "messages", "role", "user", "content",
+                       "type", "image", "data", PNG_B64, "mimeType", "image/png",
+                       user_text("Please analyze the image above."));
+    } else {
+        *r = json_string("no such prompt");
+        return JRPC_INVALID_PARAMS;
+    }
+    return 0;
+}
+
+static int complete(struct mcp_server *s, const json_t *p, json_t **r, void *ud)
+{
+    (void)s, (void)p, (void)ud;
+    *r = json_pack("{s:{s:[sss],s:i,s:b}}", "completion", "values", "paris", "park", "party",
+                   "total", 3, "hasMore", 0);
     return 0;
 }
 
@@ -248,6 +392,12 @@ static const struct {
      NO_ARGS, elicit_defaults},
     {"test_elicitation_sep1330_enums", "Tests elicitation with enum schemas per SEP-1330", NO_ARGS,
      elicit_enums},
+    {"json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
+     "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+     "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":"
+     "\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":"
+     "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}",
+     schema_2020},
     {"test_reconnection", "Tests SSE stream reconnection during a call", NO_ARGS, reconnection},
 };
 
@@ -257,6 +407,12 @@ int main(void)
     for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
         mcp_server_add_tool(s, tools[i].name, tools[i].description, tools[i].input, NULL,
                             tools[i].fn, NULL);
+    mcp_server_add_method(s, "resources/list", "resources", resources_list, NULL);
+    mcp_server_add_method(s, "resources/templates/list", NULL, templates_list, NULL);
+    mcp_server_add_method(s, "resources/read", NULL, resources_read, NULL);
+    mcp_server_add_method(s, "prompts/list", "prompts", prompts_list, NULL);
+    mcp_server_add_method(s, "prompts/get", NULL, prompts_get, NULL);
+    mcp_server_add_method(s, "completion/complete", "completions", complete, NULL);
     int rc = mcp_server_run(s);
     mcp_server_free(s);
     return rc;

@@ -23,10 +23,20 @@ struct sdk_tool {
     void *ud;
 };
 
+struct sdk_method {
+    char *method;
+    char *capability;
+    mcp_method_fn fn;
+    void *ud;
+};
+
 struct mcp_server {
     char *name, *version;
     struct sdk_tool *tools;
     size_t n_tools;
+    struct sdk_method *methods;
+    size_t n_methods;
+    const json_t *call_meta; /* the tools/call being served */
     int in_fd, out_fd;
     struct line_reader lr;
     json_int_t next_id;
@@ -90,6 +100,11 @@ void mcp_server_free(struct mcp_server *s)
         json_decref(s->tools[i].output_schema);
     }
     free(s->tools);
+    for (size_t i = 0; i < s->n_methods; i++) {
+        free(s->methods[i].method);
+        free(s->methods[i].capability);
+    }
+    free(s->methods);
     lr_free(&s->lr);
     close(s->out_fd);
     free(s->name);
@@ -105,6 +120,29 @@ const char *mcp_data_dir(const struct mcp_server *s)
 const char *mcp_spoke_name(const struct mcp_server *s)
 {
     return s->spoke_name;
+}
+
+void mcp_server_add_method(struct mcp_server *s, const char *method, const char *capability,
+                           mcp_method_fn fn, void *ud)
+{
+    s->methods = xrealloc(s->methods, (s->n_methods + 1) * sizeof(*s->methods));
+    struct sdk_method *m = &s->methods[s->n_methods++];
+    m->method = xstrdup(method);
+    m->capability = capability ? xstrdup(capability) : NULL;
+    m->fn = fn;
+    m->ud = ud;
+}
+
+const json_t *mcp_call_meta(const struct mcp_server *s)
+{
+    return s->call_meta;
+}
+
+static int send_msg(struct mcp_server *s, json_t *msg);
+
+int mcp_notify(struct mcp_server *s, const char *method, json_t *params_stolen)
+{
+    return send_msg(s, jrpc_notification(method, params_stolen));
 }
 
 int mcp_server_raw_out_fd(const struct mcp_server *s)
@@ -212,11 +250,36 @@ static void handle_call(struct mcp_server *s, struct jrpc_msg *m)
     if (!json_is_object(args))
         args = empty = json_object();
     json_t *result = NULL;
+    s->call_meta = json_object_get(m->params, "_meta");
     int rc = t->fn(s, args, &result, t->ud);
+    s->call_meta = NULL;
     json_decref(empty);
     if (!result)
         result = mcp_error_result("%s failed%s", t->name, rc == 0 ? " without a result" : "");
     send_msg(s, jrpc_result(m->id, result));
+}
+
+/* A method added with mcp_server_add_method(); false when there is none. */
+static bool handle_method(struct mcp_server *s, struct jrpc_msg *m)
+{
+    for (size_t i = 0; i < s->n_methods; i++) {
+        if (strcmp(s->methods[i].method, m->method) != 0)
+            continue;
+        json_t *empty = NULL, *result = NULL;
+        const json_t *params = m->params ? m->params : (empty = json_object());
+        int rc = s->methods[i].fn(s, params, &result, s->methods[i].ud);
+        json_decref(empty);
+        if (rc == 0 && result) {
+            send_msg(s, jrpc_result(m->id, result));
+        } else {
+            const char *why = json_string_value(result);
+            send_msg(s,
+                     jrpc_error(m->id, rc ? rc : JRPC_INTERNAL_ERROR, why ? why : "failed", NULL));
+            json_decref(result);
+        }
+        return true;
+    }
+    return false;
 }
 
 static void dispatch(struct mcp_server *s, struct jrpc_msg *m)
@@ -227,6 +290,10 @@ static void dispatch(struct mcp_server *s, struct jrpc_msg *m)
         json_t *r = json_pack("{s:s,s:{s:{}},s:{s:s,s:s}}", "protocolVersion",
                               MCP_SDK_PROTOCOL_VERSION, "capabilities", "tools", "serverInfo",
                               "name", s->name, "version", s->version);
+        json_t *caps = json_object_get(r, "capabilities");
+        for (size_t i = 0; i < s->n_methods; i++)
+            if (s->methods[i].capability)
+                json_object_set_new(caps, s->methods[i].capability, json_object());
         send_msg(s, jrpc_result(m->id, r));
     } else if (strcmp(m->method, "tools/list") == 0) {
         send_msg(s, jrpc_result(m->id, tools_list(s)));
@@ -234,6 +301,8 @@ static void dispatch(struct mcp_server *s, struct jrpc_msg *m)
         handle_call(s, m);
     } else if (strcmp(m->method, "ping") == 0) {
         send_msg(s, jrpc_result(m->id, json_object()));
+    } else if (handle_method(s, m)) {
+        return;
     } else {
         send_msg(s, jrpc_error(m->id, JRPC_METHOD_NOT_FOUND, "method not found", NULL));
     }

@@ -34,6 +34,13 @@ struct mcp_server *mcp_server_new(const char *name, const char *version);
 void mcp_server_add_tool(struct mcp_server *s, const char *name, const char *description,
                          const char *input_schema, const char *output_schema, mcp_tool_fn fn,
                          void *ud);
+/* Another MCP method (resources/list, resources/read, prompts/list, prompts/get,
+ * completion/complete, ...): fn sets *result (the MCP result) and returns 0, or returns
+ * a JSON-RPC error code (its message in *result as a JSON string, or none). capability
+ * ("resources", "prompts", "completions") is declared in initialize; NULL for none. */
+typedef int (*mcp_method_fn)(struct mcp_server *s, const json_t *params, json_t **result, void *ud);
+void mcp_server_add_method(struct mcp_server *s, const char *method, const char *capability,
+                           mcp_method_fn fn, void *ud);
 /* Serves until the hub closes stdin: 0, or 1 after a protocol error. */
 int mcp_server_run(struct mcp_server *s);
 void mcp_server_free(struct mcp_server *s);
@@ -46,6 +53,12 @@ const char *mcp_spoke_name(const struct mcp_server *s);
 /* The descriptor protocol frames are written to. Only for tests that must send what
  * the SDK never would (hostile spokes). */
 int mcp_server_raw_out_fd(const struct mcp_server *s);
+
+/* Inside a tool handler: the call's params._meta (the progressToken the hub passes
+ * on), or NULL. */
+const json_t *mcp_call_meta(const struct mcp_server *s);
+/* A notification to the hub (notifications/progress, notifications/message): 0 or -1. */
+int mcp_notify(struct mcp_server *s, const char *method, json_t *params_stolen);
 
 /* Results. */
 json_t *mcp_text_result(const char *text);

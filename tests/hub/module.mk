@@ -6,12 +6,12 @@ HUB_FAKE_PROXY := $(BUILD)/tests/hub/fake_netproxy
 HUB_UNIT_SRCS := $(wildcard tests/hub/test_*.c)
 HUB_UNIT_TESTS := $(patsubst tests/hub/%.c,$(BUILD)/tests/hub/%,$(HUB_UNIT_SRCS))
 HUB_SLOWSTART := $(BUILD)/tests/hub/slowstart
-HUB_TERM_SPOKE := $(BUILD)/tests/hub/termspoke
+HUB_RAW_SPOKE := $(BUILD)/tests/hub/rawspoke
 TEST_BINARIES += $(HUB_TEST_SPOKE) $(HUB_FAKE_PROXY) $(HUB_SLOWSTART) $(HUB_UNIT_TESTS) \
-	$(HUB_TERM_SPOKE)
+	$(HUB_RAW_SPOKE)
 
 # The hostile spoke of test_hub_termtext.sh: raw JSON-RPC, no SDK (it breaks the rules).
-$(HUB_TERM_SPOKE): $(call objs,tests/hub/termspoke.c) $(LIBISOLATE)
+$(HUB_RAW_SPOKE): $(call objs,tests/hub/rawspoke.c) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Terminal control sequences from a spoke never reach the operator's terminal (issue 14,
-# item 2). A hostile spoke (tests/hub/termspoke.c) puts clear-screen, OSC 0 (title),
+# item 2). A hostile spoke (tests/hub/rawspoke.c) puts clear-screen, OSC 0 (title),
 # OSC 52 (clipboard), a C1 CSI, a bidi override and a fake hub permission line at
 # column 0 into each text the hub prints: the error it returns to initialize, its
 # protocolVersion, a tool name (the "does not match its manifest" warning), the error
@@ -11,14 +11,14 @@
 MODE=process
 . "$ROOT/tests/hub/hub_lib.sh"
 hub_setup
-cp "$BIN/tests/hub/termspoke" "$BINDIR/"
+cp "$BIN/tests/hub/rawspoke" "$BINDIR/"
 ROUTES="init-error version tools call-error log"
 for r in $ROUTES; do
     $PY - "$r" <<EOF
 import json, sys
 r = sys.argv[1]
 m = {"name": "term_" + r.replace("-", "_"), "description": "Hostile terminal probe.",
-     "command": ["termspoke", r], "runtime": "c",
+     "command": ["rawspoke", r], "runtime": "c",
      "tools": [{"name": "poke", "description": "Hostile terminal probe.",
                 "inputSchema": {"type": "object"}}]}
 json.dump(m, open("$SPOKES/%s.json" % m["name"], "w"))

@@ -9,7 +9,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, a1, a2] = process.argv.slice(2);
 let failures = 0;
@@ -123,6 +125,26 @@ async function withElicitation() {
   r = await client.callTool({ name: "beta__sample", arguments: {} });
   ok(r.structuredContent?.ok === true && /client's model/.test(JSON.stringify(r.structuredContent)),
     "a spoke's sampling request is answered by the client's model", JSON.stringify(r.structuredContent));
+
+  // A spoke's progress reaches the client under the client's own token, its log
+  // messages at the level the client set.
+  const progress = [];
+  r = await client.callTool({ name: "conformance__test_tool_with_progress", arguments: {} },
+    undefined, { onprogress: (p) => progress.push(p) });
+  // The SDK runs notification handlers a microtask late and drops the call's progress
+  // handler when the answer arrives: the last update, read together with the answer,
+  // can miss it. The first two are always seen.
+  ok(!r.isError && progress.length >= 2 && progress[0].progress === 0 && progress[1].progress === 50 &&
+    progress[1].total === 100, "a spoke's progress reaches the client", JSON.stringify(progress));
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.setLoggingLevel("info");
+  r = await client.callTool({ name: "conformance__test_tool_with_logging", arguments: {} });
+  ok(logs.length === 3 && logs[0].data === "Tool execution started" && logs[0].logger.startsWith("conformance"),
+    "a spoke's log messages reach the client, named by app", JSON.stringify(logs));
+  await client.setLoggingLevel("warning");
+  r = await client.callTool({ name: "conformance__test_tool_with_logging", arguments: {} });
+  ok(logs.length === 3, "... and not below the level the client set");
 
   // Cancel a long call: the SDK sends notifications/cancelled; the session goes on.
   const ac = new AbortController();

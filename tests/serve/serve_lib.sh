@@ -7,7 +7,11 @@ GW_NS=itest-srv-$$
 HOST_ID_BASE=$((2600000 + ($$ % 4000) * 64))
 SDK_DIR=$ROOT/tests/serve
 
+# serve_setup [MANIFEST...]: the hub of tests/hub plus these manifests (in place before
+# hub_setup, which adapts every manifest to a sanitizer build).
 serve_setup() {
+    mkdir -p "$SPOKES"
+    [ $# -gt 0 ] && cp "$@" "$SPOKES"/
     hub_setup "$(printf '{"network": {"veth_pool": "169.254.124.0/22", "gateway_netns": "%s", "proxy_port": 3128, "host_id_base": %d, "host_id_count": 64}}' "$GW_NS" "$HOST_ID_BASE")"
     # delta: beta's tools with echo marked irreversible ("always" is never offered).
     $PY -c 'import json,sys
@@ -17,7 +21,7 @@ for t in m["tools"]:
 json.dump(m, open(sys.argv[2], "w"))' "$SPOKES/beta.json" "$SPOKES/delta.json"
     # Only the probe apps: the example spokes have nothing to add here.
     for f in "$SPOKES"/*.json; do
-        case "$(basename "$f" .json)" in alpha | beta | gamma | delta) ;; *) rm -f "$f" ;; esac
+        case "$(basename "$f" .json)" in alpha | beta | gamma | delta | conformance) ;; *) rm -f "$f" ;; esac
     done
 }
 

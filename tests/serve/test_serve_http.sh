@@ -72,6 +72,15 @@ S2=$(sid)
 post "$T1" "$INIT" >/dev/null
 is "the fourth session of one token: 429" "$(post "$T1" "$INIT")" 429
 is "... another token still gets one" "$(post "$T2" "$INIT")" 200
+SM=$(sid)
+WHO='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"alpha__whoami","arguments":{}}}'
+post "$T2" "$WHO" -H "Mcp-Session-Id: $SM" >/dev/null
+like "the token's user is the spoke's user: mallory's own data directory" \
+    "$(jget 'd["result"]["structuredContent"]["data"]' <"$TMP/b")" "/mallory/alpha\$"
+M_PID=$(jget 'd["result"]["structuredContent"]["pid"]' <"$TMP/b")
+post "$T1" "$WHO" -H "Mcp-Session-Id: $S2" >/dev/null
+like "... and tester's token gets tester's" "$(jget 'd["result"]["structuredContent"]["data"]' <"$TMP/b")" "/tester/alpha\$"
+unlike "... in another spoke process" "$(jget 'd["result"]["structuredContent"]["pid"]' <"$TMP/b")" "^$M_PID\$"
 is "DELETE ends a session" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $T1" \
     -H "Mcp-Session-Id: $S2" "$URL")" 200
 is "... which is gone afterwards" "$(post "$T1" "$CALL" -H "Mcp-Session-Id: $S2")" 404
@@ -81,10 +90,10 @@ is "an idle session ends (--idle-timeout 2)" "$(post "$T1" "$CALL" -H "Mcp-Sessi
 
 M=$(curl -s "http://127.0.0.1:$MPORT/metrics")
 like "metrics: sessions" "$M" 'isolate_serve_sessions_total [1-9]'
-like "metrics: calls by outcome" "$M" 'isolate_serve_calls_total\{outcome="success"\} 1'
+like "metrics: calls by outcome" "$M" 'isolate_serve_calls_total\{outcome="success"\} 3'
 like "metrics: 401s counted" "$M" 'isolate_serve_http_refused_total\{reason="unauthorized"\} 2'
 like "metrics: 403s counted" "$M" 'isolate_serve_http_refused_total\{reason="forbidden"\} 4'
-like "metrics: latency histogram" "$M" 'isolate_serve_call_seconds_count 1'
+like "metrics: latency histogram" "$M" 'isolate_serve_call_seconds_count 3'
 is "refusals are in the audit log" "$(audit_count 'g(r,"event.action")=="serve-http-refused"')" 6
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
 

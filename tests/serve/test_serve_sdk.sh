@@ -2,7 +2,7 @@
 # hub serve driven by the official MCP TypeScript SDK client (tests/serve/client.mjs)
 # over stdio and over Streamable HTTP: tools listed and called, the hub's permission
 # question answered as an elicitation, a spoke's own question and sampling request
-# reaching the client, a cancelled call, a client that cannot be asked refused with
+# reaching the client, its progress and log messages, a cancelled call, a client that cannot be asked refused with
 # the reason. Spokes run in namespace mode.
 . "$(dirname "$0")/../lib.sh"
 require_root
@@ -12,7 +12,7 @@ if ! have_sdk; then
     skip "hub serve with the MCP SDK client" "no node or tests/serve/node_modules (make deps)"
     exit 0
 fi
-serve_setup
+serve_setup "$ROOT/tests/serve/manifests/conformance.json"
 mode_needs_jail_skip
 
 node "$SDK_DIR/client.mjs" stdio "$BIN/hub" "$CONF" 2>"$TMP/stdio.err"
@@ -35,5 +35,8 @@ is "the permission decisions are in the hub's log with the client's answer" \
     "$(audit_count 'g(r,"event.action")=="permission" and "through the client" in (g(r,"event.reason") or "")')" 10
 kill "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null
+is "the cancelled calls are on record as such" \
+    "$(audit_count 'g(r,"event.action")=="serve-call" and g(r,"isolate.serve.result")=="cancelled"')" 2
+kill "$SERVE_PID" 2>/dev/null
 is "no spoke left running" "$(leftover_procs)" 0
 done_testing
