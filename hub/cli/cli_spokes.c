@@ -54,9 +54,14 @@ static json_t *manifest_json(const struct manifest *m)
     json_t *cmd = json_array();
     for (char **c = m->command; *c; c++)
         json_array_append_new(cmd, json_string(*c));
-    return json_pack("{s:s,s:s,s:s,s:o,s:{s:o,s:o},s:o,s:o}", "name", m->name, "description",
-                     m->description, "runtime", m->runtime, "command", cmd, "network", "allow",
-                     allow, "ports", ports, "limits", limits_json(&m->limits), "tools", tools);
+    json_t *mounts = json_array();
+    for (size_t i = 0; i < m->n_mounts; i++)
+        json_array_append_new(
+            mounts, json_pack("{s:s,s:s}", "host", m->mounts[i].src, "path", m->mounts[i].dst));
+    return json_pack("{s:s,s:s,s:s,s:o,s:o,s:{s:o,s:o},s:o,s:o}", "name", m->name, "description",
+                     m->description, "runtime", m->runtime, "command", cmd, "mounts", mounts,
+                     "network", "allow", allow, "ports", ports, "limits", limits_json(&m->limits),
+                     "tools", tools);
 }
 
 static void print_text(const struct manifest_set *ms, const struct hub_config *cfg)
@@ -70,6 +75,10 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
         for (char **c = m->command + 1; *c; c++)
             printf(" %s", *c);
         printf("   (runtime %s)\n", m->runtime);
+        for (size_t k = 0; k < m->n_mounts; k++)
+            printf("  mounts:   %s%s%s (read-only)\n", m->mounts[k].src,
+                   strcmp(m->mounts[k].src, m->mounts[k].dst) ? " at " : "",
+                   strcmp(m->mounts[k].src, m->mounts[k].dst) ? m->mounts[k].dst : "");
         if (m->n_allow) {
             printf("  network:  ");
             for (char **a = m->allow; *a; a++)
@@ -87,9 +96,15 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
         free(ls);
         json_decref(l);
         printf("  tools:\n");
-        for (size_t t = 0; t < m->n_tools; t++)
-            printf("    %-20s %s%s\n", m->tools[t].name, m->tools[t].description,
+        for (size_t t = 0; t < m->n_tools; t++) {
+            /* A server wrote the description: no control sequence reaches the terminal. */
+            char desc[512];
+            json_t *d = json_string(m->tools[t].description);
+            hub_text_neutral(d, desc, sizeof(desc));
+            json_decref(d);
+            printf("    %-20s %s%s\n", m->tools[t].name, desc,
                    m->tools[t].irreversible ? "  [irreversible]" : "");
+        }
     }
 }
 

@@ -140,8 +140,15 @@ void call_complete(struct call *c, json_t *result)
     char err[500];
     if (c->method) {
         if (!mcp_check_method_result(c->target, c->method, result, err, sizeof(err))) {
+            struct spoke *sp = c->target;
+            bool drifted = strcmp(c->method, "tools/list") == 0 && !c->m->unpinned;
             call_fail(c, HUB_ERR_INVALID_RESULT, "hub-validation", "%s: invalid %s result: %s",
                       c->m->name, c->method, err);
+            /* Its tools are no longer what was pinned: as after a list_changed. */
+            if (drifted)
+                spoke_kill(sp, "pin", false,
+                           "spoke %s changed its tools after they were pinned: %s", sp->m->name,
+                           err);
             return;
         }
         call_finish(c, result, HUB_OK, NULL, NULL);

@@ -490,7 +490,8 @@ int manifest_set_load(const char *dir, struct manifest_set *set, char *err, size
         names[n++] = xstrdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof(char *), cmp_str);
+    if (n) /* qsort(NULL, 0, ...) is undefined */
+        qsort(names, n, sizeof(char *), cmp_str);
     int rc = 0;
     set->v = xcalloc(n + 1, sizeof(*set->v));
     for (size_t i = 0; i < n; i++) {

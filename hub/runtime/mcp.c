@@ -607,9 +607,11 @@ static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_ki
     struct sreq *r = sreq_new(sp, kind, sp->current, msg->id, msg->params);
     r->stage = SREQ_HOOK;
     r->hook_pending = true;
-    struct hook_request hr = {
-        .user = sp->user, .app = sp->m->name, .spoke_id = sp->id, .params = r->params,
-        .origin = r->parent ? r->parent->origin : NULL};
+    struct hook_request hr = {.user = sp->user,
+                              .app = sp->m->name,
+                              .spoke_id = sp->id,
+                              .params = r->params,
+                              .origin = r->parent ? r->parent->origin : NULL};
     if (kind == SREQ_ELICIT) {
         r->paused = true;
         call_pause(r->parent);
@@ -762,25 +764,22 @@ static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
 
 static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
 {
-    /* A changed tool list is held against the pin again, whenever it comes (not
-     * while starting: the hub lists the tools then anyway). */
-    if (strcmp(msg->method, "notifications/tools/list_changed") == 0 && sp->state == SP_READY &&
-        !sp->m->unpinned) {
-        if (!sp->current && !idle_budget(sp))
-            return;
-        mcp_relist(sp);
-        return;
-    }
     if (!sp->current) {
-        idle_budget(sp);
-        return;
-    }
-    if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
+        if (!idle_budget(sp))
+            return;
+    } else if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
         spoke_kill(sp, "flood", false, "spoke %s sent too many notifications during one call",
                    sp->m->name);
         return;
     }
-    if (!json_is_object(msg->params))
+    /* A changed tool list is held against the pin again, whenever it comes (not
+     * while starting: the hub lists the tools then anyway). */
+    if (strcmp(msg->method, "notifications/tools/list_changed") == 0) {
+        if (sp->state == SP_READY && !sp->m->unpinned)
+            mcp_relist(sp);
+        return;
+    }
+    if (!sp->current || !json_is_object(msg->params))
         return;
     if (strcmp(msg->method, "notifications/progress") == 0)
         on_call_event(sp, msg, true);

@@ -225,13 +225,33 @@ cpu=$(w 'd.get("cpu_percent", -1)')
 if [ "$cpu" -ge 30 ]; then ok "crowd control (no cgroup): the jail's CPU is $cpu% of one CPU"
 else skip "crowd control (no cgroup): CPU above the quota" "the machine is too loaded ($cpu%)"; fi
 
+# --- a program that fails because the cgroup refused it a process: reason pids ---
+"$NSJ" --host-ids "$HOST_IDS" --pids 8 --status-fd 3 -- /bin/sh -c \
+    'i=0; while [ $i -lt 20 ]; do sleep 1 & i=$((i+1)); done; wait' 3>"$TMP/pids.status" \
+    >/dev/null 2>&1 </dev/null
+is "a shell that cannot fork beyond --pids 8 fails with reason pids" "$(cat "$TMP/pids.status")" \
+    '{"exit_code":2,"signal":null,"reason":"pids"}'
+"$NSJ" --host-ids "$HOST_IDS" --pids 8 --status-fd 3 -- /bin/sh -c 'exit 3' 3>"$TMP/pids.status" \
+    >/dev/null 2>&1 </dev/null
+is "  a program that fails on its own keeps an empty reason" "$(cat "$TMP/pids.status")" \
+    '{"exit_code":3,"signal":null,"reason":""}'
+
 # --- nothing left behind ---
 mem_parent=$(jget 'd["dirs"]["memory"].rsplit("/", 1)[0]' <"$TMP/shm.watch")
 left=$(find "$mem_parent" -maxdepth 1 -name "nsjail-lite-*" 2>/dev/null | while read -r d; do
     pid=${d##*/nsjail-lite-}; pid=${pid%%-*}; [ -d "/proc/$pid" ] || echo "$d"; done)
 is "no cgroup of an ended jail is left under $mem_parent" "$left" ""
 
-# --- a parent that is the hierarchy root is refused as such; a bad path is refused ---
+# --- a configured parent: the jail's cgroup goes there, and only there ---
+cgp=/itest-cgroup-$$
+at_exit "for d in /sys/fs/cgroup/*$cgp; do rmdir \$d; done"
+"$NSJ" -v --host-ids "$HOST_IDS" --memory-mb 64 --pids 16 --cgroup-parent "$cgp" -- \
+    /bin/cat /proc/self/cgroup >"$TMP/parent.out" 2>"$TMP/parent.err" </dev/null
+like "--cgroup-parent $cgp: the jail's cgroup is made under it" "$(cat "$TMP/parent.err")" \
+    "cgroup [^ ]*$cgp/nsjail-lite-[0-9]+-[0-9a-f]+: memory 64 MiB"
+is "  and removed with the jail" "$(find /sys/fs/cgroup/*"$cgp" -mindepth 1 -maxdepth 1 -type d | wc -l)" 0
+
+# --- a bad parent path is refused ---
 "$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 --cgroup-parent ../x -- /bin/true 2>"$TMP/err"
 is "--cgroup-parent ../x: exit 125" "$?" 125
 like "  and it says why" "$(cat "$TMP/err")" "cgroup parent"
