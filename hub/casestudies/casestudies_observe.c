@@ -3,13 +3,13 @@
  * the hub's and the proxy's audit logs. Nothing here asks a spoke anything. */
 #include "casestudies.h"
 #include "log.h"
+#include "rmtree.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <hiredis/hiredis.h>
 #include <libgen.h>
 #include <limits.h>
@@ -181,23 +181,10 @@ int cs_copy_tree(const char *src, const char *dst, char *err, size_t errlen)
     return rc;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
+/* By descriptors (lib/rmtree.c): what a spoke left may be deeper than PATH_MAX. */
 int cs_remove_tree(const char *path)
 {
-    if (access(path, F_OK) < 0)
-        return 0;
-    nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-    return access(path, F_OK) == 0 ? -1 : 0;
+    return rmtree(path);
 }
 
 off_t cs_file_size(const char *path)

@@ -10,10 +10,10 @@
 #include "runtime/runtime.h"
 #include "log.h"
 #include "replserver_impl.h"
+#include "rmtree.h"
 #include "util.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,26 +52,12 @@ void repl_rec_peer(json_t *rec, const char *ip, uint16_t port)
 
 /* ---- cleanup of ended sessions ---- */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    /* FTW_DP: a directory after its contents; anything else is unlinked as it is. */
-    if (flag == FTW_DP ? rmdir(path) < 0 : unlink(path) < 0)
-        return errno == ENOENT ? 0 : -1;
-    return 0;
-}
-
-/* true once path is gone. FTW_PHYS: symlinks are removed, never followed; FTW_MOUNT:
- * never into another file system. */
+/* true once path is gone. By descriptors only (lib/rmtree.c): a session can build a
+ * directory chain longer than PATH_MAX in its /data, which path-based nftw() cannot
+ * remove (it gave up with ENAMETOOLONG, and the disk filled session after session). */
 static bool remove_tree(const char *path)
 {
-    struct stat st;
-    if (lstat(path, &st) < 0)
-        return errno == ENOENT;
-    if (!S_ISDIR(st.st_mode))
-        return unlink(path) == 0 || errno == ENOENT;
-    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == 0 && lstat(path, &st) < 0;
+    return rmtree(path) == 0;
 }
 
 static void trash_sweep(struct repl_server *srv, bool last)
