@@ -220,6 +220,8 @@ int cmd_serve(int argc, char **argv)
     }
     if (rc == EXIT_OK) {
         ho.user = cfg.user;
+        if (!stdio)
+            hub_reopen_on_sighup(h); /* logrotate; a terminal's SIGHUP means --stdio's end */
         int r = stdio ? serve_stdio(sv, cfg.user) : serve_http(sv, &ho);
         rc = r == 0 ? EXIT_OK : EXIT_USAGE;
     }
