@@ -18,6 +18,7 @@
  * are bounded; idle sessions end. Beyond loopback the listener wants TLS (libevent's
  * OpenSSL bufferevents) unless --insecure-http. */
 #include "log.h"
+#include "notify.h"
 #include "serve_impl.h"
 #include "serve_tokens.h"
 #include "util.h"
@@ -762,8 +763,13 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     log_info("serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http", o->listen);
     if (!srv.tokens)
         log_info("sessions without a token act as user %s", o->user);
+    char status[300];
+    snprintf(status, sizeof(status), "serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http",
+             o->listen);
+    notify_ready(status);
     while (!hub_quit_requested(sv->hub))
         event_base_loop(sv->base, EVLOOP_ONCE);
+    notify_stopping();
     rc = 0;
 out:
     while (!LIST_EMPTY(&srv.sessions))
