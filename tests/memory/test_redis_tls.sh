@@ -78,9 +78,11 @@ out=$(echo fare | ask --answers allow 2>>"$TMP/err")
 is "through a TLS sentinel: the stored grant is read (still no new question)" \
     "$(echo "$out" | jget 'd["calls"][0]["outcome"]') $(audit_count "g(r,'event.action')=='permission-question'")" "ok 1"
 
+# try() runs in $(...), a subshell whose at_exit registrations are lost: a stand-in
+# started there outlived the test (five orphans a run). The stand-in started above
+# serves; the hub fails at start in each try, before any request reaches it.
 try() { # try TLS_JSON: the hub's start error
     mem_conf "$1"
-    standin_start "[$FARE]"
     echo fare | ask --answers allow 2>&1 >/dev/null
 }
 out=$(try "{\"ca_file\": \"$TMP/other.pem\", \"cert_file\": \"$TMP/cli.pem\", \"key_file\": \"$TMP/cli.key\", \"server_name\": \"redis.itest\"}")
