@@ -74,9 +74,11 @@ int audit_reopen(struct audit *a)
     int fd = audit_open_fd(a->path, a->mode);
     if (fd < 0)
         return -1;
+    pthread_mutex_lock(&a->lock); /* writers on other threads finish their line first */
     close(a->fd);
     a->fd = fd;
     a->torn = false;
+    pthread_mutex_unlock(&a->lock);
     return 0;
 }
 
@@ -86,9 +88,11 @@ void audit_reopen_fd(struct audit *a, int fd)
         close(fd);
         return;
     }
+    pthread_mutex_lock(&a->lock); /* writers on other threads finish their line first */
     close(a->fd);
     a->fd = fd;
     a->torn = false;
+    pthread_mutex_unlock(&a->lock);
 }
 
 void audit_close(struct audit *a)

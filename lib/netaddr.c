@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -84,10 +85,12 @@ static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned prefix)
 }
 
 /* The tables are parsed once, on first use: classification runs for every address
- * the proxy resolves. */
+ * the proxy resolves. Once for the whole process (pthread_once): netproxy's workers
+ * classify on several threads, and a table half parsed by another thread would let a
+ * private address pass as public. */
 static struct cidr v4_parsed[ARRAY_LEN(v4_ranges)];
 static struct cidr v6_parsed[ARRAY_LEN(v6_ranges)];
-static bool ranges_parsed;
+static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
 
 static void parse_ranges(void)
 {
@@ -95,14 +98,12 @@ static void parse_ranges(void)
         cidr_parse(v4_ranges[i].cidr, &v4_parsed[i]);
     for (size_t i = 0; i < ARRAY_LEN(v6_ranges); i++)
         cidr_parse(v6_ranges[i].cidr, &v6_parsed[i]);
-    ranges_parsed = true;
 }
 
 static enum addr_class classify_in(const struct range *ranges, const struct cidr *parsed, size_t n,
                                    const uint8_t *addr)
 {
-    if (!ranges_parsed)
-        parse_ranges();
+    pthread_once(&ranges_once, parse_ranges);
     for (size_t i = 0; i < n; i++)
         if (prefix_match(parsed[i].addr, addr, parsed[i].prefix))
             return ranges[i].cls;

@@ -411,6 +411,15 @@ static struct proxy px_storage;
 static struct control *control;
 static struct event *ev_hup, *ev_term, *ev_int;
 
+/* For the log: the count workers change under the lock. */
+static unsigned tunnels_now(struct proxy *px)
+{
+    pthread_mutex_lock(&px->lock);
+    unsigned n = px->tunnels;
+    pthread_mutex_unlock(&px->lock);
+    return n;
+}
+
 /* Ends every connection on every worker now, then the main loop (the threads are
  * joined after it). */
 static void abort_now(struct proxy *px)
@@ -426,7 +435,7 @@ static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct proxy *px = arg;
-    log_info("drain timeout: closing %u tunnels", __atomic_load_n(&px->tunnels, __ATOMIC_RELAXED));
+    log_info("drain timeout: closing %u tunnels", tunnels_now(px));
     abort_now(px);
 }
 
@@ -449,8 +458,7 @@ void proxy_start_drain(struct proxy *px, const char *why)
     if (px->draining)
         return;
     __atomic_store_n(&px->draining, true, __ATOMIC_RELEASE);
-    log_info("%s: draining (%u tunnels open)", why,
-             __atomic_load_n(&px->tunnels, __ATOMIC_RELAXED));
+    log_info("%s: draining (%u tunnels open)", why, tunnels_now(px));
     for (struct spoke *s = px->spokes; s; s = s->next)
         while (s->listeners) {
             struct listener *l = s->listeners;
@@ -484,8 +492,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         return;
     }
     if (px->draining) {
-        log_info("second signal: closing %u tunnels now",
-                 __atomic_load_n(&px->tunnels, __ATOMIC_RELAXED));
+        log_info("second signal: closing %u tunnels now", tunnels_now(px));
         abort_now(px);
         return;
     }

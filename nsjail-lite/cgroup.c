@@ -21,8 +21,9 @@
  * Delegation: the jail's cgroup is made under the caller's own cgroup (from
  * /proc/self/cgroup) or a configured parent, never at the root of a hierarchy: a caller
  * at the root gets "/nsjail-lite" as the parent. v2's rule that a cgroup with processes
- * cannot hand controllers to its children means the parent must be free of processes
- * (a systemd unit with Delegate=yes and the hub in a leaf, given as cgroup_parent).
+ * cannot hand controllers to its children: a configured parent must be free of
+ * processes; the caller's own cgroup has its processes moved into a leaf beside the
+ * jails ("nsjail-lite.leaf"), as a systemd unit with Delegate=yes is meant to.
  *
  * Names are unique per jail ("nsjail-lite-MONITORPID-RANDOM") so that jails of several
  * hubs and tests share a parent; a monitor killed outright leaves an empty directory,
@@ -45,6 +46,7 @@
 #include <unistd.h>
 
 #define NAME_PREFIX "nsjail-lite-"
+#define LEAF_NAME "nsjail-lite.leaf" /* v2: where the caller's processes go (see below) */
 #define CPU_PERIOD_US 100000ULL
 #define MIB (1024ULL * 1024ULL)
 
@@ -197,6 +199,7 @@ static bool try_v2(const struct jail_config *cfg, struct cgroup_plan *cg, const 
         return false;
     }
     cg->version = 2;
+    cg->own_parent = !cfg->cgroup_parent;
     for (int k = 0; k < CG_N; k++)
         if (want[k])
             cg->parent[k] = xstrdup(parent);
@@ -358,7 +361,8 @@ static void sweep_stale(const char *parent)
     closedir(d);
 }
 
-/* v2: the controllers a child of dir may use must be on in dir's subtree_control. */
+/* v2: the controllers a child of dir may use must be on in dir's subtree_control.
+ * Returns 0, or the errno with err filled. */
 static int enable_controllers(const char *dir, const struct cgroup_plan *cg, char *err,
                               size_t errlen)
 {
@@ -370,13 +374,43 @@ static int enable_controllers(const char *dir, const struct cgroup_plan *cg, cha
         char plus[16];
         snprintf(plus, sizeof(plus), "+%s", ctl_name[k]);
         if (write_at(dir, "cgroup.subtree_control", plus) < 0) {
+            int e = errno;
             snprintf(err, errlen, "cgroup: enabling %s for the children of %s: %s%s", ctl_name[k],
-                     dir, strerror(errno),
-                     errno == EBUSY ? " (it holds processes: give a delegated cgroup without "
-                                      "processes as the cgroup parent)"
-                                    : "");
-            return -1;
+                     dir, strerror(e),
+                     e == EBUSY ? " (it holds processes: give a delegated cgroup without "
+                                  "processes as the cgroup parent)"
+                                : "");
+            return e;
         }
+    }
+    return 0;
+}
+
+/* v2's rule that a cgroup holding processes cannot hand controllers to its children:
+ * when the parent is the caller's own cgroup (a systemd unit with Delegate=yes holds the
+ * hub, netproxy and its Redis there), its processes move into a leaf beside the jails,
+ * as container runtimes do. A few rounds, for processes forked meanwhile. */
+static int move_into_leaf(const char *dir, char *err, size_t errlen)
+{
+    char leaf[1200];
+    snprintf(leaf, sizeof(leaf), "%s/" LEAF_NAME, dir);
+    if (mkdir(leaf, 0755) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cgroup: mkdir %s: %s", leaf, strerror(errno));
+        return -1;
+    }
+    char procs[1200], buf[16384];
+    snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+    for (int round = 0; round < 8; round++) {
+        int fd = open(procs, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read_full(fd, buf, sizeof(buf) - 1);
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+        buf[n] = '\0';
+        char *save = NULL;
+        for (char *pid = strtok_r(buf, "\n", &save); pid; pid = strtok_r(NULL, "\n", &save))
+            (void)write_at(leaf, "cgroup.procs", pid); /* ESRCH: it has just exited */
     }
     return 0;
 }
@@ -394,10 +428,13 @@ static int ensure_parent(const struct cgroup_plan *cg, int k, char *err, size_t 
         if (len > 12 && strcmp(parent + len - 12, "/nsjail-lite") == 0) {
             char up[1200];
             snprintf(up, sizeof(up), "%.*s", (int)(len - 12), parent);
-            if (enable_controllers(up, cg, err, errlen) < 0)
+            if (enable_controllers(up, cg, err, errlen) != 0)
                 return -1;
         }
-        if (enable_controllers(parent, cg, err, errlen) < 0)
+        int e = enable_controllers(parent, cg, err, errlen);
+        if (e == EBUSY && cg->own_parent && move_into_leaf(parent, err, errlen) == 0)
+            e = enable_controllers(parent, cg, err, errlen);
+        if (e)
             return -1;
     }
     return 0;

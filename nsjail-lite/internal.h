@@ -75,6 +75,7 @@ struct cgroup_plan {
     char *parent[CG_N]; /* host paths; NULL for a controller not used */
     char *dir[CG_N];    /* the jail's own, filled in by the monitor ("" once removed) */
     uint32_t rnd;       /* makes the name unique with the monitor's pid */
+    bool own_parent;    /* v2: the parent is the caller's own cgroup (not configured) */
 };
 
 /* What the cgroup saw, read by the monitor before it removes it. */

@@ -45,6 +45,7 @@ bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
                                        "sentinel_password_env",
                                        "wait_replicas",
                                        "wait_timeout_ms",
+                                       "tls",
                                        NULL};
     if (!jf_object(c, obj, where, keys) ||
         !jf_string(c, obj, where, "redis", false, 1024, &cfg->redis) ||
@@ -61,6 +62,26 @@ bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
                   (*p >= '0' && *p <= '9') || *p == '_'))
                 return jf_fail(c, where, env_keys[i],
                                "must name an environment variable, not hold the password");
+    const json_t *tls = json_object_get(obj, "tls");
+    if (tls) {
+        static const char *const tkeys[] = {"ca_file", "cert_file", "key_file", "server_name",
+                                            NULL};
+        char twhere[160];
+        snprintf(twhere, sizeof(twhere), "%s%stls", where, *where ? "." : "");
+        if (!jf_object(c, tls, twhere, tkeys) ||
+            !jf_string(c, tls, twhere, "ca_file", true, 1024, &cfg->tls_ca_file) ||
+            !jf_string(c, tls, twhere, "cert_file", false, 1024, &cfg->tls_cert_file) ||
+            !jf_string(c, tls, twhere, "key_file", false, 1024, &cfg->tls_key_file) ||
+            !jf_string(c, tls, twhere, "server_name", false, 253, &cfg->tls_server_name))
+            return false;
+        const char *paths[] = {cfg->tls_ca_file, cfg->tls_cert_file, cfg->tls_key_file};
+        const char *pkeys[] = {"ca_file", "cert_file", "key_file"};
+        for (size_t i = 0; i < 3; i++)
+            if (paths[i] && paths[i][0] != '/')
+                return jf_fail(c, twhere, pkeys[i], "must be an absolute path");
+        if (cfg->tls_key_file && !cfg->tls_cert_file)
+            return jf_fail(c, twhere, "key_file", "needs cert_file");
+    }
     int64_t v;
 #define GET_INT(key, min, max, field)                                                              \
     do {                                                                                           \

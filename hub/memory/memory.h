@@ -55,13 +55,15 @@ struct memory_config {
     int wait_replicas;    /* replicas that confirm each write (WAIT); -1 (default): 1 under
                              Sentinel, else 0 */
     long wait_timeout_ms; /* how long they have; default 1000 */
+    /* TLS to the servers and sentinels (memory.tls: absolute paths); ca NULL: plain */
+    const char *tls_ca_file, *tls_cert_file, *tls_key_file, *tls_server_name;
 };
 
 void memory_config_defaults(struct memory_config *cfg);
 /* Reads hub.json's "memory" object: keys redis, password_env, username, db,
  * connect_timeout_ms, command_timeout_ms, reconnect_ms, history_max, entry_max_bytes,
- * prefix, sentinel_password_env, wait_replicas, wait_timeout_ms. Strings are borrowed
- * from obj. */
+ * prefix, sentinel_password_env, wait_replicas, wait_timeout_ms, tls {ca_file, cert_file,
+ * key_file, server_name}. Strings are borrowed from obj. */
 bool memory_config_parse(struct jf_ctx *c, const json_t *obj, const char *where,
                          struct memory_config *cfg);
 

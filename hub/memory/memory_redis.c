@@ -136,7 +136,7 @@ static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char
             r->lost = false;
             check_replicas(r);
         }
-        redisReply *rep = redisCommandArgv(r->link.c, argc, argv, lens);
+        redisReply *rep = rwire_command_argv(r->link.c, argc, argv, lens);
         if (rep) {
             if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "LOADING", 7) == 0) {
                 freeReplyObject(rep);
@@ -149,7 +149,7 @@ static redisReply *redis_cmd(struct memory *m, int argc, const char **argv, char
             freeReplyObject(rep);
         } else {
             snprintf(err, errlen, "lost the connection to Redis at %s: %s", r->link.addr,
-                     r->link.c->errstr);
+                     rwire_errstr(r->link.c));
         }
         if (losses++ == 0 && !r->lost) {
             char msg[700];
@@ -219,10 +219,10 @@ static int rb_wait(struct memory *m, char *err, size_t errlen)
             want = connected;
     }
     redisReply *rep =
-        r->link.c ? redisCommand(r->link.c, "WAIT %d %ld", want, r->wait_timeout_ms) : NULL;
+        r->link.c ? rwire_command(r->link.c, "WAIT %d %ld", want, r->wait_timeout_ms) : NULL;
     if (!rep) {
         snprintf(err, errlen, "lost the connection to Redis at %s waiting for a replica: %s",
-                 r->link.addr, r->link.c ? r->link.c->errstr : "dropped");
+                 r->link.addr, r->link.c ? rwire_errstr(r->link.c) : "dropped");
         r->lost = true;
         redis_link_drop(&r->link);
         return -2;
@@ -319,12 +319,12 @@ static void drain(struct memory *m)
         return;
     r->n_pend = 0; /* the resends below go through redis_cmd, which drains */
     for (; i < n && r->link.c; i++) {
-        void *rep = NULL;
-        if (redisGetReply(r->link.c, &rep) != REDIS_OK || !rep) {
+        redisReply *rep = rwire_get_reply(r->link.c);
+        if (!rep) {
             if (!r->lost) {
                 char msg[500];
                 snprintf(msg, sizeof(msg), "lost the connection to Redis at %s: %s; reconnecting",
-                         r->link.addr, r->link.c->errstr);
+                         r->link.addr, rwire_errstr(r->link.c));
                 rb_event(r, "memory-connection-lost", msg);
             }
             r->lost = true;
@@ -368,19 +368,14 @@ static int rb_list_append_sent(struct memory *m, const char *key, const char *en
     size_t lens[7];
     for (int i = 0; i < 7; i++)
         lens[i] = strlen(argv[i]);
-    int done = 0;
-    if (redisAppendCommandArgv(r->link.c, 7, argv, lens) != REDIS_OK)
+    if (rwire_send_argv(r->link.c, 7, argv, lens) < 0) {
+        /* Whether it arrived is unknown: the ordinary way sends it again. */
+        r->lost = true;
+        redis_link_drop(&r->link);
         return rb_list_append(m, key, entry, max, err, errlen);
-    while (!done) {
-        if (redisBufferWrite(r->link.c, &done) != REDIS_OK) {
-            /* Whether it arrived is unknown: the ordinary way sends it again. */
-            r->lost = true;
-            redis_link_drop(&r->link);
-            return rb_list_append(m, key, entry, max, err, errlen);
-        }
     }
-    r->pend[r->n_pend++] = (struct pending_append){
-        .key = xstrdup(key), .entry = xstrdup(entry), .max = xstrdup(maxs)};
+    r->pend[r->n_pend++] =
+        (struct pending_append){.key = xstrdup(key), .entry = xstrdup(entry), .max = xstrdup(maxs)};
     return 0;
 }
 
@@ -543,7 +538,7 @@ static const struct memory_ops redis_ops = {
 static void check_durability(struct memory *m)
 {
     struct rb *r = m->impl;
-    redisReply *rep = redisCommand(r->link.c, "CONFIG GET appendonly");
+    redisReply *rep = rwire_command(r->link.c, "CONFIG GET appendonly");
     if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
         rep->element[1]->type == REDIS_REPLY_STRING && strcmp(rep->element[1]->str, "no") == 0 &&
         r->wait_replicas <= 0)
@@ -586,6 +581,21 @@ struct memory *memory_redis_open(const char *addr, const struct memory_config *c
             secret_from_env(cfg->sentinel_password_env, "sentinel_password_env", err, errlen);
         if (!r->link.sentinel_password)
             goto fail;
+    }
+    if (cfg->tls_ca_file) {
+        if (r->link.unix_path) {
+            snprintf(err, errlen, "memory.tls is for TCP: %s is a unix socket", addr);
+            goto fail;
+        }
+        struct redis_tls_config tc = {.ca_file = cfg->tls_ca_file,
+                                      .cert_file = cfg->tls_cert_file,
+                                      .key_file = cfg->tls_key_file,
+                                      .server_name = cfg->tls_server_name};
+        r->link.tls = rwire_tls_context(&tc, err, errlen);
+        if (!r->link.tls)
+            goto fail;
+        if (cfg->tls_server_name)
+            r->link.tls_server_name = xstrdup(cfg->tls_server_name);
     }
     r->link.db = cfg->db;
     r->link.connect_timeout_ms = cfg->connect_timeout_ms;
@@ -631,8 +641,11 @@ struct memory *memory_redis_open(const char *addr, const struct memory_config *c
     m->cfg.sentinel_password_env = NULL;
     m->cfg.username = r->link.username;
     m->cfg.wait_replicas = r->wait_replicas;
-    m->describe = r->link.unix_path ? xasprintf("redis unix:%s", r->link.unix_path)
-                                    : xasprintf("redis %s", r->link.addr);
+    m->cfg.tls_ca_file = m->cfg.tls_cert_file = m->cfg.tls_key_file = NULL; /* borrowed */
+    m->cfg.tls_server_name = r->link.tls_server_name;
+    m->describe = r->link.unix_path
+                      ? xasprintf("redis unix:%s", r->link.unix_path)
+                      : xasprintf("redis %s%s", r->link.addr, r->link.tls ? " (TLS)" : "");
     return m;
 fail:
     rb_destroy(&tmp);

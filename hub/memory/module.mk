@@ -13,3 +13,6 @@ $(LIBHUBMEMORY): $(call objs,$(MEMORY_SRCS))
 # before the hub links them.
 LIBHUBAGENT := $(LIBHUBLLM) $(LIBHUBMEMORY)
 BINARIES += $(LIBHUBAGENT)
+
+# TLS to Redis is OpenSSL's (hiredis 0.14 has none): whatever links the memory links it.
+AGENT_PKGS += openssl

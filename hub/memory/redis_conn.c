@@ -11,11 +11,6 @@
 
 #define MASTER_NAME_MAX 64
 
-static struct timeval tv_ms(long ms)
-{
-    return (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-}
-
 /* "HOST:PORT" or "[V6]:PORT" of length n into a malloc'd host and a port. */
 static bool parse_host_port(const char *s, size_t n, char **host, int *port)
 {
@@ -141,14 +136,14 @@ static void say(struct redis_link *l, const char *action, const char *fmt, ...)
 }
 
 /* AUTH on c; false and err when refused or unanswered (*refused tells which). */
-static bool auth(redisContext *c, const char *who, const char *user, const char *password,
+static bool auth(struct rwire *c, const char *who, const char *user, const char *password,
                  bool *refused, char *err, size_t errlen)
 {
-    redisReply *rep =
-        user ? redisCommand(c, "AUTH %s %s", user, password) : redisCommand(c, "AUTH %s", password);
+    redisReply *rep = user ? rwire_command(c, "AUTH %s %s", user, password)
+                           : rwire_command(c, "AUTH %s", password);
     *refused = false;
     if (!rep) {
-        snprintf(err, errlen, "cannot reach %s: %s", who, c->errstr);
+        snprintf(err, errlen, "cannot reach %s: %s", who, rwire_errstr(c));
         return false;
     }
     bool ok = rep->type == REDIS_REPLY_STATUS;
@@ -167,22 +162,22 @@ static int ask_sentinel(struct redis_link *l, const struct redis_sentinel *s, ch
 {
     char who[300];
     snprintf(who, sizeof(who), "sentinel %s:%d", s->host, s->port);
-    redisContext *c = redisConnectWithTimeout(s->host, s->port, tv_ms(l->connect_timeout_ms));
-    if (!c || c->err) {
-        snprintf(err, errlen, "cannot reach %s: %s", who, c ? c->errstr : "out of memory");
-        redisFree(c);
+    char why[400];
+    struct rwire *c = rwire_connect(NULL, s->host, s->port, l->tls, l->tls_server_name,
+                                    l->connect_timeout_ms, l->command_timeout_ms, why, sizeof(why));
+    if (!c) {
+        snprintf(err, errlen, "cannot reach sentinel %s", why);
         return -1;
     }
-    redisSetTimeout(c, tv_ms(l->command_timeout_ms));
     bool refused;
     if (l->sentinel_password && !auth(c, who, NULL, l->sentinel_password, &refused, err, errlen)) {
-        redisFree(c);
+        rwire_free(c);
         return -1;
     }
-    redisReply *rep = redisCommand(c, "SENTINEL get-master-addr-by-name %s", l->master_name);
+    redisReply *rep = rwire_command(c, "SENTINEL get-master-addr-by-name %s", l->master_name);
     int rc = -1;
     if (!rep) {
-        snprintf(err, errlen, "%s did not answer: %s", who, c->errstr);
+        snprintf(err, errlen, "%s did not answer: %s", who, rwire_errstr(c));
     } else if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
                rep->element[0]->type == REDIS_REPLY_STRING &&
                rep->element[1]->type == REDIS_REPLY_STRING && rep->element[0]->len > 0 &&
@@ -202,7 +197,7 @@ static int ask_sentinel(struct redis_link *l, const struct redis_sentinel *s, ch
                  rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     }
     freeReplyObject(rep);
-    redisFree(c);
+    rwire_free(c);
     return rc;
 }
 
@@ -230,15 +225,15 @@ static int discover(struct redis_link *l, char **host, int *port, char *err, siz
 }
 
 /* ROLE: true when c speaks to a master; else err says what it is. */
-static bool is_master(redisContext *c, const char *who, char *err, size_t errlen)
+static bool is_master(struct rwire *c, const char *who, char *err, size_t errlen)
 {
-    redisReply *rep = redisCommand(c, "ROLE");
+    redisReply *rep = rwire_command(c, "ROLE");
     bool ok = rep && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
               rep->element[0]->type == REDIS_REPLY_STRING &&
               strcmp(rep->element[0]->str, "master") == 0;
     if (!ok)
         snprintf(err, errlen, "%s is not the master (yet): %s", who,
-                 !rep                             ? c->errstr
+                 !rep                             ? rwire_errstr(c)
                  : rep->type == REDIS_REPLY_ERROR ? rep->str
                  : rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
                          rep->element[0]->type == REDIS_REPLY_STRING
@@ -264,19 +259,15 @@ int redis_link_connect(struct redis_link *l, char *err, size_t errlen)
         snprintf(who, sizeof(who), "Redis master %s at %s:%d", l->master_name, host, port);
     else
         snprintf(who, sizeof(who), "Redis at %s", l->addr);
-    struct timeval tv = tv_ms(l->connect_timeout_ms);
-    redisContext *c =
-        l->unix_path ? redisConnectUnixWithTimeout(l->unix_path, tv)
-                     : redisConnectWithTimeout(host ? host : l->host, host ? port : l->port, tv);
-    if (!c || c->err) {
-        snprintf(err, errlen, "cannot reach %s: %s", who, c ? c->errstr : "out of memory");
-        redisFree(c);
+    char why[400];
+    struct rwire *c = rwire_connect(l->unix_path, host ? host : l->host, host ? port : l->port,
+                                    l->tls, l->tls_server_name, l->connect_timeout_ms,
+                                    l->command_timeout_ms, why, sizeof(why));
+    if (!c) {
+        snprintf(err, errlen, "cannot reach %s: %s", who, why);
         free(host);
         return -1;
     }
-    redisSetTimeout(c, tv_ms(l->command_timeout_ms));
-    if (!l->unix_path)
-        redisEnableKeepAlive(c);
     int rc = 0;
     bool refused = false;
     if (l->password && !auth(c, who, l->username, l->password, &refused, err, errlen)) {
@@ -284,11 +275,11 @@ int redis_link_connect(struct redis_link *l, char *err, size_t errlen)
         goto fail;
     }
     if (l->db) {
-        redisReply *rep = redisCommand(c, "SELECT %d", l->db);
+        redisReply *rep = rwire_command(c, "SELECT %d", l->db);
         bool ok = rep && rep->type == REDIS_REPLY_STATUS;
         if (!ok)
             snprintf(err, errlen, "%s: SELECT %d failed: %.200s", who, l->db,
-                     rep && rep->type == REDIS_REPLY_ERROR ? rep->str : c->errstr);
+                     rep && rep->type == REDIS_REPLY_ERROR ? rep->str : rwire_errstr(c));
         rc = rep && !ok ? -2 : -1;
         freeReplyObject(rep);
         if (!ok)
@@ -322,7 +313,7 @@ int redis_link_connect(struct redis_link *l, char *err, size_t errlen)
     l->generation++;
     return 0;
 fail:
-    redisFree(c);
+    rwire_free(c);
     free(host);
     return rc;
 }
@@ -330,7 +321,7 @@ fail:
 void redis_link_drop(struct redis_link *l)
 {
     if (l->c) {
-        redisFree(l->c);
+        rwire_free(l->c);
         l->c = NULL;
     }
 }
@@ -339,7 +330,7 @@ int redis_link_replicas(struct redis_link *l)
 {
     if (!l->c)
         return -1;
-    redisReply *rep = redisCommand(l->c, "ROLE");
+    redisReply *rep = rwire_command(l->c, "ROLE");
     int n = -1;
     if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 3 &&
         rep->element[0]->type == REDIS_REPLY_STRING &&
@@ -367,6 +358,8 @@ void redis_link_free(struct redis_link *l)
     free(l->unix_path);
     free(l->host);
     free(l->master_name);
+    free(l->tls_server_name);
+    rwire_tls_context_free(l->tls);
     for (size_t i = 0; i < l->n_sentinels; i++)
         free(l->sentinels[i].host);
     memset(l, 0, sizeof(*l));

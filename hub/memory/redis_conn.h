@@ -1,6 +1,6 @@
 /* The connection to the Redis that holds the memory, as operators run it: a unix
  * socket, HOST:PORT, or a Sentinel set (sentinel://HOST:PORT,HOST:PORT/MASTERNAME),
- * with AUTH (password, optionally an ACL user) and SELECT.
+ * with AUTH (password, optionally an ACL user) and SELECT, plain or over TLS (redis_wire.h).
  *
  * With Sentinel the master is asked of the sentinels (SENTINEL get-master-addr-by-name,
  * the first sentinel that answers is tried first next time), and the address given is
@@ -13,6 +13,8 @@
  * connection is lost (no reply, READONLY) and calls redis_link_connect() again. */
 #ifndef HUB_MEMORY_REDIS_CONN_H
 #define HUB_MEMORY_REDIS_CONN_H
+
+#include "redis_wire.h"
 
 #include <hiredis/hiredis.h>
 #include <stdbool.h>
@@ -47,7 +49,10 @@ struct redis_link {
     int db;
     long connect_timeout_ms, command_timeout_ms;
 
-    redisContext *c;
+    struct ssl_ctx_st *tls; /* TLS to every server and sentinel; NULL: plain */
+    char *tls_server_name;  /* the name their certificates carry; NULL: the host dialled */
+
+    struct rwire *c;
     unsigned generation; /* counts connections made: a WAIT is only about its own */
     redis_event_fn on_event;
     void *event_ud;

@@ -19,11 +19,16 @@
 #include <stddef.h>
 
 struct serve;
+struct memory;
 
 struct serve_opts {
-    const char *app;          /* NULL: the gateway shape */
-    bool ask_exec;            /* ask the user before every call (the exec question) */
-    struct answers *answers;  /* when the client cannot be asked; a reference is taken */
+    const char *app;         /* NULL: the gateway shape */
+    bool ask_exec;           /* ask the user before every call (the exec question) */
+    struct answers *answers; /* when the client cannot be asked; a reference is taken */
+    /* Where "always" and "never" answers are kept: the Redis of hub.json's memory, which
+     * every hub of the user shares (grants.h), so that an answer given through one
+     * instance holds at the others. NULL: only in this process. Borrowed. */
+    struct memory *grant_store;
     const char *metrics_addr; /* --metrics ADDR:PORT or NULL */
 };
 

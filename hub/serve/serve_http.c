@@ -18,6 +18,7 @@
  * are bounded; idle sessions end. Beyond loopback the listener wants TLS (libevent's
  * OpenSSL bufferevents) unless --insecure-http. */
 #include "log.h"
+#include "notify.h"
 #include "serve_impl.h"
 #include "util.h"
 
@@ -128,6 +129,16 @@ static void reply_rpc_error(struct evhttp_request *req, int status, const char *
 
 /* ---- streams ---- */
 
+/* While a stream is open its connection may be quiet for long (a question the user
+ * takes minutes to answer, a session's GET stream): the short timeout for reading a
+ * request would cut it. Back to the short one when the stream ends. */
+static void stream_timeout(struct evhttp_request *req, int seconds)
+{
+    struct evhttp_connection *evcon = req ? evhttp_request_get_connection(req) : NULL;
+    if (evcon)
+        evhttp_connection_set_timeout(evcon, seconds);
+}
+
 static void stream_free(struct http_stream *s)
 {
     struct http_server *srv = s->srv;
@@ -162,19 +173,30 @@ static void on_stream_closed(struct evhttp_connection *evcon, void *ud)
         evhttp_send_reply_end(req);
 }
 
-static void stream_end(struct http_stream *s)
+/* Ends the stream: an event stream is closed; a request that got no answer yet gets
+ * status (202 after a cancellation: MCP sends no answer then; 404 when its session
+ * ended under it). */
+static void stream_end_with(struct http_stream *s, int status)
 {
     if (s->req) {
+        stream_timeout(s->req, HTTP_READ_TIMEOUT_S);
         struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
         if (evcon)
             evhttp_connection_set_closecb(evcon, NULL, NULL);
         if (s->sse)
             evhttp_send_reply_end(s->req);
-        else
+        else if (status == 202)
             evhttp_send_reply(s->req, 202, "Accepted", NULL);
+        else
+            reply_rpc_error(s->req, status, "Not Found", -32001, "the session has ended");
         s->req = NULL;
     }
     stream_free(s);
+}
+
+static void stream_end(struct http_stream *s)
+{
+    stream_end_with(s, 202);
 }
 
 static void sse_start(struct http_stream *s)
@@ -239,6 +261,7 @@ static void http_send(void *t, json_t *msg, const json_t *related)
         struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
         if (evcon)
             evhttp_connection_set_closecb(evcon, NULL, NULL);
+        stream_timeout(s->req, HTTP_READ_TIMEOUT_S);
         evhttp_send_reply(s->req, 200, "OK", b);
         evbuffer_free(b);
         s->req = NULL;
@@ -270,10 +293,8 @@ static const struct serve_transport http_transport = {.send = http_send, .forget
 static void sess_end(struct http_sess *hs, const char *reason)
 {
     struct http_server *srv = hs->srv;
-    while (!LIST_EMPTY(&hs->streams)) {
-        struct http_stream *s = LIST_FIRST(&hs->streams);
-        stream_end(s);
-    }
+    while (!LIST_EMPTY(&hs->streams))
+        stream_end_with(LIST_FIRST(&hs->streams), 404);
     if (hs->ss)
         serve_session_close(hs->ss, reason);
     LIST_REMOVE(hs, link);
@@ -532,6 +553,7 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
     srv->n_streams++;
     LIST_INSERT_HEAD(&hs->streams, s, link);
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_stream_closed, s);
+    stream_timeout(req, (int)srv->o->idle_timeout_s);
     struct serve_session *ss = hs->ss;
     serve_session_on_message(ss, &msg);
     jrpc_msg_free(&msg);
@@ -574,6 +596,7 @@ static void on_get(struct http_server *srv, struct evhttp_request *req, size_t t
     LIST_INSERT_HEAD(&hs->streams, s, link);
     hs->get_stream = s;
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_stream_closed, s);
+    stream_timeout(req, (int)srv->o->idle_timeout_s);
     sse_start(s);
 }
 
@@ -739,8 +762,13 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     log_info("serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http", o->listen);
     if (!srv.tokens)
         log_info("sessions without a token act as user %s", o->user);
+    char status[300];
+    snprintf(status, sizeof(status), "serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http",
+             o->listen);
+    notify_ready(status);
     while (!hub_quit_requested(sv->hub))
         event_base_loop(sv->base, EVLOOP_ONCE);
+    notify_stopping();
     rc = 0;
 out:
     while (!LIST_EMPTY(&srv.sessions))

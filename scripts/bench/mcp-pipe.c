@@ -6,12 +6,14 @@
  * Prints "MEDIAN_US P99_US COLD_MEDIAN_US": the round trip of WARM tools/call echo
  * requests written to the server's stdin and answered on its stdout (one warm-up call
  * first), and the median of COLD starts from fork to the answered initialize. Lines
- * are matched by their "id" only: no JSON parsing, the least a client can do. */
+ * are matched by their "id" only: no JSON parsing, the least a client can do. With
+ * MCP_PIPE_SOCKET set, the server's stdin and stdout are one socketpair, as a spoke's. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,8 +33,17 @@ static unsigned long long now_ns(void)
 static void start(struct server *s, char **cmd)
 {
     int to[2], from[2];
-    if (pipe(to) < 0 || pipe(from) < 0)
+    if (getenv("MCP_PIPE_SOCKET")) {
+        /* What the hub gives a spoke: one socket for stdin and stdout. */
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+            exit(2);
+        to[0] = from[1] = sv[1];
+        to[1] = sv[0];
+        from[0] = dup(sv[0]);
+    } else if (pipe(to) < 0 || pipe(from) < 0) {
         exit(2);
+    }
     s->pid = fork();
     if (s->pid == 0) {
         dup2(to[0], 0);
@@ -41,11 +52,14 @@ static void start(struct server *s, char **cmd)
         dup2(devnull, 2);
         close(to[1]);
         close(from[0]);
+        if (to[0] != 0 && to[0] != 1)
+            close(to[0]);
         execvp(cmd[0], cmd);
         _exit(127);
     }
     close(to[0]);
-    close(from[1]);
+    if (from[1] != to[0])
+        close(from[1]);
     s->in = fdopen(to[1], "w");
     s->out = fdopen(from[0], "r");
 }

@@ -2,7 +2,7 @@
 # the top of each fuzz_*.c). Built only in the FUZZ=1 build (clang, build/fuzz/), by
 # `make fuzzers`; `make fuzz` runs each for FUZZ_SECONDS, and `make check` runs each
 # for a bounded number of executions (tests/fuzz/test_fuzz.sh).
-FUZZ_NAMES := connect host jsonrpc manifest profile schema replay replframe
+FUZZ_NAMES := connect host jsonrpc manifest pin profile schema replay replframe
 FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 # The sources each harness needs besides lib/ (only these are compiled in the fuzz build,
@@ -11,6 +11,7 @@ FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_jsonrpc :=
 FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard hub/runtime/schema*.c)
+FUZZ_SRCS_pin := hub/runtime/pin.c
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
 FUZZ_SRCS_schema := $(wildcard hub/runtime/schema*.c)

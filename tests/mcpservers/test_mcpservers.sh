@@ -137,6 +137,8 @@ is "... and is on record" "$(audit_count 'r["event"]["action"] == "elicitation" 
 is "sampling is on record" "$(audit_count 'r["event"]["action"] == "sampling" and g(r, "isolate.app") == "everything"')" 1
 like "progress notifications are shown by hub call on stderr" "$(cat "$TMP/calls.everything.err")" \
     'hub: everything.trigger-long-running-operation: progress 2/2'
+like "... and log messages" "$(cat "$TMP/calls.everything.err")" \
+    'hub: everything.toggle-simulated-logging: log [a-z]+: '
 is "... and audited, with the call" \
     "$(audit_count 'r["event"]["action"] == "spoke-progress" and g(r, "isolate.tool") == "trigger-long-running-operation"')" 2
 env_keys=$(result everything get-env | $PY -c 'import json,sys

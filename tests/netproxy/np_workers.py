@@ -92,6 +92,17 @@ is_(len(busy), 2, "standalone: both workers served connections")
 px.wait_records(2 * N, timeout=10)
 check_stream(px, N, "standalone")
 
+# SIGHUP (logrotate) with two writer threads: the new file gets whole lines and pairs.
+os.rename(px.audit, px.audit + ".1")
+px.signal(signal.SIGHUP)
+check(wait_until(lambda: "reopened" in px.stderr()), "standalone: SIGHUP reopens the audit log")
+r = burst(px.port, "w.example:%d" % echo, 500, 50)
+is_(r.get("ok"), 500, "standalone: 500 more tunnels after the reopen")
+px.wait_records(1000, timeout=10)
+check_stream(px, 500, "standalone after SIGHUP")
+is_(len(open(px.audit + ".1").read().splitlines()), 2 * N,
+    "standalone: the rotated file kept its %d records, none added" % (2 * N))
+
 # A drain waits for a tunnel, whichever worker holds it; then exits 0.
 held = [open_tunnel(px.port, "w.example:%d" % echo)[0] for _ in range(8)]
 px.signal(signal.SIGTERM)
@@ -104,7 +115,7 @@ check(all(recv_all(s, timeout=2, limit=4) == b"ping" for s in held),
 for s in held:
     s.close()
 is_(px.proc.wait(timeout=10), 0, "standalone: exits 0 once the last tunnel closes")
-check_stream(px, N + len(held), "standalone after the drain")
+check_stream(px, 500 + len(held), "standalone after the drain")
 
 # --- hub mode: one passed socket, watched by both workers -------------------------------
 hub, proxy_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
