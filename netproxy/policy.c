@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <libpsl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 static psl_ctx_t *psl_loaded;    /* owned: from a file */
 static const psl_ctx_t *psl_ctx; /* what lookups use */
 static char psl_source[160];
+static unsigned psl_generation; /* bumped when the list changes: ends cached answers */
 
 bool policy_psl_init(const char *psl_file, char *err, size_t errlen)
 {
@@ -31,6 +33,7 @@ bool policy_psl_init(const char *psl_file, char *err, size_t errlen)
         }
     }
     psl_ctx = psl_loaded;
+    psl_generation++;
     if (!psl_ctx) {
         psl_ctx = psl_builtin();
         snprintf(psl_source, sizeof(psl_source), "libpsl built-in list");
@@ -47,6 +50,7 @@ void policy_psl_free(void)
     psl_free(psl_loaded);
     psl_loaded = NULL;
     psl_ctx = NULL;
+    psl_generation++;
 }
 
 const char *policy_psl_source(void)
@@ -56,7 +60,25 @@ const char *policy_psl_source(void)
 
 const char *policy_registrable_domain(const char *name)
 {
-    return psl_ctx ? psl_registrable_domain(psl_ctx, name) : NULL;
+    /* A spoke asks for the same few hosts over and over: the last answer is kept per
+     * thread (the list never changes while the proxy runs). The answer is a suffix of
+     * the name, so it is kept as an offset into it; -1 for a public suffix. */
+    static _Thread_local char last_name[HOST_NAME_MAX_LEN + 1];
+    static _Thread_local ptrdiff_t last_offset;
+    static _Thread_local unsigned last_generation;
+    if (!psl_ctx)
+        return NULL;
+    size_t len = strlen(name);
+    if (len <= HOST_NAME_MAX_LEN && last_generation == psl_generation && last_name[0] &&
+        strcmp(name, last_name) == 0)
+        return last_offset < 0 ? NULL : name + last_offset;
+    const char *reg = psl_registrable_domain(psl_ctx, name);
+    if (len <= HOST_NAME_MAX_LEN) {
+        memcpy(last_name, name, len + 1);
+        last_offset = reg ? reg - name : -1;
+        last_generation = psl_generation;
+    }
+    return reg;
 }
 
 struct policy {

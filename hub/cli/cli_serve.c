@@ -1,6 +1,8 @@
 /* `hub serve`: the sandboxed apps for any MCP client, over stdio or Streamable HTTP
  * (serve.h). Also `hub serve token add USER --tokens FILE`. */
+#include "jsonfile.h"
 #include "log.h"
+#include "memory/memory.h"
 #include "runtime/runtime.h"
 #include "serve/serve.h"
 #include "util.h"
@@ -67,7 +69,7 @@ static int token_cmd(int argc, char **argv)
         log_warnx("USER must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
         return EXIT_USAGE;
     }
-    return serve_token_add(file, user) == 0 ? EXIT_OK : EXIT_USAGE;
+    return tokens_add(file, user) == 0 ? EXIT_OK : EXIT_USAGE;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -199,6 +201,22 @@ int cmd_serve(int argc, char **argv)
             rc = EXIT_USAGE;
         }
     }
+    /* The grant store: hub.json's memory.redis, shared with the user's other hubs. Without
+     * one, always/never answers last while this process runs. */
+    struct memory *store = NULL;
+    if (rc == EXIT_OK && cfg.memory) {
+        struct memory_config mc;
+        memory_config_defaults(&mc);
+        struct jf_ctx c = {
+            .file = cfg.file ? cfg.file : "hub.json", .err = err, .errlen = sizeof(err)};
+        if (!memory_config_parse(&c, cfg.memory, "memory", &mc)) {
+            log_warnx("%s", err);
+            rc = EXIT_USAGE;
+        } else if (mc.redis && !(store = memory_open(NULL, &mc, err, sizeof(err)))) {
+            log_warnx("memory: %s", err);
+            rc = EXIT_USAGE;
+        }
+    }
     struct event_base *base = NULL;
     struct hub *h = NULL;
     struct serve *sv = NULL;
@@ -210,8 +228,11 @@ int cmd_serve(int argc, char **argv)
             rc = EXIT_USAGE;
         }
     }
+    if (rc == EXIT_OK && store)
+        memory_set_audit(store, hub_audit(h)); /* a Redis failover is on record */
     if (rc == EXIT_OK) {
         so.answers = answers;
+        so.grant_store = store;
         sv = serve_new(h, &cfg, &ms, base, &so, err, sizeof(err));
         if (!sv) {
             log_warnx("%s", err);
@@ -233,6 +254,8 @@ int cmd_serve(int argc, char **argv)
     if (base)
         event_base_free(base);
     answers_free(answers);
+    if (store)
+        memory_close(store);
     manifest_set_free(&ms);
     config_free(&cfg);
     return rc;

@@ -25,7 +25,7 @@
 #define SCHEMA_MAX_NODES 20000        /* schema objects in a document */
 #define SCHEMA_MAX_EVAL_DEPTH 512     /* nested evaluations ($ref recursion included) */
 #define SCHEMA_MAX_STEPS 1000000      /* evaluation steps per validation, plus: */
-#define SCHEMA_STEPS_PER_VALUE 32     /* ... this many per value in the instance */
+#define SCHEMA_STEPS_PER_VALUE 32     /* ... this many per value (and 2 string bytes) in it */
 #define SCHEMA_MAX_PATTERN_BYTES 4096 /* one "pattern" or "patternProperties" key */
 
 enum schema_dialect {

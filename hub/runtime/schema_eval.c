@@ -255,8 +255,11 @@ static int match(struct vctx *v, struct schema_pattern *re, const char *src, con
 {
     if (!spend(v, 1 + len / 256))
         return -1;
-    int rc = schema_pattern_match(re, s, len);
-    if (rc == -2)
+    struct schema_match_budget b = {&v->steps, v->budget, 0};
+    int rc = schema_pattern_match(re, s, len, &b);
+    if (rc == -3)
+        vstop(v, "more than %lu evaluation steps (in the pattern \"%.80s\")", v->budget, src);
+    else if (rc == -2)
         vstop(v, "not valid UTF-8, so the pattern \"%.80s\" cannot be matched", src);
     else if (rc < 0)
         vstop(v, "the pattern \"%.80s\" is too costly to match here", src);
@@ -744,24 +747,28 @@ static bool eval(struct vctx *v, const struct snode *n, const json_t *inst, stru
     return ok;
 }
 
-/* How many values inst holds (itself included), up to cap. */
-static unsigned long count_values(const json_t *j, unsigned long cap)
+/* The size of inst for its step budget: its values (itself included), and half the
+ * bytes of its strings and keys, which patterns walk; at most cap. */
+static unsigned long instance_size(const json_t *j, unsigned long cap)
 {
     unsigned long n = 1;
-    if (json_is_array(j))
+    if (json_is_string(j))
+        n += json_string_length(j) / 2;
+    else if (json_is_array(j))
         for (size_t i = 0; i < json_array_size(j) && n < cap; i++)
-            n += count_values(json_array_get(j, i), cap - n);
+            n += instance_size(json_array_get(j, i), cap - n);
     else if (json_is_object(j)) {
         const char *key;
+        size_t klen;
         json_t *v;
-        json_object_foreach((json_t *)j, key, v)
+        json_object_keylen_foreach((json_t *)j, key, klen, v)
         {
             if (n >= cap)
                 break;
-            n += count_values(v, cap - n);
+            n += klen / 2 + instance_size(v, cap - n);
         }
     }
-    return n;
+    return n < cap ? n : cap;
 }
 
 bool schema_validate(const struct schema *s, const json_t *inst, char *err, size_t errlen)
@@ -774,6 +781,6 @@ bool schema_validate(const struct schema *s, const json_t *inst, char *err, size
                      .errlen = errlen ? errlen : sizeof(scratch)};
     v.err[0] = '\0';
     v.budget = SCHEMA_MAX_STEPS +
-               SCHEMA_STEPS_PER_VALUE * count_values(inst, (1ul << 40) / SCHEMA_STEPS_PER_VALUE);
+               SCHEMA_STEPS_PER_VALUE * instance_size(inst, (1ul << 40) / SCHEMA_STEPS_PER_VALUE);
     return eval(&v, s->root, inst, NULL);
 }

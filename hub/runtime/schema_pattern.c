@@ -9,7 +9,10 @@
  *
  * Bounds: the pattern's length and parenthesis nesting at compile time; at match time
  * PCRE2's match, depth and heap limits, so a pattern that backtracks catastrophically
- * fails in bounded time instead of hanging the hub. */
+ * fails in bounded time instead of hanging the hub, and an automatic callout at every
+ * pattern item that charges the work to the validation's step budget (1.3 to 1.7 times
+ * slower matching, measured on a 1 MB subject), so that many costly matches cannot add
+ * up either. */
 #include "schema_pattern.h"
 #include "schema.h"
 #include "log.h"
@@ -159,7 +162,7 @@ struct schema_pattern *schema_pattern_compile(const char *re, size_t len, char *
     pcre2_code *code = pcre2_compile((PCRE2_SPTR)tre, tlen,
                                      PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
                                          PCRE2_MATCH_UNSET_BACKREF | PCRE2_ALLOW_EMPTY_CLASS |
-                                         PCRE2_NEVER_BACKSLASH_C,
+                                         PCRE2_NEVER_BACKSLASH_C | PCRE2_AUTO_CALLOUT,
                                      &errcode, &erroff, cctx);
     free(tre);
     pcre2_compile_context_free(cctx);
@@ -190,8 +193,21 @@ void schema_pattern_free(struct schema_pattern *p)
     free(p);
 }
 
-int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len)
+/* Called by PCRE2 at every pattern item (PCRE2_AUTO_CALLOUT): the work counter. */
+static int count_item(pcre2_callout_block *cb, void *data)
 {
+    (void)cb;
+    struct schema_match_budget *b = data;
+    if (++b->items < SCHEMA_PATTERN_ITEMS_PER_STEP)
+        return 0;
+    b->items = 0;
+    return ++*b->steps > b->limit ? PCRE2_ERROR_CALLOUT : 0;
+}
+
+int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len,
+                         struct schema_match_budget *budget)
+{
+    pcre2_set_callout(p->mctx, count_item, budget);
     size_t limit = MATCH_LIMIT_BASE + MATCH_LIMIT_PER_BYTE * len;
     pcre2_set_match_limit(p->mctx, limit > MATCH_LIMIT_MAX ? MATCH_LIMIT_MAX : (uint32_t)limit);
     /* NUL bytes count by length. The subject's UTF-8 is checked (a linear scan): jansson
@@ -203,5 +219,7 @@ int schema_pattern_match(struct schema_pattern *p, const char *s, size_t len)
         return 0;
     if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21)
         return -2;
+    if (rc == PCRE2_ERROR_CALLOUT)
+        return -3;
     return -1;
 }

@@ -29,6 +29,7 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     sv->app = app;
     sv->ask_exec = o->ask_exec;
     sv->answers = answers_ref(o->answers);
+    sv->grant_store = o->grant_store;
     sv->fallback_elicit = answers_elicit_hook(sv->answers);
     sv->fallback_sample = sampling_hook_none();
     LIST_INIT(&sv->sessions);

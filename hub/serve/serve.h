@@ -7,7 +7,8 @@
  * running the server directly); without, every installed app, tools named APP__TOOL.
  * Two transports share one protocol core: stdio (serve_stdio.c) and Streamable HTTP
  * (serve_http.c). This is the serve library's interface to the other folders of hub/
- * (`hub serve` in cli/); serve_impl.h and serve_tokens.h are its own. */
+ * (`hub serve` in cli/); serve_impl.h is its own (the token files are the runtime's,
+ * tokens.h). */
 #ifndef HUB_SERVE_H
 #define HUB_SERVE_H
 
@@ -18,11 +19,16 @@
 #include <stddef.h>
 
 struct serve;
+struct memory;
 
 struct serve_opts {
-    const char *app;          /* NULL: the gateway shape */
-    bool ask_exec;            /* ask the user before every call (the exec question) */
-    struct answers *answers;  /* when the client cannot be asked; a reference is taken */
+    const char *app;         /* NULL: the gateway shape */
+    bool ask_exec;           /* ask the user before every call (the exec question) */
+    struct answers *answers; /* when the client cannot be asked; a reference is taken */
+    /* Where "always" and "never" answers are kept: the Redis of hub.json's memory, which
+     * every hub of the user shares (grants.h), so that an answer given through one
+     * instance holds at the others. NULL: only in this process. Borrowed. */
+    struct memory *grant_store;
     const char *metrics_addr; /* --metrics ADDR:PORT or NULL */
 };
 
@@ -54,8 +60,5 @@ struct serve_http_opts {
 
 /* Serves Streamable HTTP until the hub is asked to quit. 0, or -1 after saying why. */
 int serve_http(struct serve *sv, const struct serve_http_opts *o);
-
-/* `hub serve token add USER`: appends the hashed line to path and prints the token. */
-int serve_token_add(const char *path, const char *user);
 
 #endif

@@ -4,12 +4,15 @@
  * irreversible tool); a spoke's own elicitation goes to the client labelled with the
  * app's name, its sampling request to the client's model. A client that declared no
  * such capability is not asked: --answers decides (default deny) and the refusal says
- * so. Answers with a scope are kept here: "session" for the client's session,
- * "always"/"never" for the user while this serve process runs.
+ * so. Answers with a scope are kept: "session" for the client's session, here;
+ * "always"/"never" for the user in the grant store that every hub of the user shares
+ * (hub.json's memory.redis: an answer given through one instance behind a load balancer
+ * holds at the others), or, without one, here while this serve process runs.
  *
  * A question belongs to the client call whose chain asked it (call_opts.origin), so
  * that with many clients it reaches the one that caused it. */
 #include "log.h"
+#include "memory/memory.h"
 #include "serve_impl.h"
 #include "util.h"
 
@@ -57,6 +60,51 @@ static void grant_put(struct serve_grants *g, const char *key, bool allow)
     e->allow = allow;
 }
 
+/* ---- the shared grant store (always / never) ---- */
+
+static enum grant_category grant_category_of(enum perm_category c)
+{
+    return c == PERM_EXEC ? GRANT_EXEC : c == PERM_DATA ? GRANT_DATA : GRANT_COLLAB;
+}
+
+/* GRANT_ALLOW, GRANT_REFUSE, or GRANT_ASK (none, or the store cannot tell: then the
+ * user is asked, which is always safe). */
+static enum grant_decision stored_decision(struct serve *sv, const char *user,
+                                           const struct perm_request *q)
+{
+    if (!sv->grant_store || !q->app || !q->tool)
+        return GRANT_ASK;
+    char err[300];
+    int d = memory_grant_check(sv->grant_store, user, grant_category_of(q->category), q->app,
+                               q->tool, q->category == PERM_EXEC ? NULL : q->caller,
+                               q->irreversible, NULL, err, sizeof(err));
+    if (d < 0) {
+        log_warnx("serve: the grant store cannot be read (%s); asking instead", err);
+        return GRANT_ASK;
+    }
+    return (enum grant_decision)d;
+}
+
+/* An always or never answer, in the store; false when it could not be kept there. */
+static bool store_answer(struct serve *sv, const char *user, const struct perm_request *q,
+                         bool allow)
+{
+    if (!sv->grant_store)
+        return false;
+    struct grant g;
+    char err[300];
+    if (!grant_init(&g, grant_category_of(q->category), q->app, q->tool,
+                    q->category == PERM_EXEC ? NULL : q->caller, allow ? GRANT_ALWAYS : GRANT_DENY,
+                    err, sizeof(err)) ||
+        memory_grant_set(sv->grant_store, user, &g, q->irreversible, err, sizeof(err)) < 0) {
+        log_warnx("serve: the answer cannot be kept in the grant store (%s); kept in this "
+                  "process only",
+                  err);
+        return false;
+    }
+    return true;
+}
+
 /* ---- permission questions ---- */
 
 struct perm_ctx {
@@ -64,6 +112,8 @@ struct perm_ctx {
     struct serve_call *sc;
     perm_done_fn done;
     void *done_ud;
+    struct perm_request q; /* for the store: its strings point into the names below */
+    char app[65], tool[65], caller[65];
     bool irreversible;
     char key[200];
     char user[65];
@@ -182,7 +232,8 @@ static void on_perm_answer(void *ud, json_t *result, int code, const char *messa
     struct serve_session *ss = pc->sc->ss;
     if (a == PERM_ANSWER_SESSION && ss)
         grant_put(&ss->grants, pc->key, true);
-    if (a == PERM_ANSWER_ALWAYS || a == PERM_ANSWER_NEVER)
+    if ((a == PERM_ANSWER_ALWAYS || a == PERM_ANSWER_NEVER) &&
+        !store_answer(pc->sv, pc->user, &pc->q, a == PERM_ANSWER_ALWAYS))
         grant_put(&serve_user_get(pc->sv, pc->user)->always, pc->key, a == PERM_ANSWER_ALWAYS);
     snprintf(reason, sizeof(reason), "the user answered %s through the client",
              perm_answer_name(a));
@@ -206,11 +257,27 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
     pc->done_ud = done_ud;
     pc->irreversible = q->irreversible;
     str_copy(pc->user, q->user ? q->user : sc->user, sizeof(pc->user));
+    /* What the store needs of the question, kept past this call (the answer comes
+     * later); the body is not kept. */
+    pc->q = (struct perm_request){.category = q->category, .irreversible = q->irreversible};
+    if (q->app && str_copy(pc->app, q->app, sizeof(pc->app)))
+        pc->q.app = pc->app;
+    if (q->tool && str_copy(pc->tool, q->tool, sizeof(pc->tool)))
+        pc->q.tool = pc->tool;
+    if (q->caller && str_copy(pc->caller, q->caller, sizeof(pc->caller)))
+        pc->q.caller = pc->caller;
     grant_key_of(q, pc->key, sizeof(pc->key));
     struct serve_session *ss = sc->ss;
     const struct serve_grant *g = ss ? grant_find(&ss->grants, pc->key) : NULL;
     if (g) {
         perm_finish(pc, g->allow ? PERM_ALLOW : PERM_DENY, "the user's answer for this session");
+        return;
+    }
+    enum grant_decision stored = stored_decision(sv, pc->user, q);
+    if (stored != GRANT_ASK) {
+        perm_finish(pc, stored == GRANT_ALLOW ? PERM_ALLOW : PERM_DENY,
+                    stored == GRANT_ALLOW ? "the user answered always (the shared grant store)"
+                                          : "the user answered never (the shared grant store)");
         return;
     }
     g = grant_find(&serve_user_get(sv, pc->user)->always, pc->key);

@@ -71,6 +71,7 @@ struct serve {
     const struct manifest *app; /* the one app; NULL: gateway */
     bool ask_exec;
     struct answers *answers;
+    struct memory *grant_store; /* always/never answers shared by the user's hubs; or NULL */
     struct elicit_hook *fallback_elicit;   /* --answers' elicitation entries */
     struct sampling_hook *fallback_sample; /* no LLM: declined with a reason */
     struct audit *audit;

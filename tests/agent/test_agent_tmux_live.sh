@@ -4,13 +4,14 @@
 # step refused by a standing "never" grant named as such, with the /revoke that undoes
 # it; /revoke of something that does not exist; the steps' results when the answer
 # could not be composed; a tool call in the answer step shown; a server's error text
-# quoted after the hub's line.
+# quoted after the hub's line; a countdown for Retry-After; Ctrl-C at a question and
+# during a request; a grant store that cannot be read.
 . "$(dirname "$0")/../lib.sh"
 require_root
 command -v tmux >/dev/null || { skip "terminal session" "tmux is not installed"; exit 0; }
 MODE=process
 . "$ROOT/tests/agent/agent_lib.sh"
-agent_setup
+agent_setup '{"memory": {"reconnect_ms": 500}}'
 redis_start
 standin_start '[
   plan(("mail__delete", {"id": 1})),
@@ -24,7 +25,8 @@ standin_start '[
   {"status": 400, "json": {"error": {"message": "bad max_tokens\u001b[2J\n\u250f\u2501\u2501 hub: permission needed"}}},
   status(429, headers={"Retry-After": "3"}),
   plan(("mail__send", {"to": "boss@example.org", "body": "once more"})),
-  text("too late", delay_ms=3000)]'
+  text("too late", delay_ms=3000),
+  plan(("fare__estimate", {"from": "A", "to": "G"}), delay_ms=1500), sse("Nothing ran.")]'
 tmux_start "$BIN/hub --config $CONF --llm $LLM_URL --memory $MEM"
 check "the session starts" wait_pane "you›"
 
@@ -153,6 +155,15 @@ p=$(pane)
 unlike "... the terminal did not echo ^C" "$p" '\^C'
 unlike "... nor the type-ahead" "$p" "typed ahead"
 like "... the cancel line starts at column 0, once" "$(echo "$p" | grep -c '^hub: ✗ request cancelled (Ctrl-C)')" '^3$'
+# 4. The grant store cannot be read (Redis gone while the planner works): no one's no.
+wait_prompt
+keys "a fare to G" Enter
+check "the request is on its way" wait_pane "you› a fare to G"
+"$ROOT/scripts/redis-private" stop "$REDIS_DIR" >/dev/null
+check "a step whose grant cannot be read is not run, and the user denied nothing" \
+    wait_pane "hub: ✗ s1 fare.estimate: not run: your grants cannot be read (the memory is unreachable), so the hub cannot know whether you allow it; you denied nothing" 10
+check "... no re-plan is offered" wait_pane "Nothing ran."
+is "... and no question or re-plan offer for it" "$(pane | grep -c 'fare.estimate is refused\|fare.estimate was denied')" 0
 wait_prompt
 keys "/quit" Enter
 check "/quit ends the session" wait_pane "hub-exited-0"

@@ -52,6 +52,32 @@ out=$(echo fare | ask --answers allow 2>>"$TMP/err")
 is "a second session reads the grant back over TLS (no question)" \
     "$(audit_count "g(r,'event.action')=='permission-question'")" 1
 
+# The same through a sentinel that speaks TLS too (discovery, then the master).
+SPORT=$(free_port)
+mkdir -p "$RDIR/s"
+cat >"$RDIR/s/sentinel.conf" <<SEOF
+port 0
+tls-port $SPORT
+bind 127.0.0.1
+daemonize yes
+pidfile $RDIR/s/pid
+logfile $RDIR/s/log
+dir $RDIR/s
+tls-cert-file $TMP/srv.pem
+tls-key-file $TMP/srv.key
+tls-ca-cert-file $TMP/ca.pem
+tls-replication yes
+sentinel monitor itls 127.0.0.1 $PORT 1
+sentinel auth-pass itls $ITEST_REDIS_PW
+SEOF
+redis-sentinel "$RDIR/s/sentinel.conf"
+at_exit '[ -s "$RDIR/s/pid" ] && kill -9 "$(cat "$RDIR/s/pid")" 2>/dev/null'
+agent_config "{\"memory\": {\"redis\": \"sentinel://127.0.0.1:$SPORT/itls\", \"password_env\": \"ITEST_REDIS_PW\", \"wait_replicas\": 0, \"tls\": $GOOD}}"
+standin_start "[$FARE]"
+out=$(echo fare | ask --answers allow 2>>"$TMP/err")
+is "through a TLS sentinel: the stored grant is read (still no new question)" \
+    "$(echo "$out" | jget 'd["calls"][0]["outcome"]') $(audit_count "g(r,'event.action')=='permission-question'")" "ok 1"
+
 try() { # try TLS_JSON: the hub's start error
     mem_conf "$1"
     standin_start "[$FARE]"

@@ -52,4 +52,27 @@ report = open(log).read()
 is_(rc, 0, "valgrind: exit 0 (no errors, no definite or indirect leaks)")
 check("ERROR SUMMARY: 0 errors" in report, "valgrind: ERROR SUMMARY: 0 errors",
       "\n".join(l for l in report.splitlines() if "ERROR SUMMARY" in l or "definitely" in l))
+
+# --workers 2: the same teardown with a second thread (its loop, resolver, pipes, a
+# tunnel left open on it at exit), and no leak from the threads.
+log2 = os.path.join(TMP, "valgrind-workers.log")
+wx = Proxy(["--allow", "allowed.example", "--ports", "443,%d" % echo, "--workers", "2",
+            "--dns-server", "127.0.0.1:%d" % dns, "--upstream-allow-cidr", "127.0.0.1/32",
+            "--resolve", "e.allowed.example:%d:127.0.0.1" % echo, "--no-seccomp",
+            "--drain-timeout", "300ms"], tag="workers",
+           wrapper=["valgrind", "--error-exitcode=99", "--leak-check=full",
+                    "--errors-for-leak-kinds=definite,indirect",
+                    "--show-leak-kinds=definite,indirect", "--log-file=" + log2])
+held = [open_tunnel(wx.port, T, timeout=10) for _ in range(8)]
+is_([t[1] for t in held], [200] * 8, "workers: 8 tunnels under valgrind, spread over 2 loops")
+held = [t[0] for t in held]
+st, hd, body = exchange(wx.port, b"CONNECT evil.example:443 HTTP/1.1\r\n\r\n", timeout=10)
+is_(st, 403, "workers: a refusal under valgrind")
+rc = wx.stop(timeout=60)
+for s in held:
+    s.close()
+report = open(log2).read()
+is_(rc, 0, "valgrind, 2 workers: exit 0 with tunnels open (no errors, no leaks)")
+check("ERROR SUMMARY: 0 errors" in report, "valgrind, 2 workers: ERROR SUMMARY: 0 errors",
+      "\n".join(l for l in report.splitlines() if "ERROR SUMMARY" in l or "definitely" in l))
 done()
