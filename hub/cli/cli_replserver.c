@@ -41,10 +41,20 @@ static void usage(FILE *f)
         "  --pool N            sessions kept pre-started for new clients (default %d)\n"
         "  --max-clients N     connections at once (default %d)\n"
         "  --data-mb MB        each session's /data: a tmpfs of this size that ends with\n"
-        "                      the session (namespace isolation; default %d)\n" CLI_COMMON_HELP,
+        "                      the session (namespace isolation; default %d)\n"
+        "  --tokens FILE       require a bearer token in every request (\"token\": \"...\");\n"
+        "                      FILE has lines 'sha256:HEX USER' (`hub serve token add`).\n"
+        "                      Needed for a --listen address that is not loopback\n"
+        "  --client-max-sessions N     sessions one client may hold (per token, else per\n"
+        "                      peer address; default: a quarter of --max-sessions with\n"
+        "                      --tokens, else --max-sessions)\n"
+        "  --client-max-connections N  connections one client may hold (the same way;\n"
+        "                      default a quarter of --max-clients with --tokens)\n"
+        "  --frame-timeout S   close a connection whose request is not whole this long\n"
+        "                      after it began, or after the connection (default %g)\n" CLI_COMMON_HELP,
         REPL_DEFAULT_MAX_SESSIONS, REPL_DEFAULT_IDLE_TIMEOUT_S, REPL_DEFAULT_MAX_FRAME,
         REPL_KILL_GRACE_MS, REPL_DEFAULT_TIME_LIMIT_MS / 1000.0, REPL_DEFAULT_POOL,
-        REPL_DEFAULT_MAX_CLIENTS, REPL_DEFAULT_DATA_MB);
+        REPL_DEFAULT_MAX_CLIENTS, REPL_DEFAULT_DATA_MB, REPL_DEFAULT_FRAME_TIMEOUT_MS / 1000.0);
 }
 
 /* Seconds with an optional fraction ("2", "0.5") into milliseconds. */
@@ -69,6 +79,10 @@ int cmd_repl_server(int argc, char **argv)
                                          {"pool", required_argument, NULL, 'p'},
                                          {"max-clients", required_argument, NULL, 'c'},
                                          {"data-mb", required_argument, NULL, 'd'},
+                                         {"tokens", required_argument, NULL, 'T'},
+                                         {"client-max-sessions", required_argument, NULL, 'S'},
+                                         {"client-max-connections", required_argument, NULL, 'C'},
+                                         {"frame-timeout", required_argument, NULL, 'F'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_common common = {0};
@@ -136,6 +150,29 @@ int cmd_repl_server(int argc, char **argv)
         case 'd':
             if (!parse_u64(optarg, 1, 65536, &o.data_mb)) {
                 log_warnx("--data-mb must be 1 to 65536 (MiB)");
+                return EXIT_USAGE;
+            }
+            break;
+        case 'T':
+            o.tokens_file = optarg;
+            break;
+        case 'S':
+            if (!parse_u64(optarg, 1, 4096, &v)) {
+                log_warnx("--client-max-sessions must be 1 to 4096");
+                return EXIT_USAGE;
+            }
+            o.client_max_sessions = (size_t)v;
+            break;
+        case 'C':
+            if (!parse_u64(optarg, 1, 65536, &v)) {
+                log_warnx("--client-max-connections must be 1 to 65536");
+                return EXIT_USAGE;
+            }
+            o.client_max_connections = (size_t)v;
+            break;
+        case 'F':
+            if (!parse_seconds_ms(optarg, 100, 3600 * 1000, &o.frame_timeout_ms)) {
+                log_warnx("--frame-timeout must be 0.1 to 3600 seconds");
                 return EXIT_USAGE;
             }
             break;

@@ -69,7 +69,7 @@ static int token_cmd(int argc, char **argv)
         log_warnx("USER must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
         return EXIT_USAGE;
     }
-    return serve_token_add(file, user) == 0 ? EXIT_OK : EXIT_USAGE;
+    return tokens_add(file, user) == 0 ? EXIT_OK : EXIT_USAGE;
 }
 
 int cmd_serve(int argc, char **argv)

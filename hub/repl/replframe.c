@@ -114,6 +114,13 @@ int repl_request_parse(const char *payload, size_t len, struct repl_request *out
         snprintf(err, errlen, "invalid request: \"close\" must be a boolean");
         goto out;
     }
+    json_t *token = json_object_get(root, "token");
+    if (token && (!json_is_string(token) || json_string_length(token) == 0 ||
+                  json_string_length(token) > REPL_TOKEN_MAX)) {
+        snprintf(err, errlen, "invalid request: \"token\" must be a string of 1 to %d bytes",
+                 REPL_TOKEN_MAX);
+        goto out;
+    }
     if (json_is_string(sid)) {
         out->has_session = true;
         /* Anything but one of our ids stays "", which no session has. */
@@ -121,6 +128,10 @@ int repl_request_parse(const char *payload, size_t len, struct repl_request *out
             memcpy(out->session_id, json_string_value(sid), REPL_SESSION_ID_LEN + 1);
     }
     out->close = json_is_true(close);
+    if (token) {
+        out->token_len = json_string_length(token);
+        out->token = xstrndup(json_string_value(token), out->token_len);
+    }
     out->code_len = json_string_length(code);
     out->code = xstrndup(json_string_value(code), out->code_len);
     out->error = NULL;
@@ -134,6 +145,11 @@ void repl_request_free(struct repl_request *r)
 {
     free(r->code);
     r->code = NULL;
+    if (r->token) {
+        explicit_bzero(r->token, r->token_len);
+        free(r->token);
+    }
+    r->token = NULL;
 }
 
 unsigned char *repl_response_encode(bool ok, const char *output, const char *error,

@@ -1,7 +1,8 @@
 /* The repl-server's wire format: each message is a 4-byte big-endian length and then
  * that many bytes of UTF-8 JSON.
  *
- *   request  {"code": "...", "session_id": "optional", "close": optional boolean}
+ *   request  {"code": "...", "session_id": "optional", "close": optional boolean,
+ *             "token": "the client's bearer token (a server with --tokens)"}
  *   response {"status": "ok"|"error", "output": "...", "error": "...", "session_id": "..."}
  *
  * These functions are pure (memory in, result out) so that the frame reader can be
@@ -19,6 +20,8 @@
 /* Default and ceiling of --max-frame. */
 #define REPL_DEFAULT_MAX_FRAME (1024 * 1024)
 #define REPL_MAX_MAX_FRAME (64 * 1024 * 1024)
+/* The longest bearer token a request may carry. */
+#define REPL_TOKEN_MAX 512
 /* A session id: 128 bits from getrandom as 32 lowercase hex characters. */
 #define REPL_SESSION_ID_LEN 32
 
@@ -40,6 +43,8 @@ struct repl_request {
     bool has_session;
     char session_id[REPL_SESSION_ID_LEN + 1];
     bool close;        /* end the session after this execution */
+    char *token;       /* NULL when absent; token_len bytes */
+    size_t token_len;
     const char *error; /* on failure: "invalid-utf8", "invalid-json" or "invalid-request" */
 };
 

@@ -36,6 +36,7 @@
 #define LINGER_S 2
 
 static void client_process(struct client *c);
+static bool client_maybe_done(struct client *c);
 static void refuse(struct client *c, const char *reason, const char *sid, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -86,14 +87,79 @@ static void refuse(struct client *c, const char *reason, const char *sid, const 
     reply(c, false, "", msg, sid);
 }
 
+/* ---- clients: authentication and quotas ---- */
+
+/* Connections counted for a client: with tokens, those that proved the same token
+ * (principal) or, for one not yet known, the unauthenticated ones from its address;
+ * without, those from the same address. */
+static size_t connections_of(struct repl_server *srv, const char *principal, const char *ip)
+{
+    size_t n = 0;
+    struct client *c;
+    TAILQ_FOREACH(c, &srv->clients, link)
+    {
+        if (principal[0] ? strcmp(c->principal, principal) == 0
+                         : !c->principal[0] && strcmp(c->ip, ip) == 0)
+            n++;
+    }
+    return n;
+}
+
+static void close_after(struct client *c)
+{
+    c->closing = true;
+    client_maybe_done(c);
+}
+
+/* With --tokens: the request's token proves who the client is, and a connection stays
+ * with the token of its first request. false (answered, closing) when it does not. */
+static bool authenticate(struct client *c, const struct repl_request *req)
+{
+    struct repl_server *srv = c->srv;
+    if (!srv->tokens)
+        return true;
+    size_t index = 0;
+    const char *user =
+        req->token ? tokens_check(srv->tokens, req->token, req->token_len, &index) : NULL;
+    if (!user) {
+        refuse(c, "unauthorized", "",
+               "unauthorized: this server needs a valid \"token\" in every request");
+        close_after(c);
+        return false;
+    }
+    char principal[sizeof(c->principal)];
+    snprintf(principal, sizeof(principal), "token:%zu", index);
+    if (c->principal[0]) {
+        if (strcmp(c->principal, principal) == 0)
+            return true;
+        refuse(c, "unauthorized", "", "unauthorized: one token per connection");
+        close_after(c);
+        return false;
+    }
+    if (connections_of(srv, principal, c->ip) >= srv->o.client_max_connections) {
+        refuse(c, "client-connections", "",
+               "too many connections for this token (at most %zu at once)",
+               srv->o.client_max_connections);
+        close_after(c);
+        return false;
+    }
+    str_copy(c->principal, principal, sizeof(c->principal));
+    return true;
+}
+
 /* ---- requests ---- */
 
 static void handle_request(struct client *c, const struct repl_request *req)
 {
     struct repl_server *srv = c->srv;
     struct session *s;
+    if (!authenticate(c, req))
+        return;
     if (req->has_session) {
         s = repl_session_find(srv, req->session_id);
+        /* Another client's session is not there for this one, id or not. */
+        if (s && strcmp(s->owner, c->principal) != 0)
+            s = NULL;
         if (!s) {
             refuse(c, "unknown-session", "",
                    "unknown session: no session has this id (it may have expired or ended)");
@@ -111,6 +177,13 @@ static void handle_request(struct client *c, const struct repl_request *req)
             return;
         }
     } else {
+        if (repl_sessions_of(srv, c->principal) >= srv->o.client_max_sessions) {
+            refuse(c, "client-sessions", "",
+                   "too many sessions for this client: %zu of its own are open; end one "
+                   "(\"close\": true) first",
+                   srv->o.client_max_sessions);
+            return;
+        }
         s = repl_session_claim(srv, c);
         if (!s) {
             refuse(c, "sessions-full", "",
@@ -137,6 +210,7 @@ static void client_free(struct client *c)
     TAILQ_REMOVE(&srv->clients, c, link);
     srv->n_clients--;
     event_free(c->ev_resume);
+    event_free(c->ev_frame);
     bufferevent_free(c->bev);
     free(c);
 }
@@ -168,6 +242,26 @@ static bool client_maybe_done(struct client *c)
     return false;
 }
 
+/* The frame timer runs while a request is incomplete: from the accept until the first
+ * request is whole, and from the first byte of each later one. Between requests the
+ * idle timeout applies instead. */
+static void on_frame_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct client *c = arg;
+    if (c->closing || c->lingering)
+        return;
+    if (c->pending) {
+        /* Its own run is in progress: what it sent meanwhile waits, in time. */
+        repl_arm_ms(c->ev_frame, c->srv->o.frame_timeout_ms);
+        return;
+    }
+    refuse(c, "slow-client", "", "no complete request within %.1f s: closing the connection",
+           (double)c->srv->o.frame_timeout_ms / 1000.0);
+    close_after(c);
+}
+
 static void client_process(struct client *c)
 {
     struct repl_server *srv = c->srv;
@@ -184,6 +278,8 @@ static void client_process(struct client *c)
         uint32_t n = 0;
         enum repl_frame_status st = repl_frame_next(head, have, srv->o.max_frame, &n);
         if (st == REPL_FRAME_NEED_MORE) {
+            if (have > 0 && !evtimer_pending(c->ev_frame, NULL))
+                repl_arm_ms(c->ev_frame, srv->o.frame_timeout_ms); /* a request begins */
             if (c->eof) {
                 c->closing = true; /* a partial frame can never complete */
                 client_maybe_done(c);
@@ -205,6 +301,7 @@ static void client_process(struct client *c)
         int rc =
             repl_request_parse((const char *)frame + REPL_FRAME_HEADER, n, &req, err, sizeof(err));
         evbuffer_drain(in, REPL_FRAME_HEADER + n);
+        evtimer_del(c->ev_frame); /* a whole request: the next one starts the timer */
         if (rc < 0) {
             if (++c->bad_in_a_row >= MAX_BAD_IN_A_ROW) {
                 refuse(c, req.error, "",
@@ -277,6 +374,30 @@ static void on_client_event(struct bufferevent *bev, short what, void *arg)
     client_free(c); /* an error: the peer is gone */
 }
 
+/* Answers a connection that is not taken with why, audited, and closes it. */
+static void refuse_connection(struct repl_server *srv, int fd, const char *ip, uint16_t port,
+                              const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void refuse_connection(struct repl_server *srv, int fd, const char *ip, uint16_t port,
+                              const char *reason, const char *fmt, ...)
+{
+    char msg[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    json_t *rec = haudit_new("repl-request", "failure");
+    repl_rec_peer(rec, ip, port);
+    audit_set_str(rec, "event.reason", reason);
+    haudit_note(srv->h, rec);
+    size_t len;
+    unsigned char *frame = repl_response_encode(false, "", msg, "", &len);
+    if (send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("repl-server: refusing a connection: %s", strerror(errno));
+    free(frame);
+    close(fd);
+}
+
 static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
                       int salen, void *arg)
 {
@@ -291,24 +412,26 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
         return;
     }
     if (srv->n_clients >= srv->o.max_clients) {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "too many connections (the maximum is %zu)", srv->o.max_clients);
-        json_t *rec = haudit_new("repl-request", "failure");
-        repl_rec_peer(rec, ip, port);
-        audit_set_str(rec, "event.reason", "too-many-connections");
-        haudit_note(srv->h, rec);
-        size_t len;
-        unsigned char *frame = repl_response_encode(false, "", msg, "", &len);
-        if (send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-            log_debug("repl-server: refusing a connection: %s", strerror(errno));
-        free(frame);
-        close(fd);
+        refuse_connection(srv, fd, ip, port, "too-many-connections",
+                          "too many connections (the maximum is %zu)", srv->o.max_clients);
+        return;
+    }
+    /* Without tokens a client is its address; with them, unproven connections count
+     * for their address until their first request names the token. */
+    const char *principal = srv->tokens ? "" : ip;
+    if (connections_of(srv, principal, ip) >= srv->o.client_max_connections) {
+        refuse_connection(srv, fd, ip, port, "client-connections",
+                          "too many connections from this client (at most %zu at once)",
+                          srv->o.client_max_connections);
         return;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     struct client *c = xcalloc(1, sizeof(*c));
     c->srv = srv;
+    str_copy(c->principal, principal, sizeof(c->principal));
+    c->ev_frame = evtimer_new(srv->base, on_frame_timeout, c);
+    repl_arm_ms(c->ev_frame, srv->o.frame_timeout_ms);
     str_copy(c->ip, ip, sizeof(c->ip));
     c->port = port;
     c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
@@ -354,13 +477,38 @@ struct repl_server *repl_server_new(struct hub *h, const struct hub_config *cfg,
         snprintf(err, errlen, "--listen %s: expected ADDR:PORT (IPv6 as [ADDR]:PORT)", o->listen);
         return NULL;
     }
+    struct tokens *tokens = NULL;
+    if (o->tokens_file) {
+        tokens = tokens_load(o->tokens_file, err, errlen);
+        if (!tokens)
+            return NULL;
+    } else if (addr_classify((struct sockaddr *)&ss) != ADDR_LOOPBACK) {
+        snprintf(err, errlen,
+                 "--listen %s is not a loopback address: anyone who can reach it could run "
+                 "code; give --tokens FILE (lines 'sha256:HEX USER', made with `hub serve "
+                 "token add`)",
+                 o->listen);
+        return NULL;
+    }
     struct repl_server *srv = xcalloc(1, sizeof(*srv));
+    srv->tokens = tokens;
     srv->h = h;
     srv->cfg = cfg;
     srv->base = base;
     srv->o = *o;
     srv->app = xstrdup(o->app);
     srv->o.app = srv->app;
+    /* Without tokens on loopback every local client has one address: quotas by address
+     * would be global limits there, so the defaults are (the seed's behaviour). */
+    if (!srv->o.client_max_sessions)
+        srv->o.client_max_sessions =
+            tokens ? (o->max_sessions / 4 ? o->max_sessions / 4 : 1) : o->max_sessions;
+    if (!srv->o.client_max_connections)
+        srv->o.client_max_connections =
+            tokens ? (o->max_clients / 4 ? o->max_clients / 4 : 1) : o->max_clients;
+    if (!srv->o.frame_timeout_ms)
+        srv->o.frame_timeout_ms = REPL_DEFAULT_FRAME_TIMEOUT_MS;
+    srv->o.tokens_file = NULL;
     srv->o.listen = NULL;
     TAILQ_INIT(&srv->sessions);
     TAILQ_INIT(&srv->clients);
@@ -369,6 +517,7 @@ struct repl_server *repl_server_new(struct hub *h, const struct hub_config *cfg,
         SOMAXCONN, (struct sockaddr *)&ss, (int)sslen);
     if (!srv->lis) {
         snprintf(err, errlen, "--listen %s: %s", o->listen, strerror(errno));
+        tokens_free(srv->tokens);
         free(srv->app);
         free(srv);
         return NULL;
@@ -385,6 +534,9 @@ struct repl_server *repl_server_new(struct hub *h, const struct hub_config *cfg,
     audit_set_str(rec, "isolate.mode", isolation_name(cfg->isolation));
     audit_set_int(rec, "server.port", srv->port);
     audit_set_int(rec, "isolate.max_sessions", (int64_t)o->max_sessions);
+    audit_set_int(rec, "isolate.client_max_sessions", (int64_t)srv->o.client_max_sessions);
+    audit_set_int(rec, "isolate.client_max_connections", (int64_t)srv->o.client_max_connections);
+    audit_set(rec, "isolate.tokens", json_boolean(tokens != NULL));
     haudit_note(h, rec);
     repl_pool_schedule(srv, 0);
     return srv;
@@ -422,6 +574,7 @@ void repl_server_free(struct repl_server *srv)
         return;
     repl_sessions_free(srv);
     event_free(srv->ev_accept);
+    tokens_free(srv->tokens);
     free(srv->app);
     free(srv);
 }

@@ -13,7 +13,14 @@
  * (pipelined requests wait in its buffer). Sessions end when idle for idle_timeout_s,
  * when asked ("close": true), when their sandbox ends (a run that ignored its
  * interrupt is killed by the hub at its deadline, an rlimit, a crash), and at
- * shutdown. Their data directory and spoke log are removed then. */
+ * shutdown. Their data directory and spoke log are removed then.
+ *
+ * Clients: with --tokens every request carries a bearer token ("token"), checked
+ * against the file's hashes in constant time; a connection keeps the token of its
+ * first request, and a session belongs to the token that opened it (another token
+ * cannot use it even with its id). Each client - a token, or without tokens a peer
+ * address - holds at most its quota of sessions and of connections, and a connection
+ * that does not complete a request within the frame timeout is closed. */
 #ifndef HUB_REPLSERVER_H
 #define HUB_REPLSERVER_H
 
@@ -31,6 +38,9 @@
 #define REPL_DEFAULT_POOL 2
 #define REPL_DEFAULT_MAX_CLIENTS 256
 #define REPL_DEFAULT_DATA_MB 64
+/* A connection whose request has not arrived whole this long after it began (or after
+ * the connection was accepted) is closed: a slowloris cannot hold connections. */
+#define REPL_DEFAULT_FRAME_TIMEOUT_MS 10000
 /* Between the runner's interrupt at the time limit and the hub's kill of the sandbox. */
 #define REPL_KILL_GRACE_MS 2000
 
@@ -44,6 +54,15 @@ struct repl_opts {
     size_t pool;        /* sessions kept started ahead of demand */
     size_t max_clients; /* connections at once */
     uint64_t data_mb;   /* each session's /data: a tmpfs of this size (namespace mode) */
+    /* Authentication: a token file (lines "sha256:HEX USER"); NULL: none, for a server
+     * on loopback only, where the seed's protocol is unchanged. */
+    const char *tokens_file;
+    /* Per client - per token with tokens_file, else per peer address: sessions and
+     * connections at once (0: a quarter of the global limits with tokens_file, else
+     * the global limits, as all loopback clients share one address). */
+    size_t client_max_sessions;
+    size_t client_max_connections;
+    uint64_t frame_timeout_ms; /* see REPL_DEFAULT_FRAME_TIMEOUT_MS */
     bool debug;         /* code in the audit records */
 };
 

@@ -47,6 +47,7 @@ struct session {
     struct event *ev_idle;
     char peer_ip[48];
     uint16_t peer_port;
+    char owner[48]; /* the client (client.principal) that opened it */
 };
 
 struct client {
@@ -57,6 +58,10 @@ struct client {
     struct exec_ctx *pending;
     char ip[48];
     uint16_t port;
+    /* Who the quotas count it for: "token:N" once a request proved token line N, else
+     * (no --tokens) its peer address; "" before that. */
+    char principal[48];
+    struct event *ev_frame; /* a request must arrive whole in time (frame_timeout_ms) */
     bool eof;       /* the peer will send nothing more */
     bool closing;   /* no more requests: close once the output is flushed */
     bool lingering; /* our side shut down; reading (and dropping) until the peer's EOF */
@@ -70,6 +75,7 @@ struct repl_server {
     struct repl_opts o;
     char *app;
     struct evconnlistener *lis;
+    struct tokens *tokens; /* --tokens, or NULL */
     uint16_t port;
     TAILQ_HEAD(, session) sessions;
     size_t n_sessions;
@@ -100,6 +106,8 @@ void repl_sessions_init(struct repl_server *srv);
 void repl_sessions_free(struct repl_server *srv);
 /* A claimed, live session with this id, or NULL. */
 struct session *repl_session_find(struct repl_server *srv, const char *secret);
+/* Sessions owned by the client principal (not ending). */
+size_t repl_sessions_of(struct repl_server *srv, const char *principal);
 /* A new session for c (from the pool when there is one), or NULL when all are in use. */
 struct session *repl_session_claim(struct repl_server *srv, struct client *c);
 /* Marks s as ending; a deferred event closes it (never from inside a hub report). */

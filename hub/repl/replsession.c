@@ -426,6 +426,18 @@ void repl_pool_schedule(struct repl_server *srv, uint64_t delay_ms)
         repl_arm_ms(srv->ev_pool, delay_ms);
 }
 
+size_t repl_sessions_of(struct repl_server *srv, const char *principal)
+{
+    size_t n = 0;
+    struct session *s;
+    TAILQ_FOREACH(s, &srv->sessions, link)
+    {
+        if (s->claimed && !s->ending && strcmp(s->owner, principal) == 0)
+            n++;
+    }
+    return n;
+}
+
 /* A new session for a client: a ready pool session, else one still starting (the
  * client's run waits behind its warm-up), else a fresh one while there is room. */
 struct session *repl_session_claim(struct repl_server *srv, struct client *c)
@@ -456,6 +468,7 @@ struct session *repl_session_claim(struct repl_server *srv, struct client *c)
     best->claimed = true;
     best->t_last = now_mono_ns();
     str_copy(best->peer_ip, c->ip, sizeof(best->peer_ip));
+    str_copy(best->owner, c->principal, sizeof(best->owner));
     best->peer_port = c->port;
     json_t *rec = haudit_new("repl-session-start", "success");
     repl_rec_session(rec, best);

@@ -3,7 +3,8 @@
  * schema, and the permission, sampling and elicitation hooks), the scripted permission
  * answers (answers.h), the options every sub-command shares (cli_common.h), the
  * spokes' environment and data paths (spoke_env.h) and the pin of a spoke's tools
- * (pin.h, for `hub spokes add|update|verify`). The other runtime headers are its own. */
+ * (pin.h, for `hub spokes add|update|verify`), and bearer token files (tokens.h). The
+ * other runtime headers are its own. */
 #ifndef HUB_RUNTIME_H
 #define HUB_RUNTIME_H
 
@@ -12,5 +13,6 @@
 #include "hub.h"
 #include "pin.h"
 #include "spoke_env.h"
+#include "tokens.h"
 
 #endif

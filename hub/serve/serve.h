@@ -7,7 +7,8 @@
  * running the server directly); without, every installed app, tools named APP__TOOL.
  * Two transports share one protocol core: stdio (serve_stdio.c) and Streamable HTTP
  * (serve_http.c). This is the serve library's interface to the other folders of hub/
- * (`hub serve` in cli/); serve_impl.h and serve_tokens.h are its own. */
+ * (`hub serve` in cli/); serve_impl.h is its own (the token files are the runtime's,
+ * tokens.h). */
 #ifndef HUB_SERVE_H
 #define HUB_SERVE_H
 
@@ -59,8 +60,5 @@ struct serve_http_opts {
 
 /* Serves Streamable HTTP until the hub is asked to quit. 0, or -1 after saying why. */
 int serve_http(struct serve *sv, const struct serve_http_opts *o);
-
-/* `hub serve token add USER`: appends the hashed line to path and prints the token. */
-int serve_token_add(const char *path, const char *user);
 
 #endif

@@ -20,7 +20,6 @@
 #include "log.h"
 #include "notify.h"
 #include "serve_impl.h"
-#include "serve_tokens.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -80,7 +79,7 @@ struct http_server {
     struct serve *sv;
     const struct serve_http_opts *o;
     struct evhttp *http;
-    struct serve_tokens *tokens;
+    struct tokens *tokens;
     struct token_use *use; /* per token line; the last slot: no tokens file */
     size_t n_use;
     SSL_CTX *ssl;
@@ -436,7 +435,7 @@ static bool authenticate(struct http_server *srv, struct evhttp_request *req, co
         const char *tok = auth + 7;
         while (*tok == ' ')
             tok++;
-        *user = serve_tokens_check(srv->tokens, tok, strlen(tok), token);
+        *user = tokens_check(srv->tokens, tok, strlen(tok), token);
         if (*user)
             return true;
         why = "the bearer token is not valid";
@@ -725,7 +724,7 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     srv.port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                  : ((struct sockaddr_in *)&bound)->sin_port);
     if (o->tokens_file) {
-        srv.tokens = serve_tokens_load(o->tokens_file, err, sizeof(err));
+        srv.tokens = tokens_load(o->tokens_file, err, sizeof(err));
         if (!srv.tokens) {
             log_warnx("--tokens: %s", err);
             close(fd);
@@ -780,7 +779,7 @@ out:
         evhttp_free(srv.http);
     if (srv.ssl)
         SSL_CTX_free(srv.ssl);
-    serve_tokens_free(srv.tokens);
+    tokens_free(srv.tokens);
     free(srv.use);
     return rc;
 }

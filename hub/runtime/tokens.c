@@ -1,11 +1,13 @@
-/* Bearer tokens of hub serve --http. The file holds one line per token, "sha256:HEX
+/* Bearer tokens of hub serve --http and hub repl-server --tokens. The file holds one
+ * line per token, "sha256:HEX
  * USER" (the SHA-256 of the token in lower-case hex, and the user it stands for), with
  * '#' comments and blank lines: the tokens themselves are never stored. A presented
  * token is hashed and compared with every line in constant time. `hub serve token add`
- * makes a token of 32 random bytes (base64url), appends its line and prints it once. */
+ * (tokens_add) makes a token of 32 random bytes (base64url), appends its line and
+ * prints it once. */
+#include "config.h"
 #include "log.h"
-#include "serve.h"
-#include "serve_tokens.h"
+#include "tokens.h"
 #include "util.h"
 
 #include <errno.h>
@@ -26,7 +28,7 @@ struct token_entry {
     char user[65];
 };
 
-struct serve_tokens {
+struct tokens {
     struct token_entry *v;
     size_t n;
 };
@@ -48,14 +50,14 @@ static int hexval(char c)
     return -1;
 }
 
-struct serve_tokens *serve_tokens_load(const char *path, char *err, size_t errlen)
+struct tokens *tokens_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    struct serve_tokens *t = xcalloc(1, sizeof(*t));
+    struct tokens *t = xcalloc(1, sizeof(*t));
     char line[LINE_MAX_LEN + 2];
     unsigned lineno = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -96,11 +98,11 @@ struct serve_tokens *serve_tokens_load(const char *path, char *err, size_t errle
     return t;
 fail:
     fclose(f);
-    serve_tokens_free(t);
+    tokens_free(t);
     return NULL;
 }
 
-void serve_tokens_free(struct serve_tokens *t)
+void tokens_free(struct tokens *t)
 {
     if (!t)
         return;
@@ -109,7 +111,7 @@ void serve_tokens_free(struct serve_tokens *t)
     free(t);
 }
 
-const char *serve_tokens_check(const struct serve_tokens *t, const char *token, size_t len,
+const char *tokens_check(const struct tokens *t, const char *token, size_t len,
                                size_t *index)
 {
     unsigned char h[32];
@@ -126,7 +128,7 @@ const char *serve_tokens_check(const struct serve_tokens *t, const char *token, 
     return found;
 }
 
-int serve_token_add(const char *path, const char *user)
+int tokens_add(const char *path, const char *user)
 {
     unsigned char raw[32], h[32];
     if (RAND_bytes(raw, sizeof(raw)) != 1) {

@@ -1,0 +1,20 @@
+/* Bearer token files (tokens.c): lines "sha256:HEX USER", the tokens themselves never
+ * stored, a presented token compared with every line in constant time. Used by
+ * `hub serve --http --tokens` and `hub repl-server --tokens`. */
+#ifndef HUB_TOKENS_H
+#define HUB_TOKENS_H
+
+#include <stddef.h>
+
+struct tokens;
+
+/* NULL and "FILE:LINE: why" in err when the file is unreadable or a line is bad. */
+struct tokens *tokens_load(const char *path, char *err, size_t errlen);
+void tokens_free(struct tokens *t);
+/* The user the token stands for and its line's index, or NULL. */
+const char *tokens_check(const struct tokens *t, const char *token, size_t len, size_t *index);
+/* Makes a token for user, appends its line to path and prints the token once on
+ * stdout (`hub serve token add`): 0, or -1 with a message logged. */
+int tokens_add(const char *path, const char *user);
+
+#endif
