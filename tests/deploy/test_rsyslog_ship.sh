@@ -3,7 +3,9 @@
 # by Debian's rsyslogd (only its paths and the collector's address changed): the hub's
 # and netproxy's audit lines reach a collector on loopback once each and byte for byte
 # unchanged, across a rotation of the hub's log and an outage of the collector (the
-# lines written meanwhile wait in the disk-assisted queue).
+# lines written meanwhile wait in the disk-assisted queue). The collector is another
+# rsyslogd taking RELP, the shipped transport: acknowledged lines, so none is doubled
+# when the collector goes away mid-batch (plain TCP would send the batch again).
 . "$(dirname "$0")/../lib.sh"
 require_root
 PY=/usr/bin/python3
@@ -15,34 +17,21 @@ mkdir -p "$LOG" "$TMP/spool"
 PORT=$(free_port)
 RECEIVED=$TMP/received.txt
 
-# The collector: every line it is sent, appended to RECEIVED. Restartable on its port.
-cat >"$TMP/collector.py" <<'EOF'
-import signal, socket, sys, threading
-port, out = int(sys.argv[1]), sys.argv[2]
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", port))
-srv.listen(16)
-lock = threading.Lock()
-def serve(c):
-    buf = b""
-    with c:
-        while True:
-            data = c.recv(65536)
-            if not data:
-                break
-            buf += data
-            *lines, buf = buf.split(b"\n")
-            with lock, open(out, "ab") as f:
-                for l in lines:
-                    f.write(l + b"\n")
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-while True:
-    c, _ = srv.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
+[ -e /usr/lib/x86_64-linux-gnu/rsyslog/omrelp.so ] || ls /usr/lib/*/rsyslog/omrelp.so >/dev/null 2>&1 ||
+    { skip "$TEST_NAME" "rsyslog-relp is not installed (make deps)"; exit 0; }
+
+# The collector, as a SIEM's relay would run it: another rsyslogd taking RELP and
+# writing each line it was sent, as it was sent, to RECEIVED. Restartable on its port.
+mkdir -p "$TMP/cspool"
+cat >"$TMP/collector.conf" <<EOF
+global(workDirectory="$TMP/cspool" maxMessageSize="64k")
+module(load="imrelp")
+template(name="line" type="string" string="%rawmsg%\n")
+input(type="imrelp" port="$PORT" address="127.0.0.1" ruleset="collect")
+ruleset(name="collect") { action(type="omfile" file="$RECEIVED" template="line") }
 EOF
 start_collector() {
-    $PY "$TMP/collector.py" "$PORT" "$RECEIVED" &
+    "$RSYSLOGD" -n -f "$TMP/collector.conf" -i "$TMP/collector.pid" >>"$TMP/collector.out" 2>&1 &
     COLLECTOR=$!
     at_exit "kill -9 $COLLECTOR"
     wait_for "the collector" 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT"
@@ -50,7 +39,7 @@ start_collector() {
 
 # The shipped file, with this test's paths and collector.
 sed -e "s|/var/log/isolategpt/|$LOG/|g" -e "s|siem.example.invalid|127.0.0.1|" \
-    -e "s|Port=\"6514\"|Port=\"$PORT\"|" -e 's|action.resumeInterval="2"|action.resumeInterval="1"|' \
+    -e "s|Port=\"2514\"|Port=\"$PORT\"|" -e 's|action.resumeInterval="2"|action.resumeInterval="1"|' \
     "$ROOT/config/rsyslog/60-isolategpt.conf" >"$TMP/60-isolategpt.conf"
 cat >"$TMP/rsyslog.conf" <<EOF
 global(workDirectory="$TMP/spool" maxMessageSize="64k")
