@@ -3,11 +3,12 @@
 # the way systemd would use it: in a private mount namespace of the test's own, where
 # DESTDIR's /usr/local is /usr/local and its /etc/isolategpt and /var/log/isolategpt
 # appear through overlays (nothing is written to the host's /etc, /usr or /var):
-#   - the units pass `systemd-analyze verify`;
+#   - the three units pass `systemd-analyze verify`;
 #   - each unit's ExecStart runs as written (only the listening port changed to a free
 #     one): the repl-server finds /etc/isolategpt/hub.json by itself, says READY=1 and
 #     STOPPING=1 on NOTIFY_SOCKET, runs Python in a namespace jail from the installed
-#     spokes, survives SIGHUP; netproxy@ takes its options from its EnvironmentFile,
+#     spokes, survives SIGHUP; hub serve serves a client holding a token of the
+#     installed tokens file; netproxy@ takes its options from its EnvironmentFile,
 #     refuses a domain outside its allowlist and audits it;
 #   - a second install keeps an edited configuration file (the new one as .dist);
 #   - uninstall removes the programs and leaves configuration, data and logs.
@@ -23,6 +24,7 @@ for f in usr/local/bin/hub usr/local/bin/netproxy usr/local/bin/nsjail-lite \
     usr/local/libexec/isolategpt/spokes/pyexec etc/isolategpt/hub.json \
     etc/isolategpt/spokes/code.json etc/isolategpt/profiles/python.json \
     usr/local/lib/systemd/system/isolategpt-repl.service \
+    usr/local/lib/systemd/system/isolategpt-serve.service \
     usr/local/lib/systemd/system/isolategpt-netproxy@.service \
     usr/local/lib/tmpfiles.d/isolategpt.conf etc/logrotate.d/isolategpt \
     usr/local/share/isolategpt/rsyslog/60-isolategpt.conf; do
@@ -70,14 +72,14 @@ inside() { unshare -m "$TMP/inside.sh" "$@"; }
 
 UNITS=/usr/local/lib/systemd/system
 out=$(inside systemd-analyze verify "$UNITS/isolategpt-repl.service" \
-    "$UNITS/isolategpt-netproxy@itest.service" 2>&1)
-is "systemd-analyze verify accepts both units (${out:-no complaint})" "$?" 0
+    "$UNITS/isolategpt-serve.service" "$UNITS/isolategpt-netproxy@itest.service" 2>&1)
+is "systemd-analyze verify accepts the three units (${out:-no complaint})" "$?" 0
 
 # The unit's ExecStart line, with systemd's specifiers and variables as systemd would
 # expand them for this test (%i, $NETPROXY_OPTS from the EnvironmentFile).
-exec_start() { # UNIT INSTANCE
+exec_start() { # UNIT INSTANCE (a line ending in a backslash goes on, as for systemd)
     local line
-    line=$(sed -n 's/^ExecStart=//p' "$D$UNITS/$1")
+    line=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};s/^ExecStart=//;s/[[:space:]]*\\\n[[:space:]]*/ /g;p}' "$D$UNITS/$1")
     line=${line//%i/$2}
     printf '%s' "$line"
 }
@@ -119,6 +121,36 @@ kill -TERM "$REPL"
 wait "$REPL"
 is "SIGTERM ends it with status 0" "$?" 0
 check "... after STOPPING=1" notified "STOPPING=1"
+
+# --- isolategpt-serve.service ---
+: >"$TMP/notify.log"
+cmd=$(exec_start isolategpt-serve.service "")
+like "the serve unit starts the installed hub with the system's configuration and tokens" "$cmd" \
+    "^/usr/local/bin/hub serve --config /etc/isolategpt/hub.json --http 127.0.0.1:[0-9]+ --tokens /etc/isolategpt/tokens --metrics 127.0.0.1:[0-9]+$"
+SERVE_PORT=$(free_port)
+METRICS_PORT=$(free_port)
+cmd=$(sed -E -e "s/--http 127\.0\.0\.1:[0-9]+/--http 127.0.0.1:$SERVE_PORT/" \
+    -e "s/--metrics 127\.0\.0\.1:[0-9]+/--metrics 127.0.0.1:$METRICS_PORT/" <<<"$cmd")
+check "the installed tokens file is private and empty" \
+    test "$(stat -c %a "$D/etc/isolategpt/tokens")" = 600 -a ! -s "$D/etc/isolategpt/tokens"
+TOKEN=$("$D/usr/local/bin/hub" serve token add tester --tokens "$TMP/etc-up/isolategpt/tokens")
+# shellcheck disable=SC2086
+NOTIFY_SOCKET=$TMP/notify.sock unshare -m "$TMP/inside.sh" $cmd >"$TMP/serve.out" 2>"$TMP/serve.err" &
+SERVE=$!
+at_exit "kill -9 $SERVE; wait $SERVE"
+wait_for "READY=1 from hub serve" 20 notified "READY=1"
+check "hub serve says READY=1" notified "READY=1"
+code=$(curl -s -o "$TMP/init.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    --data-binary '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+    "http://127.0.0.1:$SERVE_PORT/mcp")
+is "an MCP client with a token of the installed tokens file is served" "$code" 200
+kill -HUP "$SERVE"
+sleep 0.3
+check "SIGHUP (logrotate) does not end hub serve" kill -0 "$SERVE"
+kill -TERM "$SERVE"
+wait "$SERVE"
+is "SIGTERM ends hub serve with status 0" "$?" 0
 
 # --- isolategpt-netproxy@itest.service ---
 : >"$TMP/notify.log"
