@@ -89,9 +89,14 @@ while os.path.exists("/proc/%d" % launcher) and time.monotonic() - t0 < 30:
     if st and st[st.rindex(")") + 2] == "Z":
         break
     procs = descendants(launcher)
-    if procs and dirs is None:
-        dirs = cg_dirs(procs[0])
-        res["dirs"] = {c: jail_dir(dirs, c) for c in ("memory", "pids", "cpu")}
+    # Until one of them is seen in the jail's cgroup: the first process seen may be
+    # init before the monitor has moved it there.
+    for p in procs if dirs is None else ():
+        found = {c: jail_dir(cg_dirs(p), c) for c in ("memory", "pids", "cpu")}
+        if any(found.values()):
+            dirs = found
+            res["dirs"] = found
+            break
     res["shmem_peak_kb"] = max(res["shmem_peak_kb"], shmem_kb())
     res["procs_peak"] = max(res["procs_peak"], len(procs))
     res["cpu"].append((time.monotonic(), ticks(procs)))
