@@ -184,8 +184,12 @@ like "/etc/shadow: ENOENT" "$(sed -n 2p "$TMP/calls.fs_root")" 'ENOENT'
 root_list=$(sed -n 3p "$TMP/calls.fs_root" | $PY -c 'import json,sys,re
 t = json.load(sys.stdin)["result"]["content"][0]["text"]
 print(" ".join(sorted(re.sub(r"^\[(DIR|FILE)\] ", "", l) for l in t.splitlines())))')
-is "its \"/\" is the jail's root: its /data, the node runtime, nothing else of the host" \
-    "$root_list" "data dev etc lib lib64 proc tmp usr work"
+# The server's code is bound read-only at its host path: its top directory (/work,
+# /root, ... wherever the tree was cloned) is the one host name in the jail's root.
+code_top=$(realpath "$MODS" | cut -d/ -f2)
+expected=$(printf '%s\n' data dev etc lib lib64 proc tmp usr "$code_top" | sort -u | tr '\n' ' ')
+is "its \"/\" is the jail's root: its /data, the node runtime, the server's code, nothing else" \
+    "$root_list" "${expected% }"
 unlike "... not even the test's temporary directory" "$(sed -n 4p "$TMP/calls.fs_root")" "host-secret"
 
 # ---- a rug pull: one description changed after pinning ----
