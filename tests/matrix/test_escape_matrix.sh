@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The escape matrix (scripts/escape-matrix) as a test: the hostile spoke's attempts
-# through the real hub in all three isolation modes. It must fail both ways:
+# through the real hub in all three isolation modes, and the same attack written for
+# Node under the node runtime. It must fail both ways:
 #   - namespace mode blocks every attempt, each for its reason (the layer the
-#     script infers from what it saw outside and from the errno);
+#     script infers from what it saw outside and from the errno), and so does the
+#     `node` column;
 #   - none mode lets the controls through (seen from outside: the file changed, the
-#     bytes arrived, the process died...), so a broken attack or harness cannot pass
-#     as "blocked";
+#     bytes arrived, the process died...), for the C spoke and the Node spoke
+#     (`node-none`), so a broken attack or harness cannot pass as "blocked";
 #   - process mode: seccomp and the rlimits stop what they claim to, and no more.
 # And the script leaves nothing behind.
 . "$(dirname "$0")/../lib.sh"
@@ -59,13 +61,16 @@ like "namespace: /tmp filled stops at its tmpfs size" "$(cell namespace tmpfs_fi
 like "namespace: the crowd left spinning stops at RLIMIT_NPROC" "$(cell namespace fork_crowd)" \
     'rlimit nproc.*host: [0-9]+ spinners'
 
-# --- none: the controls succeed (seen from outside where the script can) ---
+# --- none and node-none: the controls succeed (seen from outside where the script can),
+# for the C spoke and for the Node spoke's JavaScript and native-addon attacks alike ---
+for column in none node-none; do
 for a in read_host_file read_shadow read_checkout write_host_file spoke_data_read \
     spoke_data_write spoke_ptrace spoke_procmem kill_process llm_key_memory hub_memory_data \
     redis_read tcp_loopback tcp_remote udp_loopback abstract_unix proxy_unlisted mount \
     unshare_user setns bpf perf_event_open keyctl proc_sys_write dev_disk capabilities fork_bomb memory_bomb disk_bomb \
     shm_detached memfd_written tmpfs_fill fork_crowd; do
-    is "none: control $a succeeds" "$(verdict none "$a")" succeeded
+    is "$column: control $a succeeds" "$(verdict "$column" "$a")" succeeded
+done
 done
 like "none: the outside check saw the file change" "$(cell none write_host_file)" 'seen outside'
 like "none: the outside check saw the bytes arrive" "$(cell none tcp_remote)" 'seen outside'
@@ -76,6 +81,26 @@ else
 fi
 # The hub keeps the key out of every environment in every mode.
 is "none: the LLM key in no environment" "$(verdict none llm_key_environ)" blocked
+
+# --- node: the Node spoke under the node runtime in namespace mode, every attempt
+# blocked, each for its reason (issue 15: a hostile Node program is contained) ---
+for a in "${attempts[@]}"; do
+    is "node: $a blocked ($(cell node "$a"))" "$(verdict node "$a")" blocked
+done
+for a in mount unshare_user setns bpf perf_event_open keyctl kernel_module shm_detached \
+    memfd_written fork_bomb fork_crowd setuid_exec; do
+    like "node: $a refused by the node preset" "$(cell node "$a")" 'seccomp \(EPERM\)'
+done
+like "node: host files hidden by the mount namespace" "$(cell node read_host_file)" 'mount namespace'
+like "node: other spokes invisible (pid namespace)" "$(cell node spoke_ptrace)" 'pid namespace'
+like "node: no route out (net namespace)" "$(cell node tcp_remote)" 'ENETUNREACH'
+like "node: an unlisted domain refused by netproxy" "$(cell node proxy_unlisted)" \
+    'netproxy \(domain-not-allowed\)'
+like "node: the hub's memory behind the ptrace access check" "$(cell node hub_memory_data)" \
+    'ptrace access check'
+like "node: the memory bomb ends at the jail's cgroup" "$(cell node memory_bomb)" 'cgroup memory limit'
+like "node: the disk bomb stopped by RLIMIT_FSIZE" "$(cell node disk_bomb)" 'rlimit fsize'
+like "node: /tmp filled stops at its tmpfs size" "$(cell node tmpfs_fill)" 'tmpfs size'
 
 # --- process: seccomp and rlimits, as claimed ---
 for a in spoke_ptrace mount unshare_user setns bpf perf_event_open keyctl kernel_module; do
@@ -92,7 +117,8 @@ is "process: host files still readable (no mount namespace, as designed)" \
 # --- the table, and nothing left behind ---
 like "the table has a row per attempt and a column per mode" \
     "$(grep -c '^| [0-9]* | `' "$TMP/table.md")" "^${#attempts[@]}$"
-like "a summary line per mode" "$(grep -c '^- \(none\|process\|namespace\): ' "$TMP/table.md")" '^3$'
+like "a summary line per column" \
+    "$(grep -c '^- \(none\|process\|namespace\|node\|node-none\): ' "$TMP/table.md")" '^5$'
 prefix=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["prefix"])' "$out")
 id_base=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id_base"])' "$out")
 pid=${prefix##*-}
