@@ -131,8 +131,8 @@ int main(int argc, char **argv)
     qsort(calls, (size_t)warm, sizeof(*calls), cmp);
     qsort(starts, (size_t)cold, sizeof(*starts), cmp);
     int p99 = warm * 99 / 100;
-    printf("%.1f %.1f %.1f\n", calls[warm / 2] / 1e3, calls[p99 < warm ? p99 : warm - 1] / 1e3,
-           cold ? starts[cold / 2] / 1e3 : 0.0);
+    printf("%.1f %.1f %.1f\n", warm ? calls[warm / 2] / 1e3 : 0.0,
+           warm ? calls[p99 < warm ? p99 : warm - 1] / 1e3 : 0.0, cold ? starts[cold / 2] / 1e3 : 0.0);
     free(starts);
     free(calls);
     return 0;
