@@ -82,6 +82,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->netproxy_resolve = xcalloc(1, sizeof(char *));
     c->netproxy_allow_cidr = xcalloc(1, sizeof(char *));
     c->netproxy_ping_ms = 5000;
+    c->netproxy_workers = 1;
     c->llm_key_env = xstrdup("OPENAI_API_KEY");
 }
 
@@ -228,14 +229,16 @@ static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_confi
 
 static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
-    static const char *const keys[] = {"binary", "audit", "resolve", "upstream_allow_cidr", NULL};
+    static const char *const keys[] = {"binary",           "audit",   "resolve", "upstream_allow_cidr",
+                                       "ping_interval_ms", "workers", NULL};
     json_t *n = json_object_get(root, "netproxy");
     if (!n)
         return true;
     if (!jf_object(jc, n, "netproxy", keys))
         return false;
     if (!get_path(jc, n, "netproxy", "binary", c->file, &c->netproxy_bin) ||
-        !get_u64(jc, n, "netproxy", "ping_interval_ms", 50, 600000, &c->netproxy_ping_ms))
+        !get_u64(jc, n, "netproxy", "ping_interval_ms", 50, 600000, &c->netproxy_ping_ms) ||
+        !get_u64(jc, n, "netproxy", "workers", 1, 64, &c->netproxy_workers))
         return false;
     const char *audit = NULL;
     if (!jf_string(jc, n, "netproxy", "audit", false, PATH_MAX_LEN, &audit))

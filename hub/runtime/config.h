@@ -58,6 +58,7 @@ struct hub_config {
     char **netproxy_resolve;    /* NULL-terminated "HOST:PORT:ADDR" */
     char **netproxy_allow_cidr; /* NULL-terminated */
     uint64_t netproxy_ping_ms;  /* health check interval */
+    uint64_t netproxy_workers;  /* its event loops (--workers), 1-64 */
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL),

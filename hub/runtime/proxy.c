@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -69,6 +70,7 @@ static void proxy_audit(struct proxy_sup *p, const char *action, const char *out
     if (status >= 0)
         audit_set_int(rec, "process.exit_code", status);
     audit_set_int(rec, "isolate.netproxy.restarts", p->restarts);
+    audit_set_int(rec, "isolate.netproxy.workers", (int64_t)p->cfg->netproxy_workers);
     (void)audit_write(p->audit, rec); /* the hub's log: a loss is said once per outage */
 }
 
@@ -123,7 +125,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     const struct hub_config *c = p->cfg;
-    size_t n = 0, cap = 8;
+    size_t n = 0, cap = 10;
     for (char **r = c->netproxy_resolve; *r; r++)
         cap += 2;
     for (char **r = c->netproxy_allow_cidr; *r; r++)
@@ -134,6 +136,10 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     argv[n++] = "3";
     argv[n++] = "--audit";
     argv[n++] = c->netproxy_audit;
+    char workers[24];
+    snprintf(workers, sizeof(workers), "%" PRIu64, c->netproxy_workers);
+    argv[n++] = "--workers";
+    argv[n++] = workers;
     for (char **r = c->netproxy_resolve; *r; r++) {
         argv[n++] = "--resolve";
         argv[n++] = *r;

@@ -281,7 +281,7 @@ json.dump(m, open("$SPOKES/netprobe.json", "w"))
 PYEOF
     hub_config "{\"netproxy\": {\"binary\": \"$BIN/netproxy\", \"audit\": \"$PROXY_AUDIT\",
         \"resolve\": [\"www.allowed.example:$port:127.0.0.1\", \"denied.example:$port:127.0.0.1\"],
-        \"upstream_allow_cidr\": [\"127.0.0.1/32\"]}}"
+        \"upstream_allow_cidr\": [\"127.0.0.1/32\"], \"workers\": 2, \"ping_interval_ms\": 1000}}"
     mkdir -p "$DATA/tester/fetch" && chmod 711 "$DATA" "$DATA/tester"
     cp "$TMP/ca.pem" "$DATA/tester/fetch/ca.pem"
     : >"$AUDIT"
@@ -304,6 +304,10 @@ PYEOF
     is "namespace: a spoke without network reaches nothing" \
         "$(echo "$out" | sed -n 6p | jget 'd["result"]["structuredContent"]["ok"]')" false
     check "namespace: netproxy wrote a denial for denied.example" grep -q '"denied.example"' "$PROXY_AUDIT"
+    like "namespace: netproxy.workers reached netproxy (it says so when ready)" \
+        "$(cat "$RUN/netproxy.log")" 'ready: hub mode, 2 workers'
+    check "namespace: ... and the hub audits its start with them" \
+        test "$(audit_count 'g(r,"event.action")=="netproxy-start" and g(r,"isolate.netproxy.workers")==2')" -ge 1
     out=$(hubc --answers allow notes.clip "{\"title\":\"clipped\",\"url\":\"https://www.allowed.example:$port/\"}" \
         notes.get '{"title":"clipped"}')
     is "namespace: notes.clip fetches through fetch.get via the hub (no network of its own)" \
