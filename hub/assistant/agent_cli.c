@@ -688,10 +688,7 @@ int cmd_assistant(int argc, char **argv)
     if (rc != EXIT_OK)
         goto out;
 
-    base = event_base_new();
-    h = hub_new(&cfg, &ms, base, common.debug, err, sizeof(err));
-    if (!h) {
-        log_warnx("%s", err);
+    if (!(h = cli_hub_new(&common, &cfg, &ms, &base))) {
         rc = EXIT_USAGE;
         goto out;
     }

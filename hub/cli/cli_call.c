@@ -270,12 +270,8 @@ int cmd_call(int argc, char **argv)
     struct hub *h = NULL;
     int fds_before = count_fds();
     if (rc == EXIT_OK) {
-        base = event_base_new();
-        h = hub_new(&cfg, &ms, base, common.debug, err, sizeof(err));
-        if (!h) {
-            log_warnx("%s", err);
+        if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
-        }
     }
     if (rc != EXIT_OK) {
         if (perm)

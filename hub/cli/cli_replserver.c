@@ -218,12 +218,8 @@ int cmd_repl_server(int argc, char **argv)
     struct hub *h = NULL;
     struct repl_server *srv = NULL;
     if (rc == EXIT_OK) {
-        base = event_base_new();
-        h = hub_new(&cfg, &ms, base, common.debug, err, sizeof(err));
-        if (!h) {
-            log_warnx("%s", err);
+        if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
-        }
     }
     if (rc == EXIT_OK) {
         hub_reopen_on_sighup(h);

@@ -221,12 +221,8 @@ int cmd_serve(int argc, char **argv)
     struct hub *h = NULL;
     struct serve *sv = NULL;
     if (rc == EXIT_OK) {
-        base = event_base_new();
-        h = hub_new(&cfg, &ms, base, common.debug, err, sizeof(err));
-        if (!h) {
-            log_warnx("%s", err);
+        if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
-        }
     }
     if (rc == EXIT_OK && store)
         memory_set_audit(store, hub_audit(h)); /* a Redis failover is on record */

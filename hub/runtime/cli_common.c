@@ -1,4 +1,5 @@
 #include "cli_common.h"
+#include "hub.h"
 #include "log.h"
 #include "paths.h"
 #include "spoke_env.h"
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 bool cli_common_option(struct cli_common *c, int opt, const char *arg)
 {
@@ -115,4 +118,19 @@ int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest
         return EXIT_USAGE;
     }
     return EXIT_OK;
+}
+
+struct hub *cli_hub_new(const struct cli_common *c, struct hub_config *cfg,
+                        struct manifest_set *ms, struct event_base **base)
+{
+    char err[1024];
+    *base = event_base_new();
+    if (!*base) {
+        log_warnx("event_base_new failed");
+        return NULL;
+    }
+    struct hub *h = hub_new(cfg, ms, *base, c->debug, err, sizeof(err));
+    if (!h)
+        log_warnx("%s", err);
+    return h;
 }

@@ -57,4 +57,11 @@ bool cli_common_option(struct cli_common *c, int opt, const char *arg);
 /* Defaults, config file, then the options. 0, or EXIT_USAGE after printing why. */
 int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms);
 
+struct event_base;
+struct hub;
+/* The hub of a command, on an event loop of its own (*base, NULL on failure too: free
+ * it with event_base_free after the hub). NULL after printing why. */
+struct hub *cli_hub_new(const struct cli_common *c, struct hub_config *cfg,
+                        struct manifest_set *ms, struct event_base **base);
+
 #endif
