@@ -299,21 +299,9 @@ static const char *const preset_c[] = {
     "mq_getsetattr",
 };
 
-/* What CPython 3.11 (Debian's, in isolated mode) needs to run code that uses its
- * standard library: derived by tracing the interpreter under the jail (strace -f)
- * over workloads of stdlib imports, file and sqlite I/O, threads, asyncio, ctypes,
- * mmap, signals and the code spoke's own loop, plus the syscalls behind the same os
- * functions that other paths reach (fstat/lstat beside newfstatat, pipe beside pipe2,
- * ...); scripts/trace-python-seccomp repeats the derivation. Not in it, unlike `c`:
- * fork, vfork and clone without CLONE_THREAD (so
- * subprocess, os.system, os.fork and multiprocessing fail with EPERM and a fork bomb
- * cannot start), execveat, prctl, the set*id calls, sessions and process groups,
- * System V and POSIX message-queue IPC, inotify, signalfd, timerfd, mlock, pkeys,
- * scheduler changes. execve stays: the jail's last step is the execve of the interpreter and a
- * filter cannot tell that one from a later one; without fork a later execve can only
- * replace the session's own process by a program of its read-only mounts, under the
- * same filter, namespaces and limits, which gains nothing ctypes does not have. */
-static const char *const preset_python[] = {
+/* What both interpreter runtimes, CPython and Node.js, need: the calls the traces of
+ * each (below) have in common. A runtime preset is this list and its own additions. */
+static const char *const runtime_common[] = {
     /* files and descriptors */
     "read",
     "write",
@@ -325,7 +313,6 @@ static const char *const preset_python[] = {
     "pwritev",
     "preadv2",
     "pwritev2",
-    "open",
     "openat",
     "close",
     "close_range",
@@ -334,16 +321,12 @@ static const char *const preset_python[] = {
     "dup2",
     "dup3",
     "fcntl",
-    "flock",
     "fsync",
     "fdatasync",
-    "truncate",
     "ftruncate",
     "fallocate",
-    "fadvise64",
     "sendfile",
     "copy_file_range",
-    "splice",
     "stat",
     "fstat",
     "lstat",
@@ -377,207 +360,26 @@ static const char *const preset_python[] = {
     "fchmodat",
     "umask",
     "utimensat",
-    "getxattr",
-    "lgetxattr",
-    "fgetxattr",
-    "listxattr",
-    "llistxattr",
-    "flistxattr",
-    "pipe",
     "pipe2",
     "ioctl",
-    /* waiting for events: select, selectors, asyncio */
-    "poll",
-    "ppoll",
-    "select",
-    "pselect6",
+    /* waiting for events: epoll loops (libuv, asyncio), eventfd wake-ups, poll */
     "epoll_create1",
     "epoll_ctl",
     "epoll_wait",
     "epoll_pwait",
     "eventfd2",
-    /* memory: the allocator, mmap, ctypes callbacks, the runner's capture file */
+    "poll",
+    "ppoll",
+    /* memory: the allocators, mmap, JIT and ctypes code */
     "brk",
     "mmap",
     "munmap",
     "mremap",
     "mprotect",
-    "msync",
     "madvise",
-    "mincore",
-    "memfd_create",
     /* the process and its threads */
     "exit",
     "exit_group",
-    "wait4",
-    "waitid",
-    "execve",
-    "kill",
-    "tkill",
-    "tgkill",
-    "getpid",
-    "getppid",
-    "gettid",
-    "getpgrp",
-    "getpgid",
-    "getsid",
-    "getuid",
-    "geteuid",
-    "getgid",
-    "getegid",
-    "getresuid",
-    "getresgid",
-    "getgroups",
-    "arch_prctl",
-    "set_tid_address",
-    "set_robust_list",
-    "rseq",
-    "futex",
-    "sched_yield",
-    "sched_getaffinity",
-    "sched_getparam",
-    "sched_getscheduler",
-    "sched_get_priority_max",
-    "sched_get_priority_min",
-    "getpriority",
-    "setpriority",
-    "getrlimit",
-    "setrlimit",
-    "prlimit64",
-    "getrusage",
-    "times",
-    "sysinfo",
-    "uname",
-    "getrandom",
-    /* signals and time: the runner's interrupt timer, signal, faulthandler */
-    "rt_sigaction",
-    "rt_sigprocmask",
-    "rt_sigreturn",
-    "rt_sigpending",
-    "rt_sigtimedwait",
-    "rt_sigsuspend",
-    "sigaltstack",
-    "pause",
-    "alarm",
-    "getitimer",
-    "setitimer",
-    "nanosleep",
-    "clock_nanosleep",
-    "clock_gettime",
-    "clock_getres",
-    "gettimeofday",
-    "time",
-    "restart_syscall",
-    /* sockets (socket and socketpair themselves are filtered by argument) */
-    "connect",
-    "accept",
-    "accept4",
-    "bind",
-    "listen",
-    "getsockname",
-    "getpeername",
-    "sendto",
-    "recvfrom",
-    "sendmsg",
-    "recvmsg",
-    "sendmmsg",
-    "recvmmsg",
-    "shutdown",
-    "setsockopt",
-    "getsockopt",
-};
-
-/* What Node.js (Debian's nodejs, and the 20.x builds of nodesource) needs to run MCP
- * servers from npm: derived by tracing node under the jail (strace -f) while the
- * reference servers of tests/mcpservers (filesystem, memory, everything,
- * sequential-thinking) answer every one of their tools; scripts/trace-node-seccomp
- * repeats the derivation. Like `python`, and for the same reasons: threads only
- * (clone with CLONE_THREAD; child_process and a fork bomb fail with EPERM), no
- * execveat, prctl, set*id, sessions, System V or message-queue IPC, mlock or
- * scheduler changes; libuv's io_uring probe is refused (it falls back to its thread
- * pool). The argument rules of `c` apply unchanged. */
-static const char *const preset_node[] = {
-    /* files and descriptors: libuv's fs calls (node:fs), traced or beside a traced call */
-    "read",
-    "write",
-    "readv",
-    "writev",
-    "pread64",
-    "pwrite64",
-    "preadv",
-    "pwritev",
-    "preadv2",
-    "pwritev2",
-    "openat",
-    "close",
-    "close_range",
-    "lseek",
-    "dup",
-    "dup2",
-    "dup3",
-    "fcntl",
-    "fsync",
-    "fdatasync",
-    "ftruncate",
-    "fallocate",
-    "sendfile",
-    "copy_file_range",
-    "stat",
-    "fstat",
-    "lstat",
-    "newfstatat",
-    "statx",
-    "statfs",
-    "fstatfs",
-    "access",
-    "faccessat",
-    "faccessat2",
-    "getdents64",
-    "getcwd",
-    "chdir",
-    "fchdir",
-    "rename",
-    "renameat",
-    "renameat2",
-    "mkdir",
-    "mkdirat",
-    "rmdir",
-    "link",
-    "linkat",
-    "unlink",
-    "unlinkat",
-    "symlink",
-    "symlinkat",
-    "readlink",
-    "readlinkat",
-    "chmod",
-    "fchmod",
-    "fchmodat",
-    "umask",
-    "utimensat",
-    "pipe2",
-    "ioctl",
-    /* waiting for events: libuv's epoll loop, its eventfd wake-ups, poll for a tty */
-    "epoll_create1",
-    "epoll_ctl",
-    "epoll_wait",
-    "epoll_pwait",
-    "eventfd2",
-    "poll",
-    "ppoll",
-    /* memory: V8's heap and code space (pkeys: its W^X protection of JIT code) */
-    "brk",
-    "mmap",
-    "munmap",
-    "mremap",
-    "mprotect",
-    "madvise",
-    "pkey_alloc",
-    "pkey_free",
-    "pkey_mprotect",
-    /* the process and its threads (V8's platform workers, libuv's thread pool) */
-    "exit",
-    "exit_group",
     "execve",
     "kill",
     "tgkill",
@@ -589,7 +391,6 @@ static const char *const preset_node[] = {
     "getgid",
     "getegid",
     "getgroups",
-    "capget",
     "arch_prctl",
     "set_tid_address",
     "set_robust_list",
@@ -615,7 +416,7 @@ static const char *const preset_node[] = {
     "clock_getres",
     "gettimeofday",
     "restart_syscall",
-    /* sockets (socket and socketpair are filtered by argument): node:net, the proxy */
+    /* sockets (socket and socketpair themselves are filtered by argument) */
     "connect",
     "accept4",
     "bind",
@@ -633,17 +434,99 @@ static const char *const preset_node[] = {
     "getsockopt",
 };
 
+/* What CPython 3.11 (Debian's, in isolated mode) needs to run code that uses its
+ * standard library: derived by tracing the interpreter under the jail (strace -f)
+ * over workloads of stdlib imports, file and sqlite I/O, threads, asyncio, ctypes,
+ * mmap, signals and the code spoke's own loop, plus the syscalls behind the same os
+ * functions that other paths reach (fstat/lstat beside newfstatat, pipe beside pipe2,
+ * ...); scripts/trace-python-seccomp repeats the derivation. Not in it, unlike `c`:
+ * fork, vfork and clone without CLONE_THREAD (so
+ * subprocess, os.system, os.fork and multiprocessing fail with EPERM and a fork bomb
+ * cannot start), execveat, prctl, the set*id calls, sessions and process groups,
+ * System V and POSIX message-queue IPC, inotify, signalfd, timerfd, mlock, pkeys,
+ * scheduler changes. execve stays: the jail's last step is the execve of the interpreter and a
+ * filter cannot tell that one from a later one; without fork a later execve can only
+ * replace the session's own process by a program of its read-only mounts, under the
+ * same filter, namespaces and limits, which gains nothing ctypes does not have. */
+static const char *const python_only[] = {
+    /* files: the os module's older and wider calls, fcntl.flock, extended attributes (shutil.copystat) */
+    "open",
+    "flock",
+    "truncate",
+    "fadvise64",
+    "splice",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "pipe",
+    /* waiting for events: select, selectors */
+    "select",
+    "pselect6",
+    /* memory: mmap.flush, the runner's capture file */
+    "msync",
+    "mincore",
+    "memfd_create",
+    /* the process: os.wait*, process groups, resource and scheduler queries */
+    "wait4",
+    "waitid",
+    "tkill",
+    "getpgrp",
+    "getpgid",
+    "getsid",
+    "getresuid",
+    "getresgid",
+    "sched_getparam",
+    "sched_getscheduler",
+    "sched_get_priority_max",
+    "sched_get_priority_min",
+    "setpriority",
+    "setrlimit",
+    "times",
+    /* signals and time: the runner's interrupt timer, signal, faulthandler */
+    "rt_sigpending",
+    "rt_sigtimedwait",
+    "rt_sigsuspend",
+    "pause",
+    "alarm",
+    "getitimer",
+    "setitimer",
+    "time",
+    /* sockets */
+    "accept",
+};
+
+/* What Node.js (Debian's nodejs, and the 20.x builds of nodesource) needs to run MCP
+ * servers from npm: derived by tracing node under the jail (strace -f) while the
+ * reference servers of tests/mcpservers (filesystem, memory, everything,
+ * sequential-thinking) answer every one of their tools; scripts/trace-node-seccomp
+ * repeats the derivation. Like `python`, and for the same reasons: threads only
+ * (clone with CLONE_THREAD; child_process and a fork bomb fail with EPERM), no
+ * execveat, prctl, set*id, sessions, System V or message-queue IPC, mlock or
+ * scheduler changes; libuv's io_uring probe is refused (it falls back to its thread
+ * pool). The argument rules of `c` apply unchanged. */
+static const char *const node_only[] = {
+    /* memory: V8's W^X protection of JIT code (pkeys) */
+    "pkey_alloc",
+    "pkey_free",
+    "pkey_mprotect",
+    /* the process: capability queries (libuv) */
+    "capget",
+};
+
 struct preset {
     const char *name;
-    const char *const *syscalls;
-    size_t n;
+    const char *const *syscalls[2]; /* a list and, for a runtime, its own additions */
+    size_t n[2];
     bool threads_only; /* clone only with CLONE_THREAD: no new processes */
 };
 
 static const struct preset presets[] = {
-    {"c", preset_c, ARRAY_LEN(preset_c), false},
-    {"python", preset_python, ARRAY_LEN(preset_python), true},
-    {"node", preset_node, ARRAY_LEN(preset_node), true},
+    {"c", {preset_c, NULL}, {ARRAY_LEN(preset_c), 0}, false},
+    {"python", {runtime_common, python_only}, {ARRAY_LEN(runtime_common), ARRAY_LEN(python_only)}, true},
+    {"node", {runtime_common, node_only}, {ARRAY_LEN(runtime_common), ARRAY_LEN(node_only)}, true},
 };
 const char *const seccomp_preset_names[] = {"c", "python", "node", NULL};
 
@@ -754,13 +637,15 @@ static int add_rules(scmp_filter_ctx ctx, const struct preset *preset, char *con
                      enum inet_policy inet, struct jail_error *err)
 {
     const uint32_t allow = SCMP_ACT_ALLOW;
-    for (size_t i = 0; i < preset->n; i++) {
-        int nr = seccomp_syscall_resolve_name(preset->syscalls[i]);
-        if (nr == __NR_SCMP_ERROR)
-            continue;
-        if (seccomp_rule_add(ctx, allow, nr, 0) < 0) {
-            jail_err_set(err, 125, "seccomp: cannot allow %s", preset->syscalls[i]);
-            return -1;
+    for (size_t l = 0; l < ARRAY_LEN(preset->syscalls); l++) {
+        for (size_t i = 0; i < preset->n[l]; i++) {
+            int nr = seccomp_syscall_resolve_name(preset->syscalls[l][i]);
+            if (nr == __NR_SCMP_ERROR)
+                continue;
+            if (seccomp_rule_add(ctx, allow, nr, 0) < 0) {
+                jail_err_set(err, 125, "seccomp: cannot allow %s", preset->syscalls[l][i]);
+                return -1;
+            }
         }
     }
     for (size_t i = 0; extra && extra[i]; i++) {
