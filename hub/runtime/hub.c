@@ -117,13 +117,10 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
 {
     /* The LLM key must never reach a spoke: a manifest that names it is a config error. */
     for (size_t i = 0; i < ms->n; i++)
-        for (char **e = ms->v[i]->env; *e; e++) {
-            size_t n = strlen(cfg->llm_key_env);
-            if (strncmp(*e, cfg->llm_key_env, n) == 0 && (*e)[n] == '=') {
-                snprintf(err, errlen, "%s: env: %s is the LLM key variable (llm.api_key_env)",
-                         ms->v[i]->file, cfg->llm_key_env);
-                return NULL;
-            }
+        if (manifest_env_names(ms->v[i], cfg->llm_key_env)) {
+            snprintf(err, errlen, "%s: env: %s is the LLM key variable (llm.api_key_env)",
+                     ms->v[i]->file, cfg->llm_key_env);
+            return NULL;
         }
     if (cfg->isolation == ISO_NAMESPACE && veth_pool_size(&cfg->veth_pool) == 0) {
         snprintf(err, errlen, "the veth pool has no usable /30");
@@ -294,6 +291,7 @@ void hub_free(struct hub *h)
         event_free(h->ev_sighup);
     audit_close(h->audit);
     audit_close(h->transcript);
+    manifest_set_free(&h->retired);
     free(h->spoke_log_dir);
     free(h);
 }
@@ -517,9 +515,13 @@ void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char
 void hub_spoke_close(struct hub *h, const char *user, const char *app, const char *instance)
 {
     struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, instance, false);
-    if (!sp)
-        return;
-    spoke_kill(sp, "stop", true, "spoke %s closed", app);
+    if (sp)
+        spoke_close(h, sp, "closed");
+}
+
+void spoke_close(struct hub *h, struct spoke *sp, const char *why)
+{
+    spoke_kill(sp, "stop", true, "spoke %s %s", sp->m->name, why);
     for (size_t i = 0; i < h->n_spokes; i++)
         if (h->spokes[i] == sp) {
             h->spokes[i] = h->spokes[--h->n_spokes];

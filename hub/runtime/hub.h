@@ -165,6 +165,14 @@ bool hub_spoke_running(struct hub *h, const char *user, const char *app, const c
 void hub_spoke_timing(struct hub *h, const char *user, const char *app, const char *instance,
                       uint64_t *init_ns, uint64_t *ready_ns);
 
+/* Reads the spokes directory again (hub serve, while it runs). Apps added are offered
+ * from now on; an app whose manifest changed or went away has its spokes closed (their
+ * queued calls fail), and the new manifest, if any, takes its place for the next call.
+ * One bad manifest refuses the whole directory, as at start, and then nothing changes.
+ * Audited as "manifests-reload". 1 when something changed (summary says what), 0 when
+ * nothing did, -1 on error (err says why). */
+int hub_manifests_reload(struct hub *h, char *summary, size_t len, char *err, size_t errlen);
+
 /* True once SIGINT/SIGTERM arrived; hub_call_sync() then fails its call. */
 bool hub_quit_requested(const struct hub *h);
 

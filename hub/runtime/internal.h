@@ -215,6 +215,9 @@ void spoke_call_done(struct spoke *sp, struct call *c);
 void spoke_kill(struct spoke *sp, const char *reason, bool fail_queue, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void spoke_free(struct spoke *sp);
+/* Kills the spoke (its queued calls fail with why), takes it off the hub's table and
+ * frees it. */
+void spoke_close(struct hub *h, struct spoke *sp, const char *why);
 /* Frames out: 0, or -1 when the spoke was killed for not reading. */
 int spoke_send(struct spoke *sp, json_t *msg);
 void spoke_remove_queued(struct spoke *sp, struct call *c);
@@ -262,6 +265,10 @@ struct hub {
     struct elicit_hook *elicit;
     struct spoke **spokes;
     size_t n_spokes;
+    /* Manifests a reload replaced or removed (reload.c): kept until the hub ends, as
+     * what referred to them (a mediated request, an audit of its end) may outlive the
+     * spokes closed with them. */
+    struct manifest_set retired;
     LIST_HEAD(, proc) procs;
     size_t n_procs;
     struct slots *veth_slots;

@@ -433,6 +433,8 @@ struct manifest *manifest_load(const char *path, char *err, size_t errlen)
     if (!root)
         return NULL;
     struct manifest *m = manifest_from_json(root, path, false, err, errlen);
+    if (m)
+        m->canonical = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(root);
     return m;
 }
@@ -451,6 +453,7 @@ void manifest_free(struct manifest *m)
     }
     free(m->tools);
     json_decref(m->pinned);
+    free(m->canonical);
     free(m->file);
     free(m->name);
     free(m->description);
@@ -524,6 +527,15 @@ const struct manifest *manifest_find(const struct manifest_set *set, const char 
         if (strcmp(set->v[i]->name, name) == 0)
             return set->v[i];
     return NULL;
+}
+
+bool manifest_env_names(const struct manifest *m, const char *var)
+{
+    size_t n = strlen(var);
+    for (char **e = m->env; e && *e; e++)
+        if (strncmp(*e, var, n) == 0 && (*e)[n] == '=')
+            return true;
+    return false;
 }
 
 const struct manifest_tool *manifest_tool(const struct manifest *m, const char *name)

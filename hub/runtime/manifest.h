@@ -66,6 +66,9 @@ struct manifest {
     /* Being made by `hub spokes add`: no tools pinned yet, whatever the server lists
      * is taken (never true for a manifest a hub loads from its spokes dir). */
     bool unpinned;
+    /* The file's JSON, compact with sorted keys: equal text, the same manifest (a
+     * spokes directory read again, hub_manifests_reload). NULL when made in memory. */
+    char *canonical;
 };
 
 struct manifest_set {
@@ -91,6 +94,10 @@ void manifest_set_free(struct manifest_set *set);
 
 const struct manifest *manifest_find(const struct manifest_set *set, const char *name);
 const struct manifest_tool *manifest_tool(const struct manifest *m, const char *name);
+
+/* True when the manifest's env sets var (the LLM key's variable: a config error, the
+ * key must never reach a spoke). */
+bool manifest_env_names(const struct manifest *m, const char *var);
 
 /* Splits "APP.TOOL" at the first dot into app and tool names that pass the naming
  * rules; false (with a reason in err) otherwise. */

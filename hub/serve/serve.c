@@ -27,6 +27,8 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     sv->ms = ms;
     sv->base = base;
     sv->app = app;
+    sv->app_name = o->app ? xstrdup(o->app) : NULL;
+    sv->watch_fd = -1;
     sv->ask_exec = o->ask_exec;
     sv->answers = answers_ref(o->answers);
     sv->grant_store = o->grant_store;
@@ -35,6 +37,10 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     LIST_INIT(&sv->sessions);
     LIST_INIT(&sv->users);
     serve_install_hooks(sv);
+    if (serve_watch_start(sv, err, errlen) < 0) {
+        serve_free(sv);
+        return NULL;
+    }
     if (o->metrics_addr && serve_metrics_listen(sv, o->metrics_addr, err, errlen) < 0) {
         serve_free(sv);
         return NULL;
@@ -53,6 +59,8 @@ void serve_free(struct serve *sv)
     if (!sv)
         return;
     serve_close_sessions(sv, "the hub is shutting down");
+    serve_watch_stop(sv);
+    free(sv->app_name);
     if (sv->metrics_http)
         evhttp_free(sv->metrics_http);
     while (!LIST_EMPTY(&sv->users)) {

@@ -68,7 +68,11 @@ struct serve {
     struct hub_config *cfg;
     struct manifest_set *ms;
     struct event_base *base;
-    const struct manifest *app; /* the one app; NULL: gateway */
+    const struct manifest *app; /* the one app (NULL once it is removed) */
+    char *app_name;             /* --app; NULL: the gateway shape */
+    /* the spokes directory followed (serve_watch.c) */
+    int watch_fd;
+    struct event *ev_watch, *ev_quiet;
     bool ask_exec;
     struct answers *answers;
     struct memory *grant_store; /* always/never answers shared by the user's hubs; or NULL */
@@ -169,6 +173,10 @@ void serve_call_unref(struct serve_call *sc);
 
 /* ---- serve_ask.c ---- */
 void serve_install_hooks(struct serve *sv);
+/* Follows the spokes directory: apps added, changed or removed are offered at once and
+ * the clients told (notifications/tools/list_changed). */
+int serve_watch_start(struct serve *sv, char *err, size_t errlen);
+void serve_watch_stop(struct serve *sv);
 struct serve_user *serve_user_get(struct serve *sv, const char *name);
 
 /* ---- serve_metrics.c ---- */

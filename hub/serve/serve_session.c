@@ -113,11 +113,12 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
     serve_audit_session(ss, "serve-session-start", NULL);
 
     char instructions[400];
-    if (ss->sv->app)
+    const char *one = ss->sv->app_name; /* --app: the one app's shape */
+    if (one)
         snprintf(instructions, sizeof(instructions),
                  "The app %s, run in its own sandbox by the IsolateGPT hub, which mediates every "
                  "call and asks before one app acts for or sees another.",
-                 ss->sv->app->name);
+                 one);
     else
         snprintf(instructions, sizeof(instructions),
                  "Every app installed in the IsolateGPT hub, each in its own sandbox; tools are "
@@ -125,11 +126,10 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
                  "or sees another.");
     json_t *result =
         json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen,
-                  "capabilities", "tools", "listChanged", 0, "logging", "completions", "serverInfo",
-                  "name", ss->sv->app ? ss->sv->app->name : SERVE_NAME, "title",
-                  ss->sv->app ? ss->sv->app->name : "IsolateGPT hub", "version", SERVE_VERSION,
-                  "instructions", instructions);
-    if (ss->sv->app) {
+                  "capabilities", "tools", "listChanged", 1, "logging", "completions", "serverInfo",
+                  "name", one ? one : SERVE_NAME, "title", one ? one : "IsolateGPT hub",
+                  "version", SERVE_VERSION, "instructions", instructions);
+    if (one) {
         /* One app: its resources and prompts too (an app without them has empty lists). */
         json_t *offered = json_object_get(result, "capabilities");
         json_object_set_new(offered, "resources", json_object());

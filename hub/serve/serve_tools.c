@@ -38,10 +38,10 @@ json_t *serve_tools_list(struct serve *sv)
     json_t *tools = json_array();
     for (size_t i = 0; i < sv->ms->n; i++) {
         const struct manifest *m = sv->ms->v[i];
-        if (sv->app && m != sv->app)
+        if (sv->app_name && m != sv->app)
             continue;
         for (size_t j = 0; j < m->n_tools; j++)
-            json_array_append_new(tools, tool_object(m, &m->tools[j], !sv->app));
+            json_array_append_new(tools, tool_object(m, &m->tools[j], !sv->app_name));
     }
     return tools;
 }
@@ -51,9 +51,9 @@ json_t *serve_tools_list(struct serve *sv)
 static const struct manifest_tool *resolve(struct serve *sv, const char *name,
                                            const struct manifest **mout)
 {
-    if (sv->app) {
+    if (sv->app_name) {
         *mout = sv->app;
-        return manifest_tool(sv->app, name);
+        return sv->app ? manifest_tool(sv->app, name) : NULL; /* NULL: it was removed */
     }
     for (const char *p = strstr(name, GATEWAY_SEP); p; p = strstr(p + 1, GATEWAY_SEP)) {
         size_t alen = (size_t)(p - name);
@@ -273,7 +273,7 @@ void serve_forward(struct serve_session *ss, const json_t *id, const char *metho
 {
     struct serve *sv = ss->sv;
     json_t *empty = empty_list(method);
-    if (!sv->app) {
+    if (!sv->app_name) {
         /* The gateway shape serves tools only: which app a resource or prompt belongs to
          * would need names of the hub's own making. */
         if (empty)
@@ -281,6 +281,12 @@ void serve_forward(struct serve_session *ss, const json_t *id, const char *metho
         else
             serve_session_error(ss, id, JRPC_METHOD_NOT_FOUND,
                                 "%s: resources and prompts are served with --app NAME", method);
+        return;
+    }
+    if (!sv->app) {
+        json_decref(empty);
+        serve_session_error(ss, id, JRPC_INVALID_PARAMS, "%s: the app %s was removed", method,
+                            sv->app_name);
         return;
     }
     if (ss->n_calls >= SERVE_MAX_CALLS) {
