@@ -26,7 +26,11 @@ $(HUB_FAKE_PROXY): $(call objs,tests/hub/fake_netproxy.c) $(LIBISOLATE)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)
 
-$(BUILD)/tests/hub/test_%: $(BUILD)/obj/tests/hub/test_%.o $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
+# hub_fixture.c: the configuration the C tests start their hub from.
+HUB_FIXTURE := $(call objs,tests/hub/hub_fixture.c)
+
+$(BUILD)/tests/hub/test_%: $(BUILD)/obj/tests/hub/test_%.o $(HUB_FIXTURE) $(HUB_LIB) $(HUB_JAIL_LIB) \
+		$(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

@@ -5,6 +5,7 @@
  * never declared is refused without being sent. Mode none: what this needs is the loop
  * and the protocol, not a jail. */
 #include "runtime/hub.h"
+#include "tests/hub/hub_fixture.h"
 #include "tests/unit/test.h"
 #include "util.h"
 
@@ -66,18 +67,10 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     struct hub_config cfg;
-    config_defaults(&cfg, bin);
+    char *spokes = xasprintf("%s/tests/hub/manifests", root);
+    hub_fixture_config(&cfg, bin, dir, spokes);
+    free(spokes);
     cfg.isolation = ISO_NONE;
-    free(cfg.spokes_dir);
-    cfg.spokes_dir = xasprintf("%s/tests/hub/manifests", root);
-    free(cfg.spoke_bin_dir);
-    cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
-    free(cfg.data_root);
-    cfg.data_root = xasprintf("%s/data", dir);
-    free(cfg.run_dir);
-    cfg.run_dir = xasprintf("%s/run", dir);
-    free(cfg.audit_path);
-    cfg.audit_path = xasprintf("%s/audit.jsonl", dir);
     char err[512];
     struct manifest_set ms;
     if (manifest_set_load(cfg.spokes_dir, &ms, err, sizeof(err)) < 0) {

@@ -5,6 +5,7 @@
  * closed and nothing is left. Mode none (what this needs is the loop, not a jail). */
 #include "runtime/answers.h"
 #include "runtime/hub.h"
+#include "tests/hub/hub_fixture.h"
 #include "tests/unit/test.h"
 #include "util.h"
 
@@ -37,18 +38,10 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     struct hub_config cfg;
-    config_defaults(&cfg, bin);
+    char *spokes = xasprintf("%s/tests/hub/manifests", root);
+    hub_fixture_config(&cfg, bin, dir, spokes);
+    free(spokes);
     cfg.isolation = ISO_NONE;
-    free(cfg.spokes_dir);
-    cfg.spokes_dir = xasprintf("%s/tests/hub/manifests", root);
-    free(cfg.spoke_bin_dir);
-    cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
-    free(cfg.data_root);
-    cfg.data_root = xasprintf("%s/data", dir);
-    free(cfg.run_dir);
-    cfg.run_dir = xasprintf("%s/run", dir);
-    free(cfg.audit_path);
-    cfg.audit_path = xasprintf("%s/audit.jsonl", dir);
     cfg.max_spokes = N + 8;
     /* Under memcheck (make valgrind) the hub runs some 20x slower: it still has to
      * start and serve all of them at once, with room for that. */

@@ -18,6 +18,7 @@
  * must be root for process and namespace modes. */
 #include "runtime/answers.h"
 #include "runtime/hub.h"
+#include "tests/hub/hub_fixture.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -303,27 +304,19 @@ int main(int argc, char **argv)
     snprintf(gw_name, sizeof(gw_name), "itest-load-%d", (int)getpid());
     snprintf(veth_prefix, sizeof(veth_prefix), "vld%x-", (unsigned)getpid());
     struct hub_config cfg;
-    config_defaults(&cfg, bin);
+    char *spokes = xasprintf("%s/spokes", dir);
+    hub_fixture_config(&cfg, bin, dir, spokes);
+    free(spokes);
     if (!isolation_parse(mode, &cfg.isolation)) {
         fprintf(stderr, "hub_load: bad mode %s\n", mode);
         return 2;
     }
-    free(cfg.spokes_dir);
-    cfg.spokes_dir = xasprintf("%s/spokes", dir);
-    free(cfg.spoke_bin_dir);
-    cfg.spoke_bin_dir = xasprintf("%s/tests/hub", bin);
     free(cfg.profile);
 #ifdef SANITIZER_BUILD
     cfg.profile = xasprintf("%s/profile.json", dir);
 #else
     cfg.profile = xasprintf("%s/config/profiles/spoke.json", root);
 #endif
-    free(cfg.data_root);
-    cfg.data_root = xasprintf("%s/data", dir);
-    free(cfg.run_dir);
-    cfg.run_dir = xasprintf("%s/run", dir);
-    free(cfg.audit_path);
-    cfg.audit_path = xasprintf("%s/audit.jsonl", dir);
     free(cfg.netproxy_audit);
     cfg.netproxy_audit = xasprintf("%s/netproxy.jsonl", dir);
     config_set(&cfg.gateway_netns, gw_name);
