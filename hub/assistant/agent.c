@@ -19,9 +19,7 @@ void agent_limits_defaults(struct agent_limits *l)
     l->max_replans = 2;
     l->history_entries = 20;
     l->result_max_bytes = 16 * 1024;
-    l->sampling_per_minute = 20;
-    l->sampling_burst = 5;
-    l->sampling_max_tokens = 1024;
+    llm_sampling_limits_defaults(&l->sampling);
 }
 
 const char *agent_status_name(enum agent_status s)

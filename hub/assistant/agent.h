@@ -45,9 +45,7 @@ struct agent_limits {
     unsigned max_replans;         /* re-plans after denials per request; default 2 */
     size_t history_entries;       /* earlier requests shown to the planner; default 20 */
     size_t result_max_bytes;      /* one step's result as shown to the merge; 16 KiB */
-    unsigned sampling_per_minute; /* per spoke; default 20 */
-    unsigned sampling_burst;      /* default 5 */
-    long sampling_max_tokens;     /* cap on a spoke's maxTokens; default 1024 */
+    struct llm_sampling_limits sampling; /* a spoke's own requests (llm.h) */
 };
 void agent_limits_defaults(struct agent_limits *l);
 

@@ -17,12 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* hub.json "llm" keys that are the agent's, not the LLM client's. */
-static const char *const agent_keys[] = {
-    "max_plan_steps",  "max_tool_rounds",     "max_replans",
-    "history_entries", "result_max_bytes",    "sampling_per_minute",
-    "sampling_burst",  "sampling_max_tokens", NULL};
-
 int agent_config_limits(const struct hub_config *cfg, struct agent_limits *lim, char *err,
                         size_t errlen)
 {
@@ -45,33 +39,14 @@ int agent_config_limits(const struct hub_config *cfg, struct agent_limits *lim, 
     LIMIT("max_replans", 0, 10, max_replans);
     LIMIT("history_entries", 0, 1000, history_entries);
     LIMIT("result_max_bytes", 256, 1 << 20, result_max_bytes);
-    LIMIT("sampling_per_minute", 1, 6000, sampling_per_minute);
-    LIMIT("sampling_burst", 1, 1000, sampling_burst);
-    LIMIT("sampling_max_tokens", 1, 1 << 20, sampling_max_tokens);
 #undef LIMIT
-    return 0;
+    return llm_sampling_limits_parse(cfg, &lim->sampling, err, errlen);
 }
 
 struct llm *agent_llm_open(const struct hub_config *cfg, const char *spec, struct audit *audit,
                            bool debug, char *err, size_t errlen)
 {
-    struct llm_config lc;
-    llm_config_defaults(&lc);
-    json_t *rest = cfg->llm ? json_deep_copy(cfg->llm) : json_object();
-    for (size_t i = 0; agent_keys[i]; i++)
-        json_object_del(rest, agent_keys[i]);
-    struct jf_ctx c = {.file = cfg->file ? cfg->file : "hub.json", .err = err, .errlen = errlen};
-    struct llm *llm = NULL;
-    /* The client refuses keys it does not know; the agent's were taken out above. */
-    if (llm_config_parse(&c, rest, "llm", &lc)) {
-        lc.api_key_env = cfg->llm_key_env;
-        lc.api_key = cfg->llm_api_key;
-        lc.audit = audit;
-        lc.audit_content = debug;
-        llm = llm_open(spec, &lc, err, errlen); /* copies what it keeps */
-    }
-    json_decref(rest);
-    return llm;
+    return llm_open_hub(cfg, spec, audit, debug, err, errlen);
 }
 
 /* --- memory ------------------------------------------------------------------------ */

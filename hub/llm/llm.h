@@ -214,6 +214,50 @@ const char *llm_describe(const struct llm *llm);
 /* Two lines telling the user how to point the hub at an LLM (for "none configured"). */
 const char *llm_setup_hint(void);
 
+/* --- the hub's LLM, from hub.json's "llm" (llm_hub.c) --------------------------- */
+
+struct hub_config;
+struct audit;
+
+/* hub.json "llm" keys that are the assistant's (its limits), not the client's. */
+extern const char *const llm_hub_agent_keys[];
+
+/* The client for spec (as llm_open) with hub.json's "llm" settings, the key from the
+ * hub's environment (llm.api_key_env), and its calls audited to audit (with their
+ * content when debug). NULL and why on failure. */
+struct llm *llm_open_hub(const struct hub_config *cfg, const char *spec, struct audit *audit,
+                         bool debug, char *err, size_t errlen);
+
+/* --- a spoke's sampling/createMessage served by the hub's LLM (llm_sampling.c) ---- */
+
+/* Each app's own context ("spoke:APP": its conversation is whatever it sends), no tools
+ * offered, maxTokens capped, and a token bucket per app (per_minute, burst), so that a
+ * spoke in a loop cannot spend the user's budget. hub.json: llm.sampling_per_minute,
+ * sampling_burst, sampling_max_tokens. */
+struct llm_sampling_limits {
+    unsigned per_minute; /* default 20 */
+    unsigned burst;      /* default 5 */
+    long max_tokens;     /* default 1024 */
+};
+void llm_sampling_limits_defaults(struct llm_sampling_limits *l);
+/* The defaults, then hub.json's llm.sampling_*; -1 and why for a value out of bounds. */
+int llm_sampling_limits_parse(const struct hub_config *cfg, struct llm_sampling_limits *l,
+                              char *err, size_t errlen);
+
+struct llm_sampling_buckets;
+struct llm_sampling_buckets *llm_sampling_buckets_new(void);
+void llm_sampling_buckets_free(struct llm_sampling_buckets *b);
+/* Takes one request from app's bucket; false when it is empty (the rate limit). */
+bool llm_sampling_take(struct llm_sampling_buckets *b, const char *app,
+                       const struct llm_sampling_limits *l);
+/* The request for a spoke's params (untrusted: checked with bounds); NULL and why
+ * when they break the rules. */
+struct llm_request *llm_sampling_request(const char *app, const json_t *params,
+                                         const struct llm_sampling_limits *l, char *why,
+                                         size_t whylen);
+/* The CreateMessageResult for a completion. */
+json_t *llm_sampling_result(const struct llm_response *rs);
+
 /* Recording and replay (replay.h) are part of this folder's interface: the assistant's
  * --llm replay:FILE and --record FILE. */
 #include "replay.h"
