@@ -613,8 +613,7 @@ static void seed_history(struct session *s, struct lineedit *le)
 int cmd_assistant(int argc, char **argv)
 {
     static const struct option opts[] = {{"llm", required_argument, NULL, 'l'},
-                                         {"model", required_argument, NULL, 'M'},
-                                         {"api-key-env", required_argument, NULL, 'K'},
+                                         CLI_LLM_OPTIONS,
                                          {"memory", required_argument, NULL, 'm'},
                                          {"record", required_argument, NULL, 'r'},
                                          {"json", no_argument, NULL, 'j'},
@@ -634,12 +633,6 @@ int cmd_assistant(int argc, char **argv)
             return EXIT_OK;
         case 'l':
             llm_spec = optarg;
-            break;
-        case 'M':
-            common.llm_model = optarg;
-            break;
-        case 'K':
-            common.llm_key_env = optarg;
             break;
         case 'm':
             mem_spec = optarg;

@@ -1,5 +1,6 @@
 /* `hub serve`: the sandboxed apps for any MCP client, over stdio or Streamable HTTP
  * (serve.h). Also `hub serve token add USER --tokens FILE`. */
+#include "audit.h"
 #include "jsonfile.h"
 #include "log.h"
 #include "memory/memory.h"
@@ -40,7 +41,14 @@ static void usage(FILE *f)
             "  --max-sessions-per-token N   (default 100)\n"
             "  --max-inflight-per-token N   requests in flight per token (default 64)\n"
             "  --idle-timeout S   end HTTP sessions idle this long (default 1800)\n"
-            "  --metrics ADDR:PORT  Prometheus text on GET /metrics\n" CLI_COMMON_HELP);
+            "  --metrics ADDR:PORT  Prometheus text on GET /metrics\n"
+            "  --llm SPEC         answer a spoke's sampling request with this LLM (a base\n"
+            "                     URL, or replay:FILE) when the client samples no model\n"
+            "                     itself, rate-limited per app (hub.json llm.sampling_*);\n"
+            "                     without it such requests are declined\n"
+            "  --model NAME       --llm's model (default: hub.json llm.model)\n"
+            "  --api-key-env VAR  the variable holding --llm's API key (default:\n"
+            "                     hub.json llm.api_key_env, else OPENAI_API_KEY)\n" CLI_COMMON_HELP);
 }
 
 static int token_cmd(int argc, char **argv)
@@ -92,6 +100,8 @@ int cmd_serve(int argc, char **argv)
                                          {"max-inflight-per-token", required_argument, NULL, 'F'},
                                          {"idle-timeout", required_argument, NULL, 'i'},
                                          {"metrics", required_argument, NULL, 'm'},
+                                         {"llm", required_argument, NULL, 'L'},
+                                         CLI_LLM_OPTIONS,
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_common common = {0};
@@ -104,6 +114,7 @@ int cmd_serve(int argc, char **argv)
                                  .idle_timeout_s = 1800,
                                  .allow_origins = origins};
     bool stdio = false;
+    const char *llm_spec = NULL;
     uint64_t v;
     int opt;
     optind = 1;
@@ -162,6 +173,9 @@ int cmd_serve(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
+        case 'L':
+            llm_spec = optarg;
+            break;
         case 'm':
             so.metrics_addr = optarg;
             break;
@@ -219,6 +233,18 @@ int cmd_serve(int argc, char **argv)
             rc = EXIT_USAGE;
         }
     }
+    /* --llm: its calls are made on serve's LLM thread, audited through a handle of their
+     * own on the hub's audit log (appends of whole lines, as every writer's). */
+    struct audit *llm_audit = NULL;
+    if (rc == EXIT_OK && llm_spec) {
+        if (!(llm_audit = audit_open(cfg.audit_path, "hub", err, sizeof(err))) ||
+            llm_sampling_limits_parse(&cfg, &so.sampling_limits, err, sizeof(err)) < 0 ||
+            !(so.sampling_llm = llm_open_hub(&cfg, llm_spec, llm_audit, common.debug, err,
+                                             sizeof(err)))) {
+            log_warnx("--llm: %s", err);
+            rc = EXIT_USAGE;
+        }
+    }
     struct event_base *base = NULL;
     struct hub *h = NULL;
     struct serve *sv = NULL;
@@ -232,6 +258,7 @@ int cmd_serve(int argc, char **argv)
         so.answers = answers;
         so.grant_store = store;
         sv = serve_new(h, &cfg, &ms, base, &so, err, sizeof(err));
+        so.sampling_llm = NULL; /* serve_new() took it over, whatever it returned */
         if (!sv) {
             log_warnx("%s", err);
             rc = EXIT_USAGE;
@@ -252,6 +279,8 @@ int cmd_serve(int argc, char **argv)
     if (base)
         event_base_free(base);
     answers_free(answers);
+    llm_close(so.sampling_llm); /* NULL once serve_new() took it over */
+    audit_close(llm_audit);
     if (store)
         memory_close(store);
     manifest_set_free(&ms);

@@ -41,6 +41,12 @@ bool cli_common_option(struct cli_common *c, int opt, const char *arg)
     case 1007:
         c->data_root = arg;
         return true;
+    case 1010:
+        c->llm_model = arg;
+        return true;
+    case 1011:
+        c->llm_key_env = arg;
+        return true;
     case 1008:
         c->run_dir = arg;
         return true;

@@ -27,6 +27,11 @@ struct cli_common {
     const char *llm_model, *llm_key_env;
 };
 
+/* --model and --api-key-env, for the sub-commands that ask the hub's LLM (the
+ * assistant, hub serve's --llm); cli_common_option() handles them too. */
+#define CLI_LLM_OPTIONS                                                                            \
+    {"model", required_argument, NULL, 1010}, {"api-key-env", required_argument, NULL, 1011}
+
 /* Long options every sub-command takes (ids >= 1000), terminated for appending. */
 #define CLI_COMMON_OPTIONS                                                                         \
     {"config", required_argument, NULL, 1000}, {"isolation", required_argument, NULL, 1001},       \

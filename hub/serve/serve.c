@@ -18,6 +18,7 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
         if (!app) {
             snprintf(err, errlen, "--app %s: no such app is installed (in %s)", o->app,
                      cfg->spokes_dir);
+            llm_close(o->sampling_llm);
             return NULL;
         }
     }
@@ -33,7 +34,16 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     sv->answers = answers_ref(o->answers);
     sv->grant_store = o->grant_store;
     sv->fallback_elicit = answers_elicit_hook(sv->answers);
-    sv->fallback_sample = sampling_hook_none();
+    sv->fallback_sample =
+        o->sampling_llm
+            ? serve_llm_sampling_hook(base, o->sampling_llm, &o->sampling_limits, err, errlen)
+            : sampling_hook_none();
+    if (!sv->fallback_sample) {
+        llm_close(o->sampling_llm);
+        sv->fallback_sample = sampling_hook_none();
+        serve_free(sv);
+        return NULL;
+    }
     LIST_INIT(&sv->sessions);
     LIST_INIT(&sv->users);
     serve_install_hooks(sv);

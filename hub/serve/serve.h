@@ -12,6 +12,7 @@
 #ifndef HUB_SERVE_H
 #define HUB_SERVE_H
 
+#include "llm/llm.h"
 #include "runtime/runtime.h"
 
 #include <event2/event.h>
@@ -30,6 +31,11 @@ struct serve_opts {
      * instance holds at the others. NULL: only in this process. Borrowed. */
     struct memory *grant_store;
     const char *metrics_addr; /* --metrics ADDR:PORT or NULL */
+    /* --llm: a spoke's sampling request, when the client samples no model itself, goes
+     * to this LLM under these limits; NULL: declined. serve_new() takes it over (closes
+     * it, also when it fails). */
+    struct llm *sampling_llm;
+    struct llm_sampling_limits sampling_limits;
 };
 
 /* The hub's hooks are replaced by serve's own (asking the client). NULL and err when
