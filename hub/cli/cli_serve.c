@@ -252,8 +252,12 @@ int cmd_serve(int argc, char **argv)
         if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
     }
-    if (rc == EXIT_OK && store)
+    if (rc == EXIT_OK && store) {
         memory_set_audit(store, hub_audit(h)); /* a Redis failover is on record */
+        /* isolate.first_seen, remembered in the same Redis as the assistant's, so that
+         * a SIEM sees a tool new for the user once across every hub of that user. */
+        hub_set_first_seen(h, memory_first_seen_hook, store);
+    }
     if (rc == EXIT_OK) {
         so.answers = answers;
         so.grant_store = store;
