@@ -19,6 +19,8 @@
 #define SERVE_MAX_ASKS 16
 /* Tool calls of one session in flight at once. */
 #define SERVE_MAX_CALLS 64
+/* The gateway shape's separator in the names it makes: APP__TOOL, APP__PROMPT. */
+#define GATEWAY_SEP "__"
 /* Grants remembered per session and per user ("session"/"always" answers). */
 #define SERVE_MAX_GRANTS 256
 
@@ -110,6 +112,9 @@ struct serve_session {
     struct serve_grants grants; /* "session" answers */
 };
 
+/* Rewrites an app's answer in place into the names the client knows (the gateway's). */
+typedef void (*serve_rewrite_fn)(json_t *result, const char *app);
+
 /* One tools/call of a client, from its request until the hub's answer; it outlives
  * its session when the session ends first (the hub's call runs on to its end). */
 struct serve_call {
@@ -120,6 +125,7 @@ struct serve_call {
     json_t *req_id;
     json_t *progress_token;
     json_t *empty_if_unsupported; /* a forwarded list method's answer when the app has none */
+    serve_rewrite_fn rewrite;     /* a forwarded answer in the gateway's names, or NULL */
     char app[65], tool[65];
     char audit_id[33];
     char session_id[33], user[65]; /* of the session that made it */
@@ -165,11 +171,25 @@ int serve_log_level(const char *name);
 json_t *serve_tools_list(struct serve *sv);
 void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *params);
 void serve_tools_cancel(struct serve_session *ss, const json_t *request_id);
-/* Resources, prompts and completion/complete to the app's spoke (--app), through the
- * hub's read-only request path. */
+/* Resources, prompts and completion/complete to the app's spoke (--app), or every
+ * app's (the gateway shape, serve_gateway.c), through the hub's read-only request
+ * path. */
 void serve_forward(struct serve_session *ss, const json_t *id, const char *method,
                    const json_t *params);
+/* One request to app's spoke, its answer rewritten by rewrite (NULL: as it is). */
+void serve_forward_app(struct serve_session *ss, const json_t *id, const char *app,
+                       const char *method, const json_t *params, serve_rewrite_fn rewrite);
+/* A client's request in flight, counted against the session's limit (NULL after
+ * answering the client that it is over); detached when it is answered or the session
+ * ends. */
+struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, const char *app,
+                                    const char *tool);
+void serve_call_detach(struct serve_call *sc);
 void serve_call_unref(struct serve_call *sc);
+
+/* ---- serve_gateway.c ---- */
+void serve_gateway_forward(struct serve_session *ss, const json_t *id, const char *method,
+                           const json_t *params);
 
 /* ---- serve_ask.c ---- */
 void serve_install_hooks(struct serve *sv);

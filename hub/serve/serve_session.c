@@ -121,20 +121,19 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
                  one);
     else
         snprintf(instructions, sizeof(instructions),
-                 "Every app installed in the IsolateGPT hub, each in its own sandbox; tools are "
-                 "named APP__TOOL. The hub mediates every call and asks before one app acts for "
-                 "or sees another.");
+                 "Every app installed in the IsolateGPT hub, each in its own sandbox; tools and "
+                 "prompts are named APP__NAME, resources isolategpt:APP:URI. The hub mediates "
+                 "every call and asks before one app acts for or sees another.");
     json_t *result =
         json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen,
                   "capabilities", "tools", "listChanged", 1, "logging", "completions", "serverInfo",
                   "name", one ? one : SERVE_NAME, "title", one ? one : "IsolateGPT hub",
                   "version", SERVE_VERSION, "instructions", instructions);
-    if (one) {
-        /* One app: its resources and prompts too (an app without them has empty lists). */
-        json_t *offered = json_object_get(result, "capabilities");
-        json_object_set_new(offered, "resources", json_object());
-        json_object_set_new(offered, "prompts", json_object());
-    }
+    /* Resources and prompts too: the one app's, or every app's under the gateway's
+     * names (serve_gateway.c); an app without them adds empty lists. */
+    json_t *offered = json_object_get(result, "capabilities");
+    json_object_set_new(offered, "resources", json_object());
+    json_object_set_new(offered, "prompts", json_object());
     serve_session_send(ss, jrpc_result((json_t *)id, result), id);
 }
 

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GATEWAY_SEP "__"
-
 /* The tool as its server listed it and the hub pinned it (title, annotations, icons,
  * schemas, _meta), under the client's name for it. */
 static json_t *tool_object(const struct manifest *m, const struct manifest_tool *t, bool gateway)
@@ -82,13 +80,37 @@ void serve_call_unref(struct serve_call *sc)
     free(sc);
 }
 
-static void detach(struct serve_call *sc)
+void serve_call_detach(struct serve_call *sc)
 {
     if (!sc->ss)
         return;
     LIST_REMOVE(sc, link);
     sc->ss->n_calls--;
     sc->ss = NULL;
+}
+
+struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, const char *app,
+                                    const char *tool)
+{
+    if (ss->n_calls >= SERVE_MAX_CALLS) {
+        serve_session_error(ss, id, -32005, "too many requests in flight in this session (max %d)",
+                            SERVE_MAX_CALLS);
+        return NULL;
+    }
+    struct serve_call *sc = xcalloc(1, sizeof(*sc));
+    sc->ss = ss;
+    sc->sv = ss->sv;
+    sc->refs = 1;
+    sc->req_id = json_deep_copy(id);
+    str_copy(sc->app, app, sizeof(sc->app));
+    str_copy(sc->tool, tool, sizeof(sc->tool));
+    audit_new_id(sc->audit_id);
+    str_copy(sc->session_id, ss->id, sizeof(sc->session_id));
+    str_copy(sc->user, ss->user, sizeof(sc->user));
+    sc->t0 = now_mono_ns();
+    LIST_INSERT_HEAD(&ss->calls, sc, link);
+    ss->n_calls++;
+    return sc;
 }
 
 static json_t *refusal_result(const struct serve_call *sc, const struct call_result *r)
@@ -149,7 +171,7 @@ static void on_call_done(void *ud, const struct call_result *r)
     if (sc->cancelled)
         outcome = "cancelled";
     if (ss) {
-        detach(sc);
+        serve_call_detach(sc);
         if (r->result)
             serve_session_send(ss, jrpc_result(sc->req_id, json_deep_copy(r->result)), sc->req_id);
         else
@@ -181,27 +203,12 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "arguments must be an object");
         return;
     }
-    if (ss->n_calls >= SERVE_MAX_CALLS) {
-        serve_session_error(ss, id, -32005, "too many calls in flight in this session (max %d)",
-                            SERVE_MAX_CALLS);
+    struct serve_call *sc = serve_call_start(ss, id, m->name, t->name);
+    if (!sc)
         return;
-    }
-    struct serve_call *sc = xcalloc(1, sizeof(*sc));
-    sc->ss = ss;
-    sc->sv = sv;
-    sc->refs = 1;
-    sc->req_id = json_deep_copy(id);
     json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (json_is_string(token) || json_is_integer(token))
         sc->progress_token = json_deep_copy(token);
-    str_copy(sc->app, m->name, sizeof(sc->app));
-    str_copy(sc->tool, t->name, sizeof(sc->tool));
-    audit_new_id(sc->audit_id);
-    str_copy(sc->session_id, ss->id, sizeof(sc->session_id));
-    str_copy(sc->user, ss->user, sizeof(sc->user));
-    sc->t0 = now_mono_ns();
-    LIST_INSERT_HEAD(&ss->calls, sc, link);
-    ss->n_calls++;
     ss->calls_total++;
     struct call_opts o = {.user = ss->user,
                           .ask_exec = sv->ask_exec,
@@ -227,7 +234,7 @@ void serve_tools_cancel(struct serve_session *ss, const json_t *request_id)
     sc->cancelled = true;
     ss->sv->m.calls_cancelled++;
     serve_audit_call(sc, ss, "cancelled", "client", "the client cancelled the call");
-    detach(sc);
+    serve_call_detach(sc);
     if (ss->tr && ss->tr->forget)
         ss->tr->forget(ss->t, sc->req_id);
     hub_call_cancel(ss->sv->hub, sc);
@@ -240,10 +247,13 @@ static void on_request_done(void *ud, const struct call_result *r)
     struct serve_call *sc = ud;
     struct serve_session *ss = sc->ss;
     if (ss) {
-        detach(sc);
-        if (r->result)
-            serve_session_send(ss, jrpc_result(sc->req_id, json_deep_copy(r->result)), sc->req_id);
-        else if (r->code == HUB_ERR_UNSUPPORTED && sc->empty_if_unsupported)
+        serve_call_detach(sc);
+        if (r->result) {
+            json_t *result = json_deep_copy(r->result);
+            if (sc->rewrite)
+                sc->rewrite(result, sc->app);
+            serve_session_send(ss, jrpc_result(sc->req_id, result), sc->req_id);
+        } else if (r->code == HUB_ERR_UNSUPPORTED && sc->empty_if_unsupported)
             serve_session_send(ss, jrpc_result(sc->req_id, json_incref(sc->empty_if_unsupported)),
                                sc->req_id);
         else
@@ -272,41 +282,27 @@ void serve_forward(struct serve_session *ss, const json_t *id, const char *metho
                    const json_t *params)
 {
     struct serve *sv = ss->sv;
-    json_t *empty = empty_list(method);
     if (!sv->app_name) {
-        /* The gateway shape serves tools only: which app a resource or prompt belongs to
-         * would need names of the hub's own making. */
-        if (empty)
-            serve_session_send(ss, jrpc_result((json_t *)id, empty), id);
-        else
-            serve_session_error(ss, id, JRPC_METHOD_NOT_FOUND,
-                                "%s: resources and prompts are served with --app NAME", method);
+        serve_gateway_forward(ss, id, method, params);
         return;
     }
     if (!sv->app) {
-        json_decref(empty);
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "%s: the app %s was removed", method,
                             sv->app_name);
         return;
     }
-    if (ss->n_calls >= SERVE_MAX_CALLS) {
-        json_decref(empty);
-        serve_session_error(ss, id, -32005, "too many requests in flight in this session");
+    serve_forward_app(ss, id, sv->app->name, method, params, NULL);
+}
+
+void serve_forward_app(struct serve_session *ss, const json_t *id, const char *app,
+                       const char *method, const json_t *params, serve_rewrite_fn rewrite)
+{
+    struct serve *sv = ss->sv;
+    struct serve_call *sc = serve_call_start(ss, id, app, method);
+    if (!sc)
         return;
-    }
-    struct serve_call *sc = xcalloc(1, sizeof(*sc));
-    sc->ss = ss;
-    sc->sv = sv;
-    sc->refs = 1;
-    sc->req_id = json_deep_copy(id);
-    str_copy(sc->app, sv->app->name, sizeof(sc->app));
-    str_copy(sc->tool, method, sizeof(sc->tool));
-    audit_new_id(sc->audit_id);
-    str_copy(sc->session_id, ss->id, sizeof(sc->session_id));
-    str_copy(sc->user, ss->user, sizeof(sc->user));
-    sc->t0 = now_mono_ns();
-    LIST_INSERT_HEAD(&ss->calls, sc, link);
-    ss->n_calls++;
+    sc->rewrite = rewrite;
+    json_t *empty = empty_list(method);
     struct call_opts o = {.user = ss->user, .origin = sc};
     json_t *p = json_is_object(params) ? json_incref((json_t *)params) : json_object();
     if (empty) {
@@ -314,6 +310,6 @@ void serve_forward(struct serve_session *ss, const json_t *id, const char *metho
          * what there is. */
         sc->empty_if_unsupported = empty;
     }
-    hub_request(sv->hub, &o, sv->app->name, method, p, on_request_done, sc);
+    hub_request(sv->hub, &o, app, method, p, on_request_done, sc);
     json_decref(p);
 }
