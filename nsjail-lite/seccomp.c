@@ -449,7 +449,8 @@ static const char *const runtime_common[] = {
  * replace the session's own process by a program of its read-only mounts, under the
  * same filter, namespaces and limits, which gains nothing ctypes does not have. */
 static const char *const python_only[] = {
-    /* files: the os module's older and wider calls, fcntl.flock, extended attributes (shutil.copystat) */
+    /* files: the os module's older and wider calls, fcntl.flock, extended attributes
+       (shutil.copystat) */
     "open",
     "flock",
     "truncate",
@@ -525,7 +526,10 @@ struct preset {
 
 static const struct preset presets[] = {
     {"c", {preset_c, NULL}, {ARRAY_LEN(preset_c), 0}, false},
-    {"python", {runtime_common, python_only}, {ARRAY_LEN(runtime_common), ARRAY_LEN(python_only)}, true},
+    {"python",
+     {runtime_common, python_only},
+     {ARRAY_LEN(runtime_common), ARRAY_LEN(python_only)},
+     true},
     {"node", {runtime_common, node_only}, {ARRAY_LEN(runtime_common), ARRAY_LEN(node_only)}, true},
 };
 const char *const seccomp_preset_names[] = {"c", "python", "node", NULL};

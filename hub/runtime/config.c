@@ -229,8 +229,8 @@ static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_confi
 
 static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
-    static const char *const keys[] = {"binary",           "audit",   "resolve", "upstream_allow_cidr",
-                                       "ping_interval_ms", "workers", NULL};
+    static const char *const keys[] = {
+        "binary", "audit", "resolve", "upstream_allow_cidr", "ping_interval_ms", "workers", NULL};
     json_t *n = json_object_get(root, "netproxy");
     if (!n)
         return true;

@@ -113,7 +113,10 @@ int hub_manifests_reload(struct hub *h, char *summary, size_t len, char *err, si
         bool was_changed = false;
         size_t j;
         const json_t *v;
-        json_array_foreach(changed, j, v) was_changed |= strcmp(json_string_value(v), m->name) == 0;
+        json_array_foreach(changed, j, v)
+        {
+            was_changed |= strcmp(json_string_value(v), m->name) == 0;
+        }
         if (!was_changed)
             json_array_append_new(added, json_string(m->name));
         set_append(ms, m);

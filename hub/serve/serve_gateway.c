@@ -79,7 +79,10 @@ static void rewrite_read(json_t *result, const char *app)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(result, "contents"), i, c) set_prefixed_uri(c, "uri", app);
+    json_array_foreach(json_object_get(result, "contents"), i, c)
+    {
+        set_prefixed_uri(c, "uri", app);
+    }
 }
 
 static void rewrite_prompt(json_t *result, const char *app)
@@ -100,7 +103,7 @@ static void rewrite_prompt(json_t *result, const char *app)
 /* ---- lists: every app's, in one answer ---- */
 
 struct gw_list {
-    struct serve_call *root; /* the client's request: its id, its session (NULL once gone) */
+    struct serve_call *root;  /* the client's request: its id, its session (NULL once gone) */
     const char *method, *key; /* "resources/list", "resources" */
     json_t *items;
     unsigned pending;

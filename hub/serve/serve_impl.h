@@ -199,8 +199,8 @@ int serve_watch_start(struct serve *sv, char *err, size_t errlen);
 /* The fallback for a spoke's sampling request when the client has none: the hub's own
  * LLM, on a thread of its own (serve_sampling.c). Takes llm over. */
 struct sampling_hook *serve_llm_sampling_hook(struct event_base *base, struct llm *llm,
-                                              const struct llm_sampling_limits *limits,
-                                              char *err, size_t errlen);
+                                              const struct llm_sampling_limits *limits, char *err,
+                                              size_t errlen);
 void serve_watch_stop(struct serve *sv);
 struct serve_user *serve_user_get(struct serve *sv, const char *name);
 

@@ -137,8 +137,8 @@ static void create_message(struct sampling_hook *h, const struct hook_request *r
         done(done_ud, NULL, HUB_ERR_BUSY, why);
         return;
     }
-    struct llm_request *rq = llm_sampling_request(req->app, req->params, &s->limits, why,
-                                                  sizeof(why));
+    struct llm_request *rq =
+        llm_sampling_request(req->app, req->params, &s->limits, why, sizeof(why));
     if (!rq) {
         done(done_ud, NULL, JRPC_INVALID_PARAMS, why);
         return;
@@ -196,8 +196,8 @@ static void sampler_free(struct sampling_hook *h)
 }
 
 struct sampling_hook *serve_llm_sampling_hook(struct event_base *base, struct llm *llm,
-                                              const struct llm_sampling_limits *limits,
-                                              char *err, size_t errlen)
+                                              const struct llm_sampling_limits *limits, char *err,
+                                              size_t errlen)
 {
     int p[2];
     if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0) {

@@ -127,8 +127,8 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
     json_t *result =
         json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen,
                   "capabilities", "tools", "listChanged", 1, "logging", "completions", "serverInfo",
-                  "name", one ? one : SERVE_NAME, "title", one ? one : "IsolateGPT hub",
-                  "version", SERVE_VERSION, "instructions", instructions);
+                  "name", one ? one : SERVE_NAME, "title", one ? one : "IsolateGPT hub", "version",
+                  SERVE_VERSION, "instructions", instructions);
     /* Resources and prompts too: the one app's, or every app's under the gateway's
      * names (serve_gateway.c); an app without them adds empty lists. */
     json_t *offered = json_object_get(result, "capabilities");

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define WATCH_QUIET_MS 250
-#define WATCH_MASK                                                                                \
+#define WATCH_MASK                                                                                 \
     (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
 
 static bool is_manifest_name(const char *name, size_t len)
