@@ -161,6 +161,17 @@ bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return true;
 }
 
+int hex_digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 {
     if (!s)

@@ -148,17 +148,6 @@ char *schema_uri_split(const char *uri, const char **frag)
     return xstrndup(uri, h ? (size_t)(h - uri) : strlen(uri));
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 char *schema_uri_decode(const char *s, size_t *len)
 {
     size_t n = strlen(s), o = 0;
@@ -168,8 +157,8 @@ char *schema_uri_decode(const char *s, size_t *len)
             out[o++] = s[i];
             continue;
         }
-        int hi = hexval(s[i + 1]); /* NUL-terminated: s[i + 2] is read only after a digit */
-        int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+        int hi = hex_digit_value(s[i + 1]); /* NUL-terminated: s[i + 2] is read only after a digit */
+        int lo = hi >= 0 ? hex_digit_value(s[i + 2]) : -1;
         if (hi < 0 || lo < 0) {
             free(out);
             return NULL;

@@ -39,17 +39,6 @@ static bool sha256(const void *data, size_t len, unsigned char out[32])
     return EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) == 1 && n == 32;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 struct tokens *tokens_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
@@ -91,7 +80,7 @@ struct tokens *tokens_load(const char *path, char *err, size_t errlen)
         t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
         struct token_entry *e = &t->v[t->n++];
         for (int i = 0; i < 32; i++)
-            e->hash[i] = (unsigned char)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+            e->hash[i] = (unsigned char)(hex_digit_value(hex[2 * i]) << 4 | hex_digit_value(hex[2 * i + 1]));
         str_copy(e->user, user, sizeof(e->user));
     }
     fclose(f);

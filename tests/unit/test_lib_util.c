@@ -34,5 +34,11 @@ int main(void)
 
     int many[65] = {0};
     CHECK(close_fds_except(many, ARRAY_LEN(many)) < 0, "more than 64 kept is refused");
+
+    CHECK(hex_digit_value('0') == 0 && hex_digit_value('9') == 9 && hex_digit_value('a') == 10 &&
+              hex_digit_value('F') == 15,
+          "hex_digit_value: the digits of either case");
+    CHECK(hex_digit_value('g') == -1 && hex_digit_value('/') == -1 && hex_digit_value('\0') == -1,
+          "hex_digit_value: anything else is -1");
     return test_done();
 }
