@@ -7,7 +7,7 @@
  * validation error says where, starting with "$"); validation is deterministic and
  * does not depend on the instance being shared or copied. */
 #include "runtime/schema.h"
-#include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_json.h"
 
 #include <string.h>
 
@@ -20,12 +20,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    json_error_t je;
-    json_t *js = json_loadb((const char *)data, size, JSON_DISABLE_EOF_CHECK, &je);
+    const char *rest;
+    size_t rest_len;
+    json_t *js = fuzz_first_json(data, size, &rest, &rest_len);
     if (!js)
         return 0;
-    size_t used = (size_t)je.position;
-    fuzz_assert(used <= size, "jansson consumed %zu of %zu", used, size);
     char err[384];
     err[0] = '\0';
     struct schema *s = schema_compile(js, err, sizeof(err));
@@ -34,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_assert(err[0] != '\0', "schema refused without a message");
         return 0;
     }
-    json_t *inst = json_loadb((const char *)data + used, size - used, JSON_DECODE_ANY, NULL);
+    json_t *inst = json_loadb(rest, rest_len, JSON_DECODE_ANY, NULL);
     if (inst) {
         char e1[384], e2[384];
         e1[0] = e2[0] = '\0';
