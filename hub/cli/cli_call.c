@@ -192,10 +192,8 @@ int cmd_call(int argc, char **argv)
             continue;
         switch (opt) {
         case 't':
-            if (!parse_u64(optarg, 1, 86400000, &timeout_ms)) {
-                log_warnx("--timeout must be 1 to 86400000 milliseconds");
+            if (!cli_u64_option("timeout", optarg, 1, 86400000, " milliseconds", &timeout_ms))
                 return EXIT_USAGE;
-            }
             break;
         case 'i':
             instance = optarg;
@@ -204,10 +202,8 @@ int cmd_call(int argc, char **argv)
             pretty = true;
             break;
         case 'r':
-            if (!parse_u64(optarg, 1, 10000000, &repeat)) {
-                log_warnx("--repeat must be 1 to 10000000");
+            if (!cli_u64_option("repeat", optarg, 1, 10000000, "", &repeat))
                 return EXIT_USAGE;
-            }
             break;
         case 'c':
             cold = true;

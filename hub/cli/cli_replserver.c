@@ -108,23 +108,18 @@ int cmd_repl_server(int argc, char **argv)
             o.listen = optarg;
             break;
         case 'm':
-            if (!parse_u64(optarg, 1, 4096, &v)) {
-                log_warnx("--max-sessions must be 1 to 4096");
+            if (!cli_u64_option("max-sessions", optarg, 1, 4096, "", &v))
                 return EXIT_USAGE;
-            }
             o.max_sessions = (size_t)v;
             break;
         case 'i':
-            if (!parse_u64(optarg, 1, 7 * 86400, &o.idle_timeout_s)) {
-                log_warnx("--idle-timeout must be 1 to 604800 seconds");
+            if (!cli_u64_option("idle-timeout", optarg, 1, 7 * 86400, " seconds",
+                                &o.idle_timeout_s))
                 return EXIT_USAGE;
-            }
             break;
         case 'f':
-            if (!parse_u64(optarg, 16, REPL_MAX_MAX_FRAME, &v)) {
-                log_warnx("--max-frame must be 16 to %d bytes", REPL_MAX_MAX_FRAME);
+            if (!cli_u64_option("max-frame", optarg, 16, REPL_MAX_MAX_FRAME, " bytes", &v))
                 return EXIT_USAGE;
-            }
             o.max_frame = (size_t)v;
             break;
         case 't':
@@ -134,40 +129,30 @@ int cmd_repl_server(int argc, char **argv)
             }
             break;
         case 'p':
-            if (!parse_u64(optarg, 0, 64, &v)) {
-                log_warnx("--pool must be 0 to 64");
+            if (!cli_u64_option("pool", optarg, 0, 64, "", &v))
                 return EXIT_USAGE;
-            }
             o.pool = (size_t)v;
             break;
         case 'c':
-            if (!parse_u64(optarg, 1, 65536, &v)) {
-                log_warnx("--max-clients must be 1 to 65536");
+            if (!cli_u64_option("max-clients", optarg, 1, 65536, "", &v))
                 return EXIT_USAGE;
-            }
             o.max_clients = (size_t)v;
             break;
         case 'd':
-            if (!parse_u64(optarg, 1, 65536, &o.data_mb)) {
-                log_warnx("--data-mb must be 1 to 65536 (MiB)");
+            if (!cli_u64_option("data-mb", optarg, 1, 65536, " (MiB)", &o.data_mb))
                 return EXIT_USAGE;
-            }
             break;
         case 'T':
             o.tokens_file = optarg;
             break;
         case 'S':
-            if (!parse_u64(optarg, 1, 4096, &v)) {
-                log_warnx("--client-max-sessions must be 1 to 4096");
+            if (!cli_u64_option("client-max-sessions", optarg, 1, 4096, "", &v))
                 return EXIT_USAGE;
-            }
             o.client_max_sessions = (size_t)v;
             break;
         case 'C':
-            if (!parse_u64(optarg, 1, 65536, &v)) {
-                log_warnx("--client-max-connections must be 1 to 65536");
+            if (!cli_u64_option("client-max-connections", optarg, 1, 65536, "", &v))
                 return EXIT_USAGE;
-            }
             o.client_max_connections = (size_t)v;
             break;
         case 'F':

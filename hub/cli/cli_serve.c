@@ -168,10 +168,9 @@ int cmd_serve(int argc, char **argv)
                 ho.max_inflight_per_token = v;
             break;
         case 'i':
-            if (!parse_u64(optarg, 1, 86400 * 7, &ho.idle_timeout_s)) {
-                log_warnx("--idle-timeout must be 1 to 604800 seconds");
+            if (!cli_u64_option("idle-timeout", optarg, 1, 86400 * 7, " seconds",
+                                &ho.idle_timeout_s))
                 return EXIT_USAGE;
-            }
             break;
         case 'L':
             llm_spec = optarg;

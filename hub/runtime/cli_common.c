@@ -5,6 +5,7 @@
 #include "spoke_env.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,15 @@ bool cli_common_option(struct cli_common *c, int opt, const char *arg)
         c->veth_pool = arg;
         return true;
     }
+    return false;
+}
+
+bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
+                    const char *unit, uint64_t *out)
+{
+    if (parse_u64(arg, min, max, out))
+        return true;
+    log_warnx("--%s must be %" PRIu64 " to %" PRIu64 "%s", name, min, max, unit);
     return false;
 }
 

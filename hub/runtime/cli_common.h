@@ -59,6 +59,11 @@ struct cli_common {
 
 /* Handles a common option; false when opt is not one. */
 bool cli_common_option(struct cli_common *c, int opt, const char *arg);
+/* A numeric option's value in [min, max]; false after saying "--NAME must be MIN to
+ * MAX" and unit (" seconds", "" for none). */
+bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
+                    const char *unit, uint64_t *out);
+
 /* Defaults, config file, then the options. 0, or EXIT_USAGE after printing why. */
 int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms);
 
