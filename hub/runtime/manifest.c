@@ -474,6 +474,12 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+bool manifest_is_file_name(const char *name)
+{
+    size_t len = strlen(name);
+    return name[0] != '.' && len >= 6 && strcmp(name + len - 5, ".json") == 0;
+}
+
 int manifest_set_load(const char *dir, struct manifest_set *set, char *err, size_t errlen)
 {
     memset(set, 0, sizeof(*set));
@@ -486,8 +492,7 @@ int manifest_set_load(const char *dir, struct manifest_set *set, char *err, size
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+        if (!manifest_is_file_name(e->d_name))
             continue;
         names = xrealloc(names, (n + 1) * sizeof(char *));
         names[n++] = xstrdup(e->d_name);

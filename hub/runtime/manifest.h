@@ -87,6 +87,10 @@ struct manifest *manifest_from_json(const json_t *root, const char *path, bool a
 bool manifest_tool_key_is_local(const char *key);
 void manifest_free(struct manifest *m);
 
+/* True for the name of a manifest file in a spokes directory: NAME.json, not hidden
+ * (an installer's or an editor's temporary files are). */
+bool manifest_is_file_name(const char *name);
+
 /* Loads every *.json in dir (sorted by name). One bad file fails the whole set: a hub
  * must not run with half its contract. */
 int manifest_set_load(const char *dir, struct manifest_set *set, char *err, size_t errlen);

@@ -211,50 +211,41 @@ static void list_all(struct serve_session *ss, const json_t *id, const char *met
 
 /* ---- one app's: by the name the client has ---- */
 
+/* The request to the one app that params[holder][key] names (holder NULL: params
+ * itself), with the app's own name there. */
 static void to_app(struct serve_session *ss, const json_t *id, const char *method,
-                   const json_t *params, const char *key, bool by_uri, serve_rewrite_fn rewrite)
+                   const json_t *params, const char *holder, const char *key, bool by_uri,
+                   serve_rewrite_fn rewrite)
 {
-    const char *given = json_string_value(json_object_get(params, key)), *own = NULL;
+    const json_t *where = holder ? json_object_get(params, holder) : params;
+    const char *given = json_string_value(json_object_get(where, key)), *own = NULL;
     const struct manifest *m =
         by_uri ? parse_gw_uri(ss->sv, given, &own) : parse_gw_name(ss->sv, given, &own);
     if (!m) {
         serve_session_error(ss, id, JRPC_INVALID_PARAMS,
-                            "%s: %s \"%.200s\" names no installed app (the gateway's names are "
-                            "%s)",
-                            method, key, given ? given : "",
+                            "%s: %s%s%s \"%.200s\" names no installed app (the gateway's names "
+                            "are %s)",
+                            method, holder ? holder : "", holder ? "." : "", key,
+                            given ? given : "",
                             by_uri ? GW_URI_SCHEME "APP:URI" : "APP" GATEWAY_SEP "NAME");
         return;
     }
     json_t *p = json_deep_copy(params);
-    json_object_set_new(p, key, json_string(own));
+    json_object_set_new(holder ? json_object_get(p, holder) : p, key, json_string(own));
     serve_forward_app(ss, id, m->name, method, p, rewrite);
     json_decref(p);
 }
 
 static void complete(struct serve_session *ss, const json_t *id, const json_t *params)
 {
-    const json_t *ref = json_object_get(params, "ref");
-    const char *type = json_string_value(json_object_get(ref, "type"));
+    const char *type = json_string_value(json_object_get(json_object_get(params, "ref"), "type"));
     bool by_uri = type && strcmp(type, "ref/resource") == 0;
     if (!type || (!by_uri && strcmp(type, "ref/prompt") != 0)) {
         serve_session_error(ss, id, JRPC_INVALID_PARAMS,
                             "completion/complete: ref.type must be ref/prompt or ref/resource");
         return;
     }
-    const char *key = by_uri ? "uri" : "name", *own = NULL;
-    const char *given = json_string_value(json_object_get(ref, key));
-    const struct manifest *m =
-        by_uri ? parse_gw_uri(ss->sv, given, &own) : parse_gw_name(ss->sv, given, &own);
-    if (!m) {
-        serve_session_error(ss, id, JRPC_INVALID_PARAMS,
-                            "completion/complete: ref.%s \"%.200s\" names no installed app", key,
-                            given ? given : "");
-        return;
-    }
-    json_t *p = json_deep_copy(params);
-    json_object_set_new(json_object_get(p, "ref"), key, json_string(own));
-    serve_forward_app(ss, id, m->name, "completion/complete", p, NULL);
-    json_decref(p);
+    to_app(ss, id, "completion/complete", params, "ref", by_uri ? "uri" : "name", by_uri, NULL);
 }
 
 void serve_gateway_forward(struct serve_session *ss, const json_t *id, const char *method,
@@ -271,9 +262,9 @@ void serve_gateway_forward(struct serve_session *ss, const json_t *id, const cha
     else if (strcmp(method, "prompts/list") == 0)
         list_all(ss, id, method, "prompts");
     else if (strcmp(method, "resources/read") == 0)
-        to_app(ss, id, method, params, "uri", true, rewrite_read);
+        to_app(ss, id, method, params, NULL, "uri", true, rewrite_read);
     else if (strcmp(method, "prompts/get") == 0)
-        to_app(ss, id, method, params, "name", false, rewrite_prompt);
+        to_app(ss, id, method, params, NULL, "name", false, rewrite_prompt);
     else if (strcmp(method, "completion/complete") == 0)
         complete(ss, id, params);
     else

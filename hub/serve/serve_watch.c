@@ -19,11 +19,6 @@
 #define WATCH_MASK                                                                                 \
     (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
 
-static bool is_manifest_name(const char *name, size_t len)
-{
-    return len > 5 && name[0] != '.' && memcmp(name + len - 5, ".json", 5) == 0;
-}
-
 static void tell_sessions(struct serve *sv)
 {
     struct serve_session *ss;
@@ -68,7 +63,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
                 event_del(sv->ev_watch);
                 return;
             }
-            if (e->len && is_manifest_name(e->name, strnlen(e->name, e->len)))
+            if (e->len && manifest_is_file_name(e->name)) /* NUL-padded by the kernel */
                 relevant = true;
             p += sizeof(*e) + e->len;
         }
