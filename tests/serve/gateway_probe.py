@@ -3,8 +3,9 @@
 the app they belong to, and names that point nowhere refused. Prints TAP lines
 (tests/serve/test_serve_gateway.sh). argv: the hub command."""
 import json
-import subprocess
 import sys
+
+from mcp_stdio import StdioClient
 
 failures = 0
 GW = "isolategpt:conformance:"
@@ -17,30 +18,11 @@ def ok(cond, what, why=""):
           ("" if cond or not why else f": {why}"), flush=True)
 
 
-p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-next_id = 0
-
-
-def req(method, params):
-    global next_id
-    next_id += 1
-    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method,
-                               "params": params}) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        line = p.stdout.readline()
-        if not line:
-            return None
-        m = json.loads(line)
-        if m.get("id") == next_id:
-            return m
-
-
-r = req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "gateway-probe", "version": "1"}})
+cl = StdioClient(sys.argv[1:], stderr=None)
+req = cl.request
+r = cl.initialize("gateway-probe")
 caps = r["result"]["capabilities"]
 ok("resources" in caps and "prompts" in caps, "initialize offers resources and prompts", str(caps))
-p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
 r = req("resources/list", {})
 res = r.get("result", {}).get("resources", [])
@@ -90,6 +72,5 @@ for what, method, params in [
     r = req(method, params)
     ok(r.get("error", {}).get("code") == -32602 and "names no installed app" in
        r["error"].get("message", ""), f"{what} is refused, saying why", json.dumps(r)[:300])
-p.stdin.close()
-ok(p.wait(timeout=20) == 0, "hub serve ends cleanly")
+ok(cl.close() == 0, "hub serve ends cleanly")
 sys.exit(1 if failures else 0)

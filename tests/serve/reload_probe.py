@@ -8,10 +8,11 @@ import http.client
 import json
 import os
 import select
-import subprocess
 import sys
 import time
 import urllib.parse
+
+from mcp_stdio import StdioClient
 
 failures = 0
 mode, spokes, audit = sys.argv[1:4]
@@ -47,55 +48,12 @@ def write_manifest(name, base="beta", change=None):
     os.rename(tmp, os.path.join(spokes, name + ".json"))  # as an installer would
 
 
-class Stdio:
+class Stdio(StdioClient):
     def __init__(self, argv):
-        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=open(os.path.join(os.path.dirname(audit), "serve.err"), "ab"))
-        self.buf = b""
-        self.pending = []
-
-    def send(self, obj):
-        self.p.stdin.write((json.dumps(obj) + "\n").encode())
-        self.p.stdin.flush()
-
-    def next(self, timeout):
-        """The next message, or None after timeout seconds."""
-        end = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = end - time.monotonic()
-            if left <= 0 or not select.select([self.p.stdout], [], [], left)[0]:
-                return None
-            chunk = os.read(self.p.stdout.fileno(), 65536)
-            if not chunk:
-                return None
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def request(self, i, method, params):
-        self.send({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
-        while True:
-            m = self.next(20)
-            if m is None or m.get("id") == i:
-                return m
-            self.pending.append(m)  # a notification that came first
+        super().__init__(argv, stderr=open(os.path.join(os.path.dirname(audit), "serve.err"), "ab"))
 
     def notified(self, timeout):
-        """True when tools/list_changed arrives (or already came) within timeout."""
-        end = time.monotonic() + timeout
-        while True:
-            if any(m.get("method") == "notifications/tools/list_changed" for m in self.pending):
-                self.pending = [m for m in self.pending
-                                if m.get("method") != "notifications/tools/list_changed"]
-                return True
-            m = self.next(max(end - time.monotonic(), 0))
-            if m is None:
-                return False
-            self.pending.append(m)
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=20)
+        return super().notified("notifications/tools/list_changed", timeout)
 
 
 class Http:
@@ -107,8 +65,11 @@ class Http:
         self.sid = None
         self.stream = None
         self.events = b""
+        self.next_id = 0
 
-    def request(self, i, method, params):
+    def request(self, method, params):
+        self.next_id += 1
+        i = self.next_id
         c = http.client.HTTPConnection(self.host, self.port, timeout=20)
         h = dict(self.h)
         if self.sid:
@@ -154,8 +115,8 @@ class Http:
 
 
 cl = Stdio(sys.argv[4:]) if mode == "stdio" else Http(sys.argv[4], sys.argv[5])
-r = cl.request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                 "clientInfo": {"name": "reload-probe", "version": "1"}})
+r = cl.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "reload-probe", "version": "1"}})
 ok(r and r["result"]["capabilities"]["tools"].get("listChanged") is True,
    "initialize offers tools.listChanged", str(r))
 if mode == "stdio":
@@ -164,35 +125,35 @@ else:
     cl.open_stream()
 
 
-def names(i):
-    r = cl.request(i, "tools/list", {})
+def names():
+    r = cl.request("tools/list", {})
     return {t["name"] for t in r["result"]["tools"]} if r and "result" in r else set()
 
 
-def call(i, tool):
-    return cl.request(i, "tools/call", {"name": tool, "arguments": {"text": "hi"}})
+def call(tool):
+    return cl.request("tools/call", {"name": tool, "arguments": {"text": "hi"}})
 
 
-before = names(2)
+before = names()
 ok("beta__echo" in before and "epsilon__echo" not in before, "the apps at start", str(sorted(before)))
-r = call(3, "beta__echo")
+r = call("beta__echo")
 ok(r and "result" in r and not r["result"].get("isError"), "beta's spoke runs", str(r))
 beta_starts = starts_of("beta")
 
 # an app added
 write_manifest("epsilon")
 ok(cl.notified(5), "an app added: the client is told (notifications/tools/list_changed)")
-now = names(4)
+now = names()
 ok("epsilon__echo" in now and before <= now, "... tools/list offers it, and the others still",
    str(sorted(now)))
-r = call(5, "epsilon__echo")
+r = call("epsilon__echo")
 ok(r and "result" in r and not r["result"].get("isError"), "... and it can be called", str(r))
 
 # a manifest changed while its spoke runs (a project key: the pin still holds)
 write_manifest("beta", change=lambda m: [t.update(irreversible=True) for t in m["tools"]
                                          if t["name"] == "echo"])
 ok(cl.notified(5), "a manifest changed: the client is told")
-r = cl.request(6, "tools/list", {})
+r = cl.request("tools/list", {})
 echo = next((t for t in r["result"]["tools"] if t["name"] == "beta__echo"), {})
 ok(echo.get("annotations", {}).get("destructiveHint") is True,
    "... tools/list shows the new manifest (echo now irreversible)", str(echo))
@@ -206,15 +167,15 @@ ok(any(x.get("isolate", {}).get("apps", {}).get("changed") == ["beta"] for x in 
 # an app removed
 os.unlink(os.path.join(spokes, "epsilon.json"))
 ok(cl.notified(5), "an app removed: the client is told")
-ok("epsilon__echo" not in names(7), "... tools/list no longer offers it")
-r = call(8, "epsilon__echo")
+ok("epsilon__echo" not in names(), "... tools/list no longer offers it")
+r = call("epsilon__echo")
 ok(r and ("error" in r or r.get("result", {}).get("isError")), "... and a call to it is refused", str(r))
 
 # what must change nothing
 with open(os.path.join(spokes, "zeta.json"), "w") as f:
     f.write("{not json")
 ok(not cl.notified(1.5), "a manifest that does not load: no notification")
-ok(names(9) == names(10) and "beta__echo" in names(11), "... the apps stay as they were")
+ok(names() == names() and "beta__echo" in names(), "... the apps stay as they were")
 rec = audit_records("manifests-reload")
 ok(any(x.get("event", {}).get("outcome") == "failure" and "zeta.json" in json.dumps(x) for x in rec),
    "... and the audit says which file and why", json.dumps(rec[-1:])[:300])
@@ -222,7 +183,7 @@ os.unlink(os.path.join(spokes, "zeta.json"))
 with open(os.path.join(spokes, "notes.txt"), "w") as f:
     f.write("not a manifest")
 ok(not cl.notified(1.5), "a file that is not a manifest, or the bad one going away: nothing to say")
-r = call(12, "beta__echo")
+r = call("beta__echo")
 ok(r and "result" in r and not r["result"].get("isError"), "beta is called under its new manifest", str(r))
 ok(starts_of("beta") == beta_starts + 1, "... in a spoke started afresh",
    f"{beta_starts} -> {starts_of('beta')}")
