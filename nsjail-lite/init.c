@@ -66,6 +66,8 @@ void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int status_fd)
     /* The jail dies with its monitor. getppid() is 0 in a new pid namespace, so the
      * check that the parent is still alive is the read below: it returns end of file
      * if the monitor is gone. */
+    if (cgroup_enter(p, why, sizeof(why)) < 0)
+        child_fail(exec_fd, 125, "%s", why);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         child_fail_errno(exec_fd, 125, "PR_SET_PDEATHSIG");
     scrub_identity();

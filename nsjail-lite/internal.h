@@ -76,6 +76,9 @@ struct cgroup_plan {
     char *dir[CG_N];    /* the jail's own, filled in by the monitor ("" once removed) */
     uint32_t rnd;       /* makes the name unique with the monitor's pid */
     bool own_parent;    /* v2: the parent is the caller's own cgroup (not configured) */
+    /* v1: the jail's "tasks" files, opened by the monitor (as host root) for init to
+     * move itself with (cgroup_enter); -1 when not open. */
+    int tasks_fd[CG_N];
 };
 
 /* What the cgroup saw, read by the monitor before it removes it. */
@@ -213,11 +216,15 @@ int rlimit_prepare(const struct jail_config *cfg, struct jail_plan *p, struct ja
 int rlimit_apply(const struct jail_plan *p, char *err, size_t errlen);
 
 /* cgroup.c: prepare in the caller; create, attach (init's pid, before it starts
- * anything) and remove in the monitor. remove fills *end (may be NULL) first. */
+ * anything) and remove in the monitor. remove fills *end (may be NULL) first. On v1,
+ * init moves itself first thing (cgroup_enter) and attach only closes the monitor's
+ * copies of the descriptors it did that with. */
 int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
 int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
-int cgroup_attach(const struct jail_plan *p, pid_t pid, char *err, size_t errlen);
+int cgroup_attach(struct jail_plan *p, pid_t pid, char *err, size_t errlen);
 void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
+/* In init, before anything else: v1, moves init into its cgroup. */
+int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);
 /* In init, once it is in its cgroup: a cgroup namespace rooted there. */
 int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen);
 void cgroup_plan_free(struct jail_plan *p);

@@ -425,7 +425,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
     if (cgroup_attach(p, pid, why, sizeof(why)) < 0)
         report_error(m, 125, why);
     if (user_write_maps(p, pid, why, sizeof(why)) < 0)
-        report_error(m, 125, why);
+        setup_failed(m, exec_p[0], why); /* init's own error first, if it failed */
     /* init builds its root while the monitor makes the veth (two cores, no wait). */
     if (write_all(sync_p[1], "M", 1) < 0)
         report_error(m, 125, "init died before its setup");

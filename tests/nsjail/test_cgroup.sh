@@ -241,6 +241,27 @@ is "a shell that cannot fork beyond --pids 8 fails with reason pids" "$(cat "$TM
 is "  a program that fails on its own keeps an empty reason" "$(cat "$TMP/pids.status")" \
     '{"exit_code":3,"signal":null,"reason":""}'
 
+# --- who is in the jail's cgroup: init and the program, from the host's side (v1: init
+# moves itself in, nsjail-lite/cgroup.c); the launcher, which is the monitor, is not ---
+"$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 --pids 16 --cpu-percent 50 -- /bin/sleep 5 \
+    >/dev/null 2>&1 </dev/null &
+launcher=$!
+at_exit "kill $launcher 2>/dev/null"
+init=""
+for _ in $(seq 100); do
+    init=$(cat "/proc/$launcher/task/$launcher/children" 2>/dev/null | awk '{print $1}')
+    prog=$([ -n "$init" ] && awk '{print $1}' "/proc/$init/task/$init/children" 2>/dev/null)
+    [ -n "$prog" ] && break
+    sleep 0.05
+done
+for c in memory pids cpu; do
+    like "init is in the jail's $c cgroup" "$(grep -E "^[0-9]+:([a-z,]*,)?$c(,[a-z,]*)?:" "/proc/$init/cgroup")" "/nsjail-lite-$launcher-[0-9a-f]+\$"
+    like "  and so is the program it started" "$(grep -E "^[0-9]+:([a-z,]*,)?$c(,[a-z,]*)?:" "/proc/$prog/cgroup")" "/nsjail-lite-$launcher-[0-9a-f]+\$"
+    unlike "  but not the monitor (the launcher)" "$(grep -E "^[0-9]+:([a-z,]*,)?$c(,[a-z,]*)?:" "/proc/$launcher/cgroup")" "nsjail-lite-$launcher"
+done
+kill "$launcher" 2>/dev/null
+wait "$launcher" 2>/dev/null
+
 # --- nothing left behind ---
 mem_parent=$(jget 'd["dirs"]["memory"].rsplit("/", 1)[0]' <"$TMP/shm.watch")
 left=$(find "$mem_parent" -maxdepth 1 -name "nsjail-lite-*" 2>/dev/null | while read -r d; do
