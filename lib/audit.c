@@ -338,11 +338,6 @@ void audit_new_id(char out[33])
         pool_left = sizeof(pool);
     }
     unsigned char *raw = pool + sizeof(pool) - pool_left;
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < 16; i++) {
-        out[2 * i] = hex[raw[i] >> 4];
-        out[2 * i + 1] = hex[raw[i] & 15];
-    }
+    hex_encode(raw, 16, out);
     pool_left -= 16;
-    out[32] = '\0';
 }

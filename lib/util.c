@@ -172,6 +172,16 @@ int hex_digit_value(char c)
     return -1;
 }
 
+void hex_encode(const unsigned char *raw, size_t n, char *out)
+{
+    static const char digit[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digit[raw[i] >> 4];
+        out[2 * i + 1] = digit[raw[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
 bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 {
     if (!s)

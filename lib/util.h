@@ -40,6 +40,8 @@ bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 bool parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* The value of one hexadecimal digit (either case), or -1. */
 int hex_digit_value(char c);
+/* n bytes as 2n lowercase hexadecimal digits and a NUL (out holds 2n + 1). */
+void hex_encode(const unsigned char *raw, size_t n, char *out);
 
 /* Loops over short writes and EINTR; returns 0 or -1 with errno. */
 int write_all(int fd, const void *buf, size_t len);

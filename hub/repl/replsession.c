@@ -108,12 +108,7 @@ static void hex_random(char *out, size_t bytes)
         if (n > 0)
             got += (size_t)n;
     }
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < bytes; i++) {
-        out[2 * i] = hex[raw[i] >> 4];
-        out[2 * i + 1] = hex[raw[i] & 15];
-    }
-    out[2 * bytes] = '\0';
+    hex_encode(raw, bytes, out);
 }
 
 static void on_idle(evutil_socket_t fd, short what, void *arg);

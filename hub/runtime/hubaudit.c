@@ -11,9 +11,9 @@
  * said once on stderr (audit_say_outages, hub.c), and nothing is sticky: the first
  * record that fits again ends the outage. */
 #include "internal.h"
+#include "sha256.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,16 +135,10 @@ static json_t *content_hash(const json_t *v)
     char *dump = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     if (!dump)
         return NULL;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    bool ok = EVP_Digest(dump, strlen(dump), md, &n, EVP_sha256(), NULL) == 1 && n == 32;
+    char hex[2 * SHA256_LEN + 1];
+    bool ok = sha256_hex(dump, strlen(dump), hex);
     free(dump);
-    if (!ok)
-        return NULL;
-    char hex[65];
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    return json_string(hex);
+    return ok ? json_string(hex) : NULL;
 }
 
 /* The transcript's record: the audit record's action and isolate.* fields (call id,

@@ -7,13 +7,13 @@
  * prints it once. */
 #include "config.h"
 #include "log.h"
+#include "sha256.h"
 #include "tokens.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@
 #define LINE_MAX_LEN 256
 
 struct token_entry {
-    unsigned char hash[32];
+    unsigned char hash[SHA256_LEN];
     char user[65];
 };
 
@@ -32,12 +32,6 @@ struct tokens {
     struct token_entry *v;
     size_t n;
 };
-
-static bool sha256(const void *data, size_t len, unsigned char out[32])
-{
-    unsigned int n = 0;
-    return EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) == 1 && n == 32;
-}
 
 struct tokens *tokens_load(const char *path, char *err, size_t errlen)
 {
@@ -79,7 +73,7 @@ struct tokens *tokens_load(const char *path, char *err, size_t errlen)
         }
         t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
         struct token_entry *e = &t->v[t->n++];
-        for (int i = 0; i < 32; i++)
+        for (int i = 0; i < SHA256_LEN; i++)
             e->hash[i] = (unsigned char)(hex_digit_value(hex[2 * i]) << 4 | hex_digit_value(hex[2 * i + 1]));
         str_copy(e->user, user, sizeof(e->user));
     }
@@ -103,14 +97,14 @@ void tokens_free(struct tokens *t)
 const char *tokens_check(const struct tokens *t, const char *token, size_t len,
                                size_t *index)
 {
-    unsigned char h[32];
+    unsigned char h[SHA256_LEN];
     if (len == 0 || len > 512 || !sha256(token, len, h))
         return NULL;
     const char *found = NULL;
     /* Every line is compared, and each comparison takes the same time: how long the
      * check takes says nothing about which line (nearly) matched. */
     for (size_t i = 0; i < t->n; i++)
-        if (CRYPTO_memcmp(h, t->v[i].hash, 32) == 0 && !found) {
+        if (CRYPTO_memcmp(h, t->v[i].hash, SHA256_LEN) == 0 && !found) {
             found = t->v[i].user;
             *index = i;
         }
@@ -119,7 +113,7 @@ const char *tokens_check(const struct tokens *t, const char *token, size_t len,
 
 int tokens_add(const char *path, const char *user)
 {
-    unsigned char raw[32], h[32];
+    unsigned char raw[32], h[SHA256_LEN];
     if (RAND_bytes(raw, sizeof(raw)) != 1) {
         log_warnx("token add: no randomness from OpenSSL");
         return -1;
@@ -143,11 +137,9 @@ int tokens_add(const char *path, const char *user)
         log_warnx("token add: SHA-256 failed");
         return -1;
     }
-    char line[160];
-    int len = snprintf(line, sizeof(line), "sha256:");
-    for (int i = 0; i < 32; i++)
-        len += snprintf(line + len, sizeof(line) - (size_t)len, "%02x", h[i]);
-    len += snprintf(line + len, sizeof(line) - (size_t)len, " %s\n", user);
+    char line[160], hex[2 * SHA256_LEN + 1];
+    hex_encode(h, SHA256_LEN, hex);
+    int len = snprintf(line, sizeof(line), "sha256:%s %s\n", hex, user);
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || write_all(fd, line, (size_t)len) < 0) {
         log_warn("token add: %s", path);

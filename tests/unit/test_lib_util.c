@@ -40,5 +40,11 @@ int main(void)
           "hex_digit_value: the digits of either case");
     CHECK(hex_digit_value('g') == -1 && hex_digit_value('/') == -1 && hex_digit_value('\0') == -1,
           "hex_digit_value: anything else is -1");
+    char hex[9];
+    const unsigned char raw[4] = {0x00, 0x0f, 0xa0, 0xff};
+    hex_encode(raw, sizeof(raw), hex);
+    CHECK(strcmp(hex, "000fa0ff") == 0, "hex_encode: two lowercase digits a byte (%s)", hex);
+    hex_encode(raw, 0, hex);
+    CHECK(hex[0] == '\0', "hex_encode: nothing is the empty string");
     return test_done();
 }
