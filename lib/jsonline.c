@@ -1,5 +1,6 @@
 #include "jsonline.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define JL_STR_CAP 1024
@@ -190,7 +191,7 @@ void jl_str(struct jline *j, const char *k, const char *s)
     jl_strn(j, k, s, strlen(s), JL_STR_CAP);
 }
 
-void jl_int(struct jline *j, const char *k, int64_t v)
+static void put_int(struct jline *j, int64_t v)
 {
     char tmp[24];
     size_t n = 0;
@@ -201,8 +202,13 @@ void jl_int(struct jline *j, const char *k, int64_t v)
     } while (u);
     if (v < 0)
         tmp[sizeof(tmp) - 1 - n++] = '-';
-    key(j, k);
     put(j, tmp + sizeof(tmp) - n, n);
+}
+
+void jl_int(struct jline *j, const char *k, int64_t v)
+{
+    key(j, k);
+    put_int(j, v);
 }
 
 void jl_bool(struct jline *j, const char *k, bool v)
@@ -234,10 +240,114 @@ void jl_strs(struct jline *j, const char *k, const char *a, const char *b)
     putc1(j, ']');
 }
 
+/* A string as jansson dumps it: valid UTF-8 kept, the JSON escapes of put_escaped(),
+ * NUL included (as \u0000); invalid UTF-8 ends the line (jl_end() returns 0). */
+static void put_json_string(struct jline *j, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    putc1(j, '"');
+    for (size_t i = 0; i < len && !j->overflow;) {
+        size_t run = 0;
+        while (i + run < len && plain[u[i + run]])
+            run++;
+        if (run) {
+            put(j, s + i, run);
+            i += run;
+            continue;
+        }
+        size_t n = utf8_valid_len(u + i, len - i);
+        if (n == 0)
+            j->overflow = true;
+        else if (n == 1)
+            put_escaped(j, u[i]);
+        else
+            put(j, s + i, n);
+        i += n ? n : 1;
+    }
+    putc1(j, '"');
+}
+
+static void put_json(struct jline *j, const json_t *v, int depth);
+
+/* An object's members, in their order. Keys go by length: jansson's may hold a NUL,
+ * and it dumps them whole. */
+static void put_members(struct jline *j, const json_t *obj, int depth)
+{
+    json_t *o = (json_t *)obj;
+    bool first = true;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        if (!first)
+            putc1(j, ',');
+        first = false;
+        put_json_string(j, json_object_iter_key(it), json_object_iter_key_len(it));
+        putc1(j, ':');
+        put_json(j, json_object_iter_value(it), depth + 1);
+    }
+}
+
+static void put_json(struct jline *j, const json_t *v, int depth)
+{
+    if (depth > JL_JSON_MAX_DEPTH) {
+        j->overflow = true;
+        return;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        putc1(j, '{');
+        put_members(j, v, depth);
+        putc1(j, '}');
+        return;
+    case JSON_ARRAY:
+        putc1(j, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                putc1(j, ',');
+            put_json(j, json_array_get(v, i), depth + 1);
+        }
+        putc1(j, ']');
+        return;
+    case JSON_STRING:
+        put_json_string(j, json_string_value(v), json_string_length(v));
+        return;
+    case JSON_INTEGER:
+        put_int(j, (int64_t)json_integer_value(v));
+        return;
+    case JSON_REAL: {
+        /* Rare in records; jansson's own digits (%.17g and its fix-ups). */
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (text)
+            put(j, text, strlen(text));
+        else
+            j->overflow = true;
+        free(text);
+        return;
+    }
+    case JSON_TRUE:
+        put(j, "true", 4);
+        return;
+    case JSON_FALSE:
+        put(j, "false", 5);
+        return;
+    case JSON_NULL:
+        put(j, "null", 4);
+        return;
+    }
+}
+
 size_t jl_end(struct jline *j)
 {
     put(j, "}\n", 2);
     if (j->overflow || j->depth != 0)
         return 0;
     return j->len;
+}
+
+size_t jl_json_line(const json_t *obj, char *buf, size_t cap)
+{
+    if (!json_is_object(obj))
+        return 0;
+    struct jline j;
+    jl_begin(&j, buf, cap);
+    put_members(&j, obj, 0);
+    return jl_end(&j);
 }

@@ -15,6 +15,7 @@
 #ifndef ISOLATE_JSONLINE_H
 #define ISOLATE_JSONLINE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,15 @@ void jl_strs(struct jline *j, const char *key, const char *a, const char *b);
 /* Ends the object with "}\n" and returns the line's length, newline included; 0 when
  * the buffer was too small or an object is still open. */
 size_t jl_end(struct jline *j);
+/* A whole jansson object as one line into buf, "}\n" included: the bytes json_dumps(obj,
+ * JSON_COMPACT) gives (keys in their order, jansson's escapes, its digits), and a
+ * newline. For the hub's audit records and JSON-RPC lines, which are built as jansson
+ * objects and cost twice as much through jansson's dumper. Returns the length, or 0
+ * when obj is not an object, does not fit, holds a string that is not valid UTF-8
+ * (which jansson refuses to dump) or nests deeper than JL_JSON_MAX_DEPTH: the caller
+ * then asks json_dumps(). */
+#define JL_JSON_MAX_DEPTH 64
+size_t jl_json_line(const json_t *obj, char *buf, size_t cap);
 
 /* Length of the valid UTF-8 sequence at s (1..4 bytes), or 0 when it is not one. */
 size_t utf8_valid_len(const unsigned char *s, size_t avail);
