@@ -33,7 +33,9 @@
  * "tasks" file moves only itself, which the kernel does without that lock (60 us). The
  * monitor opens the files as host root before the clone, since the kernel checks the
  * opener's credentials, and init, single-threaded, writes "0" before anything else.
- * v2 has no such file outside threaded subtrees: there the monitor moves init.
+ * v2 has no such file outside threaded subtrees: there init is cloned straight into its
+ * cgroup (clone3 with CLONE_INTO_CGROUP, Linux 5.7), and moved by the monitor only
+ * where the kernel refuses that.
  *
  * Names are unique per jail ("nsjail-lite-MONITORPID-RANDOM") so that jails of several
  * hubs and tests share a parent; a monitor killed outright leaves an empty directory,
@@ -255,6 +257,7 @@ int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct ja
     const struct jail_limits *l = &cfg->limits;
     for (int k = 0; k < CG_N; k++)
         cg->tasks_fd[k] = -1;
+    cg->dir_fd = -1;
     cg->memory_mb = l->memory_mb;
     cg->pids = l->pids;
     cg->cpu_percent = l->cpu_percent;
@@ -501,11 +504,21 @@ fail:
     return -1;
 }
 
-/* v1: the "tasks" file of each of the jail's directories, for cgroup_enter. */
-static int open_tasks_files(struct cgroup_plan *cg, char *err, size_t errlen)
+/* What init is placed with: v1, the "tasks" file of each of the jail's directories,
+ * for cgroup_enter; v2, the jail's directory, for clone3. */
+static int open_placement_files(struct cgroup_plan *cg, char *err, size_t errlen)
 {
-    if (cg->version != 1)
+    if (cg->version == 2) {
+        const char *dir = cg->dir[CG_MEMORY] ? cg->dir[CG_MEMORY]
+                          : cg->dir[CG_PIDS] ? cg->dir[CG_PIDS]
+                                             : cg->dir[CG_CPU];
+        cg->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg->dir_fd < 0) {
+            snprintf(err, errlen, "cgroup: open %s: %s", dir, strerror(errno));
+            return -1;
+        }
         return 0;
+    }
     for (int k = 0; k < CG_N; k++) {
         if (!cg->dir[k] || same_dir_before(cg, k))
             continue;
@@ -520,13 +533,16 @@ static int open_tasks_files(struct cgroup_plan *cg, char *err, size_t errlen)
     return 0;
 }
 
-static void close_tasks_files(struct cgroup_plan *cg)
+static void close_placement_files(struct cgroup_plan *cg)
 {
     for (int k = 0; k < CG_N; k++) {
         if (cg->tasks_fd[k] >= 0)
             close(cg->tasks_fd[k]);
         cg->tasks_fd[k] = -1;
     }
+    if (cg->dir_fd >= 0)
+        close(cg->dir_fd);
+    cg->dir_fd = -1;
 }
 
 int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
@@ -550,7 +566,7 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
             goto undo;
         }
     }
-    if (set_limits(cg, err, errlen) < 0 || open_tasks_files(cg, err, errlen) < 0)
+    if (set_limits(cg, err, errlen) < 0 || open_placement_files(cg, err, errlen) < 0)
         goto undo;
     plan_debug(p, "cgroup %s: memory %" PRIu64 " MiB, pids %" PRIu64 ", cpu %" PRIu64 "%%",
                cg->dir[CG_MEMORY] ? cg->dir[CG_MEMORY]
@@ -563,14 +579,20 @@ undo:
     return -1;
 }
 
-int cgroup_attach(struct jail_plan *p, pid_t pid, char *err, size_t errlen)
+int cgroup_clone_fd(const struct jail_plan *p)
+{
+    return p->cg.version == 2 ? p->cg.dir_fd : -1;
+}
+
+int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, size_t errlen)
 {
     struct cgroup_plan *cg = &p->cg;
     if (!cg->version)
         return 0;
-    if (cg->version == 1) {
-        close_tasks_files(cg); /* init has its copies: cgroup_enter */
-        plan_debug(p, "init (host pid %d) moves itself into its cgroup", (int)pid);
+    close_placement_files(cg); /* init has its copies (v1: cgroup_enter) */
+    if (cg->version == 1 || born_inside) {
+        plan_debug(p, "init (host pid %d) %s its cgroup", (int)pid,
+                   born_inside ? "was cloned into" : "moves itself into");
         return 0;
     }
     char v[32];
@@ -601,7 +623,7 @@ int cgroup_enter(struct jail_plan *p, char *err, size_t errlen)
             return -1;
         }
     }
-    close_tasks_files(cg);
+    close_placement_files(cg);
     return 0;
 }
 
@@ -625,7 +647,7 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end)
         memset(end, 0, sizeof(*end));
     if (!cg->version)
         return;
-    close_tasks_files(cg);
+    close_placement_files(cg);
     const char *mem = cg->dir[CG_MEMORY], *pids = cg->dir[CG_PIDS];
     if (end && mem && mem[0]) {
         if (cg->version == 2) {

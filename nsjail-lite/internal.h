@@ -79,6 +79,8 @@ struct cgroup_plan {
     /* v1: the jail's "tasks" files, opened by the monitor (as host root) for init to
      * move itself with (cgroup_enter); -1 when not open. */
     int tasks_fd[CG_N];
+    /* v2: the jail's directory, for clone3(CLONE_INTO_CGROUP); -1 when not open. */
+    int dir_fd;
 };
 
 /* What the cgroup saw, read by the monitor before it removes it. */
@@ -183,6 +185,9 @@ void plan_debug(const struct jail_plan *p, const char *fmt, ...)
 /* fork()-like clone(2) without glibc's wrapper: used only by single-threaded
  * processes (monitor, init), whose children make syscalls and exec or _exit. */
 pid_t raw_clone(unsigned long flags);
+/* The same through clone3(2) with CLONE_INTO_CGROUP: the child starts in the cgroup v2
+ * directory cgroup_fd (Linux >= 5.7; -1 with errno otherwise). */
+pid_t raw_clone_into_cgroup(unsigned long flags, int cgroup_fd);
 /* User plus system time of a reaped child (and its reaped descendants). */
 uint64_t rusage_cpu_ns(const struct rusage *ru);
 
@@ -216,14 +221,18 @@ int rlimit_prepare(const struct jail_config *cfg, struct jail_plan *p, struct ja
 int rlimit_apply(const struct jail_plan *p, char *err, size_t errlen);
 
 /* cgroup.c: prepare in the caller; create, attach (init's pid, before it starts
- * anything) and remove in the monitor. remove fills *end (may be NULL) first. On v1,
- * init moves itself first thing (cgroup_enter) and attach only closes the monitor's
- * copies of the descriptors it did that with. */
+ * anything) and remove in the monitor. remove fills *end (may be NULL) first. Init
+ * is not moved by anyone where that can be helped: on v2 it is cloned into the
+ * cgroup (cgroup_clone_fd), on v1 it moves itself first thing (cgroup_enter); attach
+ * then only closes the monitor's descriptors (born_inside: clone3 placed it). */
 int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
 int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
-int cgroup_attach(struct jail_plan *p, pid_t pid, char *err, size_t errlen);
+/* v2: the directory to clone init into, or -1 (v1, no cgroup). */
+int cgroup_clone_fd(const struct jail_plan *p);
+int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, size_t errlen);
 void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
-/* In init, before anything else: v1, moves init into its cgroup. */
+/* In init, before anything else: v1, moves init into its cgroup; closes init's copies
+ * of the monitor's cgroup descriptors. */
 int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);
 /* In init, once it is in its cgroup: a cgroup namespace rooted there. */
 int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen);

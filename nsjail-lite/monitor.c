@@ -392,7 +392,16 @@ static _Noreturn void run_namespaces(struct monitor *m)
                       "requested)");
     if (cgroup_create(p, why, sizeof(why)) < 0)
         report_error(m, 125, why);
-    pid_t pid = raw_clone(JAIL_NS_FLAGS | SIGCHLD);
+    /* v2: born in its cgroup. Any refusal of clone3 (an older kernel, a seccomp filter
+     * of our own caller's that knows only clone) falls back to clone and a move. */
+    bool born_inside = false;
+    pid_t pid = -1;
+    if (cgroup_clone_fd(p) >= 0) {
+        pid = raw_clone_into_cgroup(JAIL_NS_FLAGS | SIGCHLD, cgroup_clone_fd(p));
+        born_inside = pid >= 0;
+    }
+    if (pid < 0)
+        pid = raw_clone(JAIL_NS_FLAGS | SIGCHLD);
     if (pid < 0) {
         snprintf(why, sizeof(why), "creating the namespaces (clone): %s%s", strerror(errno),
                  errno == ENOSPC  ? " (user.max_user_namespaces or a similar limit reached)"
@@ -422,7 +431,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
     plan_debug(p, "cloned init (host pid %d) in new user/mnt/pid/ipc/uts/net namespaces", (int)pid);
 
     /* Before init's go-ahead: everything the jail starts is inside its cgroup. */
-    if (cgroup_attach(p, pid, why, sizeof(why)) < 0)
+    if (cgroup_attach(p, pid, born_inside, why, sizeof(why)) < 0)
         report_error(m, 125, why);
     if (user_write_maps(p, pid, why, sizeof(why)) < 0)
         setup_failed(m, exec_p[0], why); /* init's own error first, if it failed */
