@@ -7,9 +7,13 @@
  * requests written to the server's stdin and answered on its stdout (one warm-up call
  * first), and the median of COLD starts from fork to the answered initialize. Lines
  * are matched by their "id" only: no JSON parsing, the least a client can do. With
- * MCP_PIPE_SOCKET set, the server's stdin and stdout are one socketpair, as a spoke's. */
+ * MCP_PIPE_SOCKET set, the server's stdin and stdout are one socketpair, as a spoke's.
+ * With MCP_PIPE_PROGRESS set, each call carries a _meta.progressToken of 32 hex digits,
+ * as the hub's calls do (so that a spoke can report progress): the same request bytes
+ * the hub sends, apart from the token's digits. */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,12 +120,15 @@ int main(int argc, char **argv)
     start(&s, cmd);
     ask(&s, init, 1);
     fputs("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n", s.in);
+    const bool progress = getenv("MCP_PIPE_PROGRESS") != NULL;
     for (int i = 0; i <= warm; i++) {
-        char req[256];
+        char req[256], meta[80] = "";
+        if (progress)
+            snprintf(meta, sizeof(meta), ",\"_meta\":{\"progressToken\":\"%032x\"}", 100 + i);
         snprintf(req, sizeof(req),
                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"echo\",\"arguments\":{\"message\":\"ping\"}}}\n",
-                 100 + i);
+                 "\"echo\",\"arguments\":{\"message\":\"ping\"}%s}}\n",
+                 100 + i, meta);
         unsigned long long t0 = now_ns();
         ask(&s, req, 100 + i);
         if (i)
