@@ -60,9 +60,9 @@ static void no_line(const char *what, json_t *v, size_t cap)
  * characters of two, three and four bytes. */
 static json_t *random_string(void)
 {
-    static const char *const pieces[] = {"a", "Z", "0", " ", "\"", "\\", "/", "\b", "\f",
-                                         "\n", "\r", "\t", "\x01", "\x1f", "\x7f",
-                                         "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    static const char *const pieces[] = {
+        "a",  "Z",  "0",  " ",    "\"",   "\\",   "/",        "\b",           "\f",
+        "\n", "\r", "\t", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
     char s[64];
     size_t len = 0, n = (size_t)(rand() % 12);
     for (size_t i = 0; i < n; i++) {
@@ -174,14 +174,14 @@ int main(void)
     jl_open(&j, "event");
     CHECK(jl_end(&j) == 0, "an object left open gives no line");
 
-    /* jl_json: whole jansson values, the bytes json_dumps writes. */
+    /* jl_json_line: whole jansson values, the bytes json_dumps writes. */
     same_json("scalars", json_pack("{s:i,s:I,s:b,s:b,s:n,s:s}", "i", -7, "big",
-                                   (json_int_t)-9223372036854775807LL - 1, "t", 1, "f", 0, "z",
-                                   "s", "a\"b\\c\x01\x7f\t"));
-    same_json("reals", json_pack("{s:f,s:f,s:f,s:f,s:f}", "a", 0.1, "b", -0.0, "c", 1e300,
-                                 "d", 5.0, "e", 1.5e-7));
-    same_json("nested and empty", json_pack("{s:{s:[i,{},[]],s:{}},s:[]}", "o", "a", 1, "e",
-                                            "arr"));
+                                   (json_int_t)-9223372036854775807LL - 1, "t", 1, "f", 0, "z", "s",
+                                   "a\"b\\c\x01\x7f\t"));
+    same_json("reals", json_pack("{s:f,s:f,s:f,s:f,s:f}", "a", 0.1, "b", -0.0, "c", 1e300, "d", 5.0,
+                                 "e", 1.5e-7));
+    same_json("nested and empty",
+              json_pack("{s:{s:[i,{},[]],s:{}},s:[]}", "o", "a", 1, "e", "arr"));
     json_t *odd = json_object();
     json_object_setn_new(odd, "k\0ey", 4, json_stringn("v\0al", 4));
     json_object_set_new(odd, "k\"\n\xc3\xa9", json_string("\xf0\x9f\x98\x80"));
