@@ -74,7 +74,7 @@ static void test_tool_map(void)
             app);
     fclose(f);
     struct manifest_set lms = {0};
-    char err[500];
+    char err[500] = "";
     CHECK(manifest_set_load(dir, &lms, err, sizeof(err)) == 0, "long-named manifest loads (%s)",
           err);
     struct tool_map lm;
@@ -91,7 +91,7 @@ static void test_tool_map(void)
 static void test_plans(void)
 {
     struct plan p;
-    char err[700];
+    char err[700] = "";
     const char *ok[] = {"fare__estimate", "{\"from\":\"Main Street\",\"to\":\"Elm Avenue\"}",
                         "mail__send", "{\"to\":\"me@example.org\",\"body\":{\"$ref\":\"s1.fare\"}}",
                         NULL};
@@ -194,7 +194,7 @@ static const json_t *lookup_one(void *ud, const char *id)
 static void test_resolve(void)
 {
     struct plan p;
-    char err[500];
+    char err[500] = "";
     const char *ok[] = {"fare__estimate", "{\"from\":\"a\",\"to\":\"b\"}", "mail__send",
                         "{\"to\":\"me\",\"body\":{\"$ref\":\"s1.fare\"}}", NULL};
     plan_calls(ok, &p, err, sizeof(err));
@@ -409,7 +409,7 @@ int main(void)
     const char *root = getenv("ROOT");
     char dir[600];
     snprintf(dir, sizeof(dir), "%s/tests/agent/manifests", root ? root : ".");
-    char err[600];
+    char err[600] = "";
     if (!mkdtemp(tmpdir) || manifest_set_load(dir, &ms, err, sizeof(err)) < 0) {
         printf("not ok - setup: %s\n", err);
         return 1;
