@@ -117,8 +117,8 @@ static void proc_texts_free(struct proc_texts *t)
 static bool find_mount(const struct proc_texts *t, const char *want, char *mnt, size_t mntlen,
                        char *root, size_t rootlen)
 {
-    FILE *f = t->mountinfo && t->mountinfo_len ? fmemopen(t->mountinfo, t->mountinfo_len, "r")
-                                               : NULL;
+    FILE *f =
+        t->mountinfo && t->mountinfo_len ? fmemopen(t->mountinfo, t->mountinfo_len, "r") : NULL;
     if (!f)
         return false;
     char line[4096];
@@ -268,8 +268,8 @@ static bool try_v2(const struct proc_texts *t, const struct jail_config *cfg,
     return true;
 }
 
-static int try_v1(const struct proc_texts *t, const struct jail_config *cfg,
-                  struct cgroup_plan *cg, const bool want[CG_N], struct jail_error *err)
+static int try_v1(const struct proc_texts *t, const struct jail_config *cfg, struct cgroup_plan *cg,
+                  const bool want[CG_N], struct jail_error *err)
 {
     for (int k = 0; k < CG_N; k++) {
         if (!want[k])
