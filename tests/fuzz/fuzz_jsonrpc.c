@@ -9,7 +9,9 @@
  *   lost, duplicated or reordered, none with a '\n' inside, none over the maximum;
  * - the reader never holds more than one maximum line (LR_TOO_LONG instead);
  * - an accepted frame re-serialised by jrpc_dump_line() is one line that parses again
- *   to an equal message of the same kind (what the hub relays is what it checked). */
+ *   to an equal message of the same kind (what the hub relays is what it checked);
+ * - and that line is, byte for byte, what json_dumps() writes: jrpc_dump_line() goes
+ *   through lib/jsonline's own writer (jl_json_line), which must say what jansson says. */
 #include "jsonrpc.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -43,6 +45,10 @@ static void check_frame(const char *line, size_t len)
     char *out = jrpc_dump_line(json_incref(m.root), &out_len);
     fuzz_assert(out && out_len >= 1 && out[out_len - 1] == '\n', "dump");
     fuzz_assert(memchr(out, '\n', out_len - 1) == NULL, "a newline inside a dumped frame");
+    char *ref = json_dumps(m.root, JSON_COMPACT);
+    fuzz_assert(ref && strlen(ref) == out_len - 1 && memcmp(ref, out, out_len - 1) == 0,
+                "jl_json_line wrote other bytes than json_dumps");
+    free(ref);
     struct jrpc_msg again;
     fuzz_assert(jrpc_parse(out, out_len - 1, &again, &code, err, sizeof(err)) == 0,
                 "re-serialised frame refused: %s", err);
