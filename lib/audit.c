@@ -225,9 +225,9 @@ int audit_write(struct audit *a, json_t *rec)
     audit_set_str(rec, "ecs.version", AUDIT_ECS_VERSION);
     audit_set_str(rec, "service.name", a->service);
 
-    /* Straight into a buffer of this thread (jl_json: half what json_dumps costs, and
-     * nothing to allocate); a record too large or too odd for it goes through
-     * jansson's own dumper, which says the same bytes. */
+    /* Straight into a buffer of this thread (jl_json_line: half what json_dumps
+     * costs, and nothing to allocate); a record too large or too odd for it goes
+     * through jansson's own dumper, which says the same bytes. */
     static _Thread_local char buf[AUDIT_LINE_BUF];
     size_t fast = jl_json_line(rec, buf, sizeof(buf));
     if (fast) {

@@ -666,6 +666,8 @@ int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, s
 int cgroup_enter(struct jail_plan *p, char *err, size_t errlen)
 {
     struct cgroup_plan *cg = &p->cg;
+    if (!cg->version)
+        return 0; /* no cgroup: the descriptors were never set up */
     for (int k = 0; k < CG_N; k++) {
         if (cg->tasks_fd[k] < 0)
             continue;
