@@ -759,6 +759,38 @@ static void proc_cgroup(pid_t pid, char *buf, size_t size)
     buf[n > 0 ? n : 0] = '\0';
 }
 
+/* A child cloned by raw_clone_into_cgroup() (cgroup_fd >= 0) or raw_clone() that
+ * waits until release_held(): its pid (-1 on failure) and, in *release, the pipe end
+ * whose closing lets it go. It holds no copy of that end, so it also goes when the
+ * test itself dies. */
+static pid_t clone_held(unsigned long flags, int cgroup_fd, int *release)
+{
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) < 0) {
+        *release = -1;
+        return -1;
+    }
+    pid_t pid = cgroup_fd >= 0 ? raw_clone_into_cgroup(flags, cgroup_fd) : raw_clone(flags);
+    if (pid == 0) {
+        char c;
+        close(go[1]);
+        _exit(read(go[0], &c, 1) < 0);
+    }
+    int saved = errno;
+    close(go[0]);
+    *release = go[1];
+    errno = saved;
+    return pid;
+}
+
+static void release_held(pid_t pid, int release)
+{
+    if (release >= 0)
+        close(release);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
 static void test_clone_into_cgroup(void)
 {
     char mnt[512] = "";
@@ -788,16 +820,11 @@ static void test_clone_into_cgroup(void)
         return;
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int go[2];
-    CHECK(dfd >= 0 && pipe2(go, O_CLOEXEC) == 0, "the cgroup directory opens");
+    CHECK(dfd >= 0, "the cgroup directory opens");
     const unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                                 CLONE_NEWUTS | CLONE_NEWNET | SIGCHLD;
-    pid_t pid = raw_clone_into_cgroup(flags, dfd);
-    if (pid == 0) {
-        char c;
-        close(go[1]);
-        _exit(read(go[0], &c, 1) < 0); /* held until the parent has looked */
-    }
+    int release;
+    pid_t pid = clone_held(flags, dfd, &release);
     CHECK(pid > 0, "clone3 with the jail's namespaces and CLONE_INTO_CGROUP: %s",
           pid > 0 ? "ok" : strerror(errno));
     if (pid > 0) {
@@ -813,31 +840,16 @@ static void test_clone_into_cgroup(void)
               "  and the cgroup lists it (%d)", listed);
         if (pf)
             fclose(pf);
-        close(go[1]);
-        int st;
-        waitpid(pid, &st, 0);
-    } else {
-        close(go[1]);
     }
-    close(go[0]);
+    release_held(pid, release);
     /* Control: the plain clone stays in the caller's cgroup. */
-    int go2[2];
-    CHECK(pipe2(go2, O_CLOEXEC) == 0, "a pipe");
-    pid = raw_clone(flags);
-    if (pid == 0) {
-        char c;
-        close(go2[1]);
-        _exit(read(go2[0], &c, 1) < 0);
-    }
+    pid = clone_held(flags, -1, &release);
     if (pid > 0) {
         char got[4096];
         proc_cgroup(pid, got, sizeof(got));
         CHECK(strstr(got, name) == NULL, "control: a plain clone is not in it");
-        close(go2[1]);
-        int st;
-        waitpid(pid, &st, 0);
     }
-    close(go2[0]);
+    release_held(pid, release);
     /* A descriptor that is no cgroup directory is refused, which the monitor answers
      * by falling back to clone and a move. */
     int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
