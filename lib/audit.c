@@ -13,10 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Records up to this size (all but those with large content under audit.content
- * "full") are written from a buffer of the writing thread, without an allocation. */
-#define AUDIT_LINE_BUF 32768
-
 struct audit {
     char *path;
     char *service;
@@ -228,11 +224,11 @@ int audit_write(struct audit *a, json_t *rec)
     /* Straight into a buffer of this thread (jl_json_line: half what json_dumps
      * costs, and nothing to allocate); a record too large or too odd for it goes
      * through jansson's own dumper, which says the same bytes. */
-    static _Thread_local char buf[AUDIT_LINE_BUF];
-    size_t fast = jl_json_line(rec, buf, sizeof(buf));
-    if (fast) {
+    size_t fast;
+    const char *here = jl_json_line_here(rec, &fast);
+    if (here) {
         json_decref(rec);
-        return audit_write_line(a, buf, fast);
+        return audit_write_line(a, here, fast);
     }
     char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(rec);

@@ -351,3 +351,10 @@ size_t jl_json_line(const json_t *obj, char *buf, size_t cap)
     put_members(&j, obj, 0);
     return jl_end(&j);
 }
+
+const char *jl_json_line_here(const json_t *obj, size_t *len)
+{
+    static _Thread_local char buf[JL_THREAD_LINE];
+    *len = jl_json_line(obj, buf, sizeof(buf));
+    return *len ? buf : NULL;
+}

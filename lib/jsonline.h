@@ -55,6 +55,11 @@ size_t jl_end(struct jline *j);
  * then asks json_dumps(). */
 #define JL_JSON_MAX_DEPTH 64
 size_t jl_json_line(const json_t *obj, char *buf, size_t cap);
+/* jl_json_line() into a buffer of the calling thread (JL_THREAD_LINE bytes), valid
+ * until the thread's next call: the audit's and JSON-RPC's hot paths, which write or
+ * copy the line at once. NULL (and *len 0) when it gives no line. */
+#define JL_THREAD_LINE 65536
+const char *jl_json_line_here(const json_t *obj, size_t *len);
 
 /* Length of the valid UTF-8 sequence at s (1..4 bytes), or 0 when it is not one. */
 size_t utf8_valid_len(const unsigned char *s, size_t avail);

@@ -8,9 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Messages up to this size are written from a buffer of the sending thread. */
-#define JRPC_LINE_BUF 65536
-
 void lr_init(struct line_reader *lr, size_t max_line)
 {
     memset(lr, 0, sizeof(*lr));
@@ -254,13 +251,11 @@ char *jrpc_dump_line(json_t *msg, size_t *len)
     /* Compact output escapes every control character, so the line holds no raw
      * newline: the frame boundary is unambiguous. jl_json_line() writes jansson's
      * bytes at half its cost; an odd message goes through jansson itself. */
-    static _Thread_local char buf[JRPC_LINE_BUF];
-    size_t fast = jl_json_line(msg, buf, sizeof(buf));
-    if (fast) {
+    size_t fast;
+    const char *here = jl_json_line_here(msg, &fast);
+    if (here) {
+        char *line = xstrndup(here, fast);
         json_decref(msg);
-        char *line = xmalloc(fast + 1);
-        memcpy(line, buf, fast);
-        line[fast] = '\0';
         *len = fast;
         return line;
     }
