@@ -71,10 +71,10 @@ objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 # Each component may split its rules over several .mk files in its own directory.
 # hub/ is a folder per subsystem, each with its module.mk; they are read lowest layer
-# first (runtime, then llm and memory, then assistant, repl, serve and casestudies, then
+# first (runtime, then llm, memory and cmdline, then assistant, repl, serve and casestudies, then
 # cli), so that each can name the libraries below it in its rules. hub/*.mk, if any, first.
-HUB_LAYERS := runtime llm memory assistant repl serve casestudies cli
-include lib/module.mk
+HUB_LAYERS := runtime llm memory cmdline assistant repl serve casestudies cli
+include lib/module.mk lib/jsonschema/module.mk
 include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
 include $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk)
 include $(sort $(filter-out $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk),$(wildcard hub/*/module.mk)))

@@ -7,6 +7,7 @@
  * --json, one JSON line per request: agent_result_json()); questions go to the
  * controlling terminal if there is one, else to --answers (default: deny). */
 #include "agent.h"
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "llm/llm.h"

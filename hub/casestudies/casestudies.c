@@ -2,6 +2,7 @@
  * apps' operating-system-level attacks, in each isolation mode, and prints what
  * succeeded and what stopped the rest (casestudies.h describes the parts). */
 #include "casestudies.h"
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "paths.h"

@@ -14,6 +14,7 @@
  * Everything the run made is gone afterwards: the hub ends its spokes, netproxy and
  * gateway namespace; the directory is removed (unless --keep) after its audit logs
  * were appended to the configured ones. */
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "casestudies.h"
 #include "log.h"

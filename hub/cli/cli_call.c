@@ -2,6 +2,7 @@
  * validation, spawn in the chosen isolation mode, MCP, mediation of whatever the spoke
  * asks, validation of the result), the result printed as JSON. --repeat, --cold and
  * --stats make it the measuring instrument of scripts/bench/hub and of the leak test. */
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "termtext.h"

@@ -1,5 +1,6 @@
 /* `hub repl-server`: the command line over replserver.c. */
 #include "notify.h"
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "repl/repl.h"

@@ -3,6 +3,7 @@
  * "valid" or "invalid: PATH: REASON". Blank lines are skipped. Exit 0 when every value
  * was valid, 1 when one was not, 2 when the schema itself is refused (the reason on
  * stderr). */
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
 #include "log.h"

@@ -4,8 +4,10 @@
 #include "jsonfile.h"
 #include "log.h"
 #include "memory/memory.h"
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "serve/serve.h"
+#include "tokens.h"
 #include "util.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* `hub spokes`: the installed spokes, their tools, network policy and limits, from the
  * manifests alone (nothing is started). */
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "util.h"

@@ -6,6 +6,7 @@
  * irreversible, and after the user's yes writes <spokes dir>/NAME.json with every
  * tool's MCP object pinned. update lists again and shows what changed, verify checks
  * what is installed against what the servers list now. */
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
 #include "log.h"

@@ -1,5 +1,6 @@
 /* hub: the trusted party of IsolateGPT-C. This file only dispatches sub-commands;
  * each lives in its own file (cli_call.c, cli_spokes.c, ...). */
+#include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "log.h"
 

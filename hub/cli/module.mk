@@ -11,7 +11,7 @@ $(LIBHUBCLI): $(call objs,$(CLI_SRCS))
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/hub: $(call objs,hub/cli/main.c) $(LIBHUBCLI) $(LIBHUBCASES) $(LIBHUBASSIST) \
-		$(LIBHUBREPL) $(LIBHUBSERVE) $(HUB_LIB) $(LIBHUBAGENT) $(HUB_JAIL_LIB) $(LIBISOLATE)
+		$(LIBHUBREPL) $(LIBHUBSERVE) $(LIBHUBCMDLINE) $(HUB_LIB) $(LIBHUBAGENT) $(HUB_JAIL_LIB) $(LIBJSONSCHEMA) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "netaddr.h"
 #include "replserver_impl.h"
+#include "tokens.h"
 #include "util.h"
 
 #include <errno.h>

@@ -35,18 +35,6 @@ bool isolation_parse(const char *s, enum isolation *out)
     return false;
 }
 
-bool user_id_valid(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 64 || s[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
-            return false;
-    return true;
-}
-
 void config_set(char **field, const char *value)
 {
     free(*field);

@@ -74,9 +74,6 @@ void config_defaults(struct hub_config *c, const char *exe_dir);
 int config_load(struct hub_config *c, const char *path, char *err, size_t errlen);
 void config_free(struct hub_config *c);
 
-/* User ids name directories (<data_root>/<user>): [A-Za-z0-9_-]{1,64}, no leading '-'. */
-bool user_id_valid(const char *s);
-
 /* Replaces a string setting (frees the old value). */
 void config_set(char **field, const char *value);
 /* Sets the veth pool from "A.B.C.D/N": IPv4, a prefix of 8..30, not holding

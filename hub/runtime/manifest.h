@@ -6,7 +6,7 @@
 #ifndef HUB_MANIFEST_H
 #define HUB_MANIFEST_H
 
-#include "schema.h"
+#include "jsonschema/jsonschema.h"
 
 #include <jansson.h>
 #include <stdbool.h>

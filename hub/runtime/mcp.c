@@ -9,7 +9,7 @@
 #include "internal.h"
 #include "log.h"
 #include "pin.h"
-#include "schema.h"
+#include "jsonschema/jsonschema.h"
 #include "util.h"
 
 #include <errno.h>

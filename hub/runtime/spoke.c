@@ -1,16 +1,16 @@
 /* Spoke lifecycle: lazy start on the first call, the MCP connection's bytes in and out,
  * one call at a time with a queue behind it, kill on misbehaviour, restart on the
  * next call after a crash. */
-#include "gateway.h"
+#include "net_gateway.h"
 #include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
-#include "proxy.h"
+#include "net_proxy.h"
 #include "slots.h"
 #include "spoke_env.h"
 #include "util.h"
-#include "vethpool.h"
+#include "net_vethpool.h"
 
 #include <errno.h>
 #include <stdarg.h>

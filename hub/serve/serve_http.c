@@ -20,6 +20,7 @@
 #include "log.h"
 #include "notify.h"
 #include "serve_impl.h"
+#include "tokens.h"
 #include "util.h"
 
 #include <arpa/inet.h>

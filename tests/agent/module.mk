@@ -11,8 +11,8 @@ $(AGENT_TEST_SPOKE): $(call objs,tests/agent/agentspoke.c) $(SPOKE_SDK) $(LIBISO
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)
 
-$(BUILD)/tests/agent/test_%: $(BUILD)/obj/tests/agent/test_%.o $(LIBHUBASSIST) $(HUB_LIB) \
-		$(LIBHUBAGENT) $(HUB_JAIL_LIB) $(LIBISOLATE)
+$(BUILD)/tests/agent/test_%: $(BUILD)/obj/tests/agent/test_%.o $(LIBHUBASSIST) $(LIBHUBCMDLINE) $(HUB_LIB) \
+		$(LIBHUBAGENT) $(HUB_JAIL_LIB) $(LIBJSONSCHEMA) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

@@ -6,7 +6,7 @@
  * Invariants beyond "no crash": a refusal to compile or to validate says why (and a
  * validation error says where, starting with "$"); validation is deterministic and
  * does not depend on the instance being shared or copied. */
-#include "runtime/schema.h"
+#include "jsonschema/jsonschema.h"
 #include "tests/fuzz/fuzz_json.h"
 
 #include <string.h>

@@ -10,11 +10,11 @@ FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_jsonrpc :=
-FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard hub/runtime/schema*.c)
+FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
-FUZZ_SRCS_schema := $(wildcard hub/runtime/schema*.c)
+FUZZ_SRCS_schema := $(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_replay := $(wildcard hub/llm/*.c)
 FUZZ_SRCS_replframe := hub/repl/replframe.c
 

@@ -30,12 +30,12 @@ $(HUB_FAKE_PROXY): $(call objs,tests/hub/fake_netproxy.c) $(LIBISOLATE)
 HUB_FIXTURE := $(call objs,tests/hub/hub_fixture.c)
 
 $(BUILD)/tests/hub/test_%: $(BUILD)/obj/tests/hub/test_%.o $(HUB_FIXTURE) $(HUB_LIB) $(HUB_JAIL_LIB) \
-		$(LIBISOLATE)
+		$(LIBJSONSCHEMA) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)
 
-$(HUB_SLOWSTART): $(call objs,tests/hub/slowstart.c) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
+$(HUB_SLOWSTART): $(call objs,tests/hub/slowstart.c) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBJSONSCHEMA) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

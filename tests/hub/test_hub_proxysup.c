@@ -6,8 +6,8 @@
  *     again; a proxy that stops answering pings is killed and restarted;
  *   - a refused add reaches the error callback; remove hands it back;
  *   - the published /run/netns name disappears with the gateway. */
-#include "runtime/gateway.h"
-#include "runtime/proxy.h"
+#include "runtime/net_gateway.h"
+#include "runtime/net_proxy.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

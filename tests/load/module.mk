@@ -4,7 +4,7 @@
 HUB_LOAD := $(BUILD)/tests/load/hub_load
 TEST_BINARIES += $(HUB_LOAD)
 
-$(HUB_LOAD): $(call objs,tests/load/hub_load.c) $(HUB_FIXTURE) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBISOLATE)
+$(HUB_LOAD): $(call objs,tests/load/hub_load.c) $(HUB_FIXTURE) $(HUB_LIB) $(HUB_JAIL_LIB) $(LIBJSONSCHEMA) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)

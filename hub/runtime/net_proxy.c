@@ -1,4 +1,4 @@
-#include "proxy.h"
+#include "net_proxy.h"
 #include "ctl.h"
 #include "log.h"
 #include "pidfd.h"

@@ -1,10 +1,10 @@
 /* The compiled form of a JSON Schema document, shared by its loader (schema.c,
  * schema_index.c) and its evaluator (schema_eval.c). */
-#ifndef HUB_SCHEMA_IMPL_H
-#define HUB_SCHEMA_IMPL_H
+#ifndef JSONSCHEMA_IMPL_H
+#define JSONSCHEMA_IMPL_H
 
-#include "schema.h"
-#include "schema_pattern.h"
+#include "jsonschema.h"
+#include "pattern.h"
 
 #include <jansson.h>
 #include <stdbool.h>

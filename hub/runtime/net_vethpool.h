@@ -1,8 +1,8 @@
 /* The veth address pool: a /30 per spoke out of a configured IPv4 range (default
  * 169.254.64.0/18), the host side .1 and the spoke side .2 of each /30. The /30 that
  * holds 169.254.169.254 (cloud metadata) is never handed out, whatever the range. */
-#ifndef HUB_VETHPOOL_H
-#define HUB_VETHPOOL_H
+#ifndef HUB_NET_VETHPOOL_H
+#define HUB_NET_VETHPOOL_H
 
 #include "netaddr.h"
 

@@ -1,8 +1,8 @@
 /* Bearer token files (tokens.c): lines "sha256:HEX USER", the tokens themselves never
  * stored, a presented token compared with every line in constant time. Used by
  * `hub serve --http --tokens` and `hub repl-server --tokens`. */
-#ifndef HUB_TOKENS_H
-#define HUB_TOKENS_H
+#ifndef LIB_TOKENS_H
+#define LIB_TOKENS_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* The small hash table the schema loader and evaluator share (schema_impl.h): keys are
  * byte strings (copied in) or pointers (by identity, keylen 0); open addressing, grown
  * at half full. */
-#include "schema_impl.h"
+#include "impl.h"
 #include "util.h"
 
 #include <stdlib.h>

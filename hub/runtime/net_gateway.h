@@ -13,8 +13,8 @@
  * ... (up to NAME-64), and says so. In it ARP answers only for the address of the receiving
  * interface and forwarding stays off, so a spoke cannot use another spoke's proxy
  * listener or reach another spoke's veth. */
-#ifndef HUB_GATEWAY_H
-#define HUB_GATEWAY_H
+#ifndef HUB_NET_GATEWAY_H
+#define HUB_NET_GATEWAY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* RFC 3986 reference resolution, enough for "$id" and "$ref": no normalisation beyond
  * dot segments, since a schema's identifiers are compared as the document spells them. */
-#include "schema_uri.h"
+#include "uri.h"
 #include "util.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SHA-256 through libcrypto: the audit's content hashes (one per argument and result
  * of every call) and the tokens of hub serve. */
-#ifndef HUB_SHA256_H
-#define HUB_SHA256_H
+#ifndef LIB_SHA256_H
+#define LIB_SHA256_H
 
 #include <stdbool.h>
 #include <stddef.h>

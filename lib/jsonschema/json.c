@@ -1,7 +1,7 @@
 /* JSON values as JSON Schema sees them: an instance's type ("integer" includes 2.0),
  * equality for const, enum and uniqueItems (numbers by value, objects regardless of
  * key order), and a hash that agrees with that equality. */
-#include "schema_impl.h"
+#include "impl.h"
 
 #include <string.h>
 

@@ -13,8 +13,8 @@
  * pattern item that charges the work to the validation's step budget (1.3 to 1.7 times
  * slower matching, measured on a 1 MB subject), so that many costly matches cannot add
  * up either. */
-#include "schema_pattern.h"
-#include "schema.h"
+#include "pattern.h"
+#include "jsonschema.h"
 #include "log.h"
 #include "util.h"
 

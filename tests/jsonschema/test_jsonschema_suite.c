@@ -1,6 +1,6 @@
 /* The official JSON-Schema-Test-Suite (Debian's json-schema-test-suite) through the
  * hub's validator: every required test of draft7, draft6 and draft4, and this tree's own
- * 2020-12 cases in the suite's layout (tests/hub/schema-suite/draft2020-12). One line
+ * 2020-12 cases in the suite's layout (tests/jsonschema/suite/draft2020-12). One line
  * per file: "ok - draft7/anyOf.json: 8 groups, 24 tests", or "not ok" naming the
  * failures. The suite's remotes (http://localhost:1234/...) and the meta-schemas
  * (python3-jsonschema's copies) are handed over as extra documents, so refRemote and
@@ -9,7 +9,7 @@
  * The optional/ directories (bignum, format, ECMA-262 regex details, content) are not
  * run: the suite marks them optional, and what this validator chose there is written
  * in hub/schema.h and hub/schema_pattern.c. */
-#include "runtime/schema.h"
+#include "jsonschema/jsonschema.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -267,7 +267,7 @@ int main(void)
         run_dir(dir, remotes, drafts[i].name, drafts[i].d, drafts[i].meta_uri, drafts[i].meta_file,
                 drafts[i].missing);
     }
-    snprintf(own, sizeof(own), "%s/tests/hub/schema-suite/draft2020-12", root ? root : ".");
+    snprintf(own, sizeof(own), "%s/tests/jsonschema/suite/draft2020-12", root ? root : ".");
     run_dir(own, remotes, "draft2020-12 (own)", SCHEMA_DRAFT_2020_12,
             "https://json-schema.org/draft/2020-12/schema", META_DIR "/draft2020-12.json",
             "this tree's own cases are missing");

@@ -3,8 +3,8 @@
  * (sorted property tables, compiled patterns, resolved references). Nodes are compiled
  * from a work queue rather than by recursion, so a long chain of "$ref"s costs heap,
  * not stack. */
-#include "schema_impl.h"
-#include "schema_uri.h"
+#include "impl.h"
+#include "uri.h"
 #include "util.h"
 
 #include <stdarg.h>

@@ -1,8 +1,6 @@
-#include "cli_common.h"
-#include "hub.h"
+#include "cmdline.h"
 #include "log.h"
 #include "paths.h"
-#include "spoke_env.h"
 #include "util.h"
 
 #include <inttypes.h>

@@ -2,8 +2,8 @@
  * and dialect), which URIs its "$id"s name, which anchors it defines. Only keywords
  * that hold schemas are walked, so an "$id" inside an enum or a property name is just
  * data. "$ref" resolution (schema_lookup) reads what this pass recorded. */
-#include "schema_impl.h"
-#include "schema_uri.h"
+#include "impl.h"
+#include "uri.h"
 #include "util.h"
 
 #include <stdarg.h>

@@ -5,8 +5,8 @@
  * spoke's connections made while the proxy restarts wait in the listen backlog
  * instead of failing. Restarts back off (up to 2 s) and stop after 10 within a
  * minute: a proxy that cannot stay up is reported instead of spinning. */
-#ifndef HUB_PROXY_H
-#define HUB_PROXY_H
+#ifndef HUB_NET_PROXY_H
+#define HUB_NET_PROXY_H
 
 #include "audit.h"
 #include "config.h"

@@ -1,7 +1,7 @@
 /* URI references as JSON Schema uses them ("$id", "$ref"): RFC 3986 resolution against
  * a base, and the fragment's percent-decoding. */
-#ifndef HUB_SCHEMA_URI_H
-#define HUB_SCHEMA_URI_H
+#ifndef JSONSCHEMA_URI_H
+#define JSONSCHEMA_URI_H
 
 #include <stdbool.h>
 #include <stddef.h>

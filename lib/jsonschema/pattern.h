@@ -1,7 +1,7 @@
 /* A JSON Schema "pattern" (an ECMA-262 regular expression, unanchored) compiled with
  * PCRE2 in its JavaScript-compatible modes, and matched under limits. */
-#ifndef HUB_SCHEMA_PATTERN_H
-#define HUB_SCHEMA_PATTERN_H
+#ifndef JSONSCHEMA_PATTERN_H
+#define JSONSCHEMA_PATTERN_H
 
 #include <stdbool.h>
 #include <stddef.h>

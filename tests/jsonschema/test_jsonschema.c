@@ -1,8 +1,8 @@
 /* The hub's JSON Schema validator: what it accepts and refuses at load, that its errors
  * say where, and that it stays bounded against schemas and instances built to make it
  * slow (nested anyOf, $ref loops, catastrophic patterns, huge arrays). The official
- * suite runs in test_hub_schema_suite. */
-#include "runtime/schema.h"
+ * suite runs in test_jsonschema_suite. */
+#include "jsonschema/jsonschema.h"
 #include "tests/unit/test.h"
 
 #include <string.h>

@@ -14,8 +14,8 @@
  * size (nested anyOf cannot blow up), a bound on nesting, PCRE2's match limits; exceeding one makes
  * the instance invalid with a message that says so. Errors say where:
  * "$.items[2].name: must be at most 10 characters". */
-#ifndef HUB_SCHEMA_H
-#define HUB_SCHEMA_H
+#ifndef JSONSCHEMA_H
+#define JSONSCHEMA_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-#include "vethpool.h"
+#include "net_vethpool.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>

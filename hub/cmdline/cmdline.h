@@ -1,10 +1,9 @@
 /* What the hub's sub-commands share: the common options, loading the configuration
  * and the manifests with those options applied, and the exit codes. */
-#ifndef HUB_CLI_H
-#define HUB_CLI_H
+#ifndef HUB_CMDLINE_H
+#define HUB_CMDLINE_H
 
-#include "config.h"
-#include "manifest.h"
+#include "runtime/runtime.h"
 
 #include <getopt.h>
 #include <stdbool.h>

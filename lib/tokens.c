@@ -5,7 +5,6 @@
  * token is hashed and compared with every line in constant time. `hub serve token add`
  * (tokens_add) makes a token of 32 random bytes (base64url), appends its line and
  * prints it once. */
-#include "config.h"
 #include "log.h"
 #include "sha256.h"
 #include "tokens.h"

@@ -1,4 +1,4 @@
-#include "gateway.h"
+#include "net_gateway.h"
 #include "log.h"
 #include "util.h"
 

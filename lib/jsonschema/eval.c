@@ -9,7 +9,7 @@
  * the same instance location evaluated: a node that has them asks its applicators for
  * annotations (struct ann: which property and item indices were evaluated); nodes
  * evaluated without that request skip the bookkeeping and short-circuit anyOf. */
-#include "schema_impl.h"
+#include "impl.h"
 #include "util.h"
 
 #include <stdarg.h>
