@@ -199,6 +199,8 @@ int user_chown_tree(const char *path, uid_t uid, gid_t gid, struct jail_error *e
 /* uidpool.c */
 int uidpool_acquire(uint32_t base, uint32_t count, uint32_t *id, int *lock_fd,
                     struct jail_error *err);
+/* Takes the lock of one given id (jail_config.host_id); fails when it is held. */
+int uidpool_take(uint32_t id, int *lock_fd, struct jail_error *err);
 
 /* mnt.c */
 int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);

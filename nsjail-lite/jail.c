@@ -143,8 +143,16 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
                (unsigned)p->seccomp.len);
 
     if (cfg->namespaces) {
-        uint32_t id;
-        if (uidpool_acquire(cfg->host_id_base, cfg->host_id_count, &id, &p->lock_fd, err) < 0)
+        uint32_t id = cfg->host_id;
+        if (id && cfg->host_id_lock_fd >= 0) {
+            p->lock_fd = fcntl(cfg->host_id_lock_fd, F_DUPFD_CLOEXEC, 3);
+            if (p->lock_fd < 0) {
+                jail_err_set(err, 125, "the lock of host id %u: %s", id, strerror(errno));
+                return -1;
+            }
+        } else if (id ? uidpool_take(id, &p->lock_fd, err) < 0
+                      : uidpool_acquire(cfg->host_id_base, cfg->host_id_count, &id, &p->lock_fd,
+                                        err) < 0)
             return -1;
         p->host_uid = id;
         p->host_gid = id;

@@ -141,6 +141,14 @@ struct jail_config {
     gid_t inside_gid;
     uint32_t host_id_base;
     uint32_t host_id_count;
+    /* A fixed host id instead of one from the range (0: from the range), for a caller
+     * that keeps one id per owner of persistent data (the hub: one per user and app, so
+     * that the data directory keeps its owner). Its lock is the same host-wide lock
+     * file as the range's; host_id_lock_fd is that lock taken already by the caller
+     * with jail_host_id_lock() (the jail keeps a duplicate of it), or -1 for the jail
+     * to take it, which fails when another jail holds it. */
+    uint32_t host_id;
+    int host_id_lock_fd;
     char *hostname;
 
     /* filesystem (namespaces only): the system binds come from the profile */
@@ -257,6 +265,11 @@ int jail_kill(struct jail *j);
  * may survive it (only the program has a death signal), so end a running jail with
  * jail_kill() and jail_wait() first. */
 void jail_free(struct jail *j);
+
+/* Takes the host-wide lock of host id id without waiting: a descriptor that holds it
+ * (close it to release; jail_config.host_id_lock_fd hands it to a jail), -2 when
+ * another jail holds it, -1 with err on any other failure. */
+int jail_host_id_lock(uint32_t id, char *err, size_t errlen);
 
 /* Refuses a host id range that overlaps a range /etc/subuid or /etc/subgid gives a
  * user (rootless containers of that user would share ids with the jails): -1 and a

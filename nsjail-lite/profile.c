@@ -95,6 +95,7 @@ void jail_config_init(struct jail_config *cfg)
     /* Above every subordinate id Debian and systemd hand out (jail.h). */
     cfg->host_id_base = 2000000000;
     cfg->host_id_count = 65536;
+    cfg->host_id_lock_fd = -1;
     cfg->hostname = xstrdup("spoke");
     for (size_t i = 0; i < ARRAY_LEN(default_ro); i++)
         jail_config_add_bind(cfg, default_ro[i], NULL, false);

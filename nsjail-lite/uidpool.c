@@ -3,7 +3,9 @@
  * signal rights or an RLIMIT_NPROC count. An id is taken by flock'ing its lock file
  * under LOCK_DIR (lib/hostlock.h); the monitor keeps the lock until every process of
  * the jail is gone, and the kernel drops it when the monitor dies, so a crash never
- * leaks an id. Also the check of a range against /etc/subuid and /etc/subgid. */
+ * leaks an id. A caller may also ask for one given id (the hub keeps one per user and
+ * app): the same lock file, so that id is never also handed out from a range while it
+ * runs. Also the check of a range against /etc/subuid and /etc/subgid. */
 #include "hostlock.h"
 #include "internal.h"
 
@@ -54,6 +56,36 @@ int uidpool_acquire(uint32_t base, uint32_t count, uint32_t *id, int *lock_fd,
     close(dfd);
     jail_err_set(err, 125, "all %u host ids from %u are in use by other jails", count, base);
     return -1;
+}
+
+int jail_host_id_lock(uint32_t id, char *err, size_t errlen)
+{
+    if (id < 65536 || id > INT32_MAX - 1) {
+        snprintf(err, errlen, "host id %u is invalid: at least 65536 and below 2^31", id);
+        return -1;
+    }
+    int dfd = hostlock_dir_open(LOCK_DIR, err, errlen);
+    if (dfd < 0)
+        return -1;
+    char name[32];
+    snprintf(name, sizeof(name), "id-%u.lock", id);
+    int fd = hostlock_try(dfd, LOCK_DIR, name, err, errlen);
+    close(dfd);
+    return fd;
+}
+
+int uidpool_take(uint32_t id, int *lock_fd, struct jail_error *err)
+{
+    char msg[JAIL_ERR_MAX];
+    int fd = jail_host_id_lock(id, msg, sizeof(msg));
+    if (fd == -2)
+        jail_err_set(err, 125, "host id %u is in use by another jail", id);
+    else if (fd < 0)
+        jail_err_set(err, 125, "%s", msg);
+    if (fd < 0)
+        return -1;
+    *lock_fd = fd;
+    return 0;
 }
 
 /* One subordinate-id file (subuid(5): "NAME_OR_ID:START:COUNT" per line): the first

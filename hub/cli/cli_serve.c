@@ -89,6 +89,7 @@ int cmd_serve(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "token") == 0)
         return token_cmd(argc - 1, argv + 1);
     static const struct option opts[] = {{"stdio", no_argument, NULL, 's'},
+                                         {"standalone", no_argument, NULL, 'A'},
                                          {"http", required_argument, NULL, 'H'},
                                          {"app", required_argument, NULL, 'a'},
                                          {"ask-exec", no_argument, NULL, 'e'},
@@ -115,7 +116,7 @@ int cmd_serve(int argc, char **argv)
                                  .max_inflight_per_token = 64,
                                  .idle_timeout_s = 1800,
                                  .allow_origins = origins};
-    bool stdio = false;
+    bool stdio = false, standalone = false;
     const char *llm_spec = NULL;
     uint64_t v;
     int opt;
@@ -126,6 +127,9 @@ int cmd_serve(int argc, char **argv)
         switch (opt) {
         case 's':
             stdio = true;
+            break;
+        case 'A':
+            standalone = true;
             break;
         case 'H':
             ho.listen = optarg;
@@ -188,6 +192,7 @@ int cmd_serve(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    (void)standalone; /* until attaching exists */
     if (optind != argc || stdio == (ho.listen != NULL)) {
         log_warnx("give exactly one of --stdio and --http ADDR:PORT");
         usage(stderr);

@@ -200,6 +200,13 @@ struct spoke {
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
     uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
+    /* A host /data in namespace mode: its stable host id (hostid.h) and that id's
+     * host-wide lock, -1 when not held. Another hub's spoke holding it means that the
+     * data is in use: the start waits for it (ev_data_wait) until data_wait_deadline. */
+    uint32_t host_id;
+    int host_id_lock;
+    struct event *ev_data_wait;
+    uint64_t data_wait_deadline;
     /* SP_STARTING, waiting in the hub's start queue for its turn to be spawned */
     bool start_queued;
     TAILQ_ENTRY(spoke) start_link;

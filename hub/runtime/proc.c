@@ -1,4 +1,5 @@
 #include "proc.h"
+#include "hostid.h"
 #include "log.h"
 #include "pidfd.h"
 #include "slots.h"
@@ -506,8 +507,12 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
     if (jc.namespaces) {
         /* nsjail-lite takes a free id of the range, host-wide (its locks are shared
          * with every other hub and launcher on the host). */
-        jc.host_id_base = h->cfg->host_id_base;
-        jc.host_id_count = h->cfg->host_id_count;
+        hostid_pool(h->cfg, &jc.host_id_base, &jc.host_id_count);
+        if (s->host_id) {
+            /* The (user, app)'s own id, whose lock the spoke took (hostid.h). */
+            jc.host_id = s->host_id;
+            jc.host_id_lock_fd = s->host_id_lock;
+        }
         free(jc.hostname);
         jc.hostname = xstrdup(s->m->name);
         if (s->data_tmpfs_mb) {
@@ -562,6 +567,17 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
     return j;
 }
 #endif
+
+int proc_host_id_lock(uint32_t id, char *err, size_t errlen)
+{
+#ifdef HUB_HAVE_JAIL
+    return jail_host_id_lock(id, err, errlen);
+#else
+    (void)id;
+    snprintf(err, errlen, "this build has no nsjail-lite");
+    return -1;
+#endif
+}
 
 int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen)
 {

@@ -27,6 +27,8 @@ struct spawn_spec {
     char *const *envp;
     int sock;               /* the spoke's end: stdin and stdout */
     const char *data_dir;   /* host path */
+    uint32_t host_id;       /* namespace mode: the stable host id of data_dir, 0: none */
+    int host_id_lock;       /* its lock, held by the caller (proc_host_id_lock) */
     uint64_t data_tmpfs_mb; /* namespace mode: /data is a tmpfs of this size instead */
     const char *log_path;
     const struct veth_addrs *veth; /* namespace mode with network, else NULL */
@@ -40,6 +42,9 @@ struct spawn_spec {
  * reaches the owner through spoke_proc_start_failed(). */
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen);
+/* Takes the host-wide lock of a stable host id without waiting (nsjail-lite's, which
+ * the jail then keeps): a descriptor, -2 while another jail holds it, -1 with err. */
+int proc_host_id_lock(uint32_t id, char *err, size_t errlen);
 /* Refuses a host id range that overlaps /etc/subuid or /etc/subgid (namespace mode,
  * checked once at start): -1 with err. */
 int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen);

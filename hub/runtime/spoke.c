@@ -1,6 +1,7 @@
 /* Spoke lifecycle: lazy start on the first call, the MCP connection's bytes in and out,
  * one call at a time with a queue behind it, kill on misbehaviour, restart on the
  * next call after a crash. */
+#include "hostid.h"
 #include "net_gateway.h"
 #include "hostlock.h"
 #include "internal.h"
@@ -56,6 +57,7 @@ struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const 
     sp->sock = -1;
     sp->listen_fd = -1;
     sp->veth_slot = sp->veth_lock = -1;
+    sp->host_id_lock = -1;
     TAILQ_INIT(&sp->queue);
     h->spokes = xrealloc(h->spokes, (h->n_spokes + 1) * sizeof(*h->spokes));
     h->spokes[h->n_spokes++] = sp;
@@ -191,6 +193,21 @@ static void release_network(struct spoke *sp)
     sp->listen_fd = -1;
 }
 
+/* The data directory, its stable id's lock and the wait for it, when no jail took
+ * them over. */
+static void release_data(struct spoke *sp)
+{
+    if (sp->host_id_lock >= 0)
+        close(sp->host_id_lock);
+    sp->host_id_lock = -1;
+    if (sp->ev_data_wait)
+        event_free(sp->ev_data_wait);
+    sp->ev_data_wait = NULL;
+    sp->data_wait_deadline = 0;
+    free(sp->data_dir);
+    sp->data_dir = NULL;
+}
+
 static void start_failed(struct spoke *sp, int code, const char *msg)
 {
     json_t *rec = haudit_new("spoke-start", "failure");
@@ -205,8 +222,7 @@ static void start_failed(struct spoke *sp, int code, const char *msg)
     if (sp->veth_lock >= 0)
         close(sp->veth_lock);
     sp->veth_slot = sp->veth_lock = -1;
-    free(sp->data_dir);
-    sp->data_dir = NULL;
+    release_data(sp);
     sp->state = SP_STOPPED;
     fail_queue(sp, HUB_ERR_SPOKE, "spoke", msg);
 }
@@ -269,6 +285,68 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, siz
     return -1;
 }
 
+static void spoke_spawn(struct spoke *sp);
+
+static void on_data_wait(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    spoke_spawn(arg);
+}
+
+/* Namespace mode with a host /data: the (user, app)'s stable host id and its lock,
+ * which a spoke of another hub holds while it runs: then the start waits, polling,
+ * until the start timeout. 1 when taken (or not needed), 0 while waiting, -1 after
+ * failing the start. */
+static int take_data(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    if (h->cfg->isolation != ISO_NAMESPACE || sp->data_tmpfs_mb || !hostid_stable(h->cfg))
+        return 1;
+    char err[600];
+    char *key = sp->instance ? xasprintf("%s/%s.%s", sp->user, sp->m->name, sp->instance)
+                             : xasprintf("%s/%s", sp->user, sp->m->name);
+    int rc = hostid_lookup(h->cfg, key, &sp->host_id, err, sizeof(err));
+    free(key);
+    if (rc < 0) {
+        start_failed(sp, 125, err);
+        return -1;
+    }
+    int fd = proc_host_id_lock(sp->host_id, err, sizeof(err));
+    if (fd >= 0) {
+        sp->host_id_lock = fd;
+        if (sp->ev_data_wait)
+            event_free(sp->ev_data_wait);
+        sp->ev_data_wait = NULL;
+        return 1;
+    }
+    if (fd == -1) {
+        start_failed(sp, 125, err);
+        return -1;
+    }
+    uint64_t now = now_mono_ns();
+    if (!sp->data_wait_deadline) {
+        sp->data_wait_deadline = now + h->cfg->start_timeout_ms * 1000000ULL;
+        log_info("the data of %s for %s is in use by another hub's spoke (host id %u): waiting",
+                 sp->m->name, sp->user, sp->host_id);
+    } else if (now >= sp->data_wait_deadline) {
+        char msg[700];
+        snprintf(msg, sizeof(msg),
+                 "spoke %s could not start: its data directory %s is in use by a spoke of "
+                 "another hub (host id %u) for more than %llu ms; clients of one host should "
+                 "share one hub (hub serve --stdio attaches to a running hub serve)",
+                 sp->m->name, sp->data_dir, sp->host_id,
+                 (unsigned long long)h->cfg->start_timeout_ms);
+        start_failed(sp, 125, msg);
+        return -1;
+    }
+    if (!sp->ev_data_wait)
+        sp->ev_data_wait = evtimer_new(h->base, on_data_wait, sp);
+    struct timeval tv = {.tv_sec = 0, .tv_usec = 100 * 1000};
+    evtimer_add(sp->ev_data_wait, &tv);
+    return 0;
+}
+
 /* Makes the spoke's process: its host id, /data, veth and proxy listener, socket and
  * jail (whose setup goes on off the loop), then sends initialize. */
 static void spoke_spawn(struct spoke *sp)
@@ -282,11 +360,15 @@ static void spoke_spawn(struct spoke *sp)
         return;
     }
     bool ns = mode == ISO_NAMESPACE;
+    free(sp->data_dir);
+    sp->data_dir = NULL;
     if (datadir_prepare(h->cfg->data_root, sp->user, sp->m->name, sp->instance, &sp->data_dir, err,
                         sizeof(err)) < 0) {
         start_failed(sp, 125, err);
         return;
     }
+    if (take_data(sp) <= 0)
+        return;
     struct veth_addrs va;
     bool net = ns && sp->m->n_allow > 0;
     char proxy_url[64] = "";
@@ -324,6 +406,8 @@ static void spoke_spawn(struct spoke *sp)
         .envp = env,
         .sock = sv[1],
         .data_dir = sp->data_dir,
+        .host_id = sp->host_id_lock >= 0 ? sp->host_id : 0,
+        .host_id_lock = sp->host_id_lock,
         .data_tmpfs_mb = sp->data_tmpfs_mb,
         .log_path = log_path,
         .veth = net ? &va : NULL,
@@ -334,6 +418,11 @@ static void spoke_spawn(struct spoke *sp)
     free(log_path);
     spoke_env_free(env);
     close(sv[1]);
+    /* The jail holds its own copy of the id's lock from now on (or failed). */
+    if (sp->host_id_lock >= 0)
+        close(sp->host_id_lock);
+    sp->host_id_lock = -1;
+    sp->data_wait_deadline = 0;
     if (!p) {
         close(sv[0]);
         char msg[700];
@@ -515,8 +604,7 @@ static void close_connection(struct spoke *sp)
     sp->init_result = NULL;
     sp->n_cancelled = 0;
     memset(sp->pending, 0, sizeof(sp->pending));
-    free(sp->data_dir);
-    sp->data_dir = NULL;
+    release_data(sp);
 }
 
 /* Ends the instance. kill_record: the hub decided (an audit "spoke-kill"); otherwise
