@@ -30,7 +30,10 @@ static void usage(FILE *f)
             "APP__TOOL; with it, that one app under its own tool names. Apps added,\n"
             "changed or removed in the spokes directory while it runs are offered at\n"
             "once, and clients are told (notifications/tools/list_changed).\n\n"
-            "  --stdio            one client on stdin/stdout (the user from --user)\n"
+            "  --stdio            one client on stdin/stdout (the user from --user), served\n"
+            "                     by the hub serve of this host when one runs (its control\n"
+            "                     socket, hub.json serve.control_socket), else by this one\n"
+            "  --standalone       --stdio served by this process alone; no control socket\n"
             "  --http ADDR:PORT   MCP Streamable HTTP on /mcp (protocol 2025-06-18, 2025-11-25)\n"
             "  --app NAME         serve one app with its own tool names\n"
             "  --ask-exec         ask the user before every call, not only between apps\n"
@@ -192,7 +195,6 @@ int cmd_serve(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    (void)standalone; /* until attaching exists */
     if (optind != argc || stdio == (ho.listen != NULL)) {
         log_warnx("give exactly one of --stdio and --http ADDR:PORT");
         usage(stderr);
@@ -215,6 +217,20 @@ int cmd_serve(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     int rc = cli_load(&common, &cfg, &ms);
     char err[1024];
+    /* One hub per host owns the spokes: --stdio hands its client to a running hub serve
+     * when there is one, and serves on its own only otherwise. */
+    if (rc == EXIT_OK && stdio && !standalone) {
+        int a = serve_attach(&cfg, cfg.user, so.app, so.ask_exec, err, sizeof(err));
+        if (a == 0) {
+            if (llm_spec || common.answers || so.metrics_addr)
+                log_warnx("--llm, --answers and --metrics were the running hub's, not these");
+            manifest_set_free(&ms);
+            config_free(&cfg);
+            return EXIT_OK;
+        }
+        if (a == -1)
+            log_warnx("%s; serving on its own (--standalone)", err);
+    }
     struct answers *answers = NULL;
     if (rc == EXIT_OK) {
         answers = answers_load(common.answers ? common.answers : "deny", err, sizeof(err));
@@ -273,6 +289,13 @@ int cmd_serve(int argc, char **argv)
             log_warnx("%s", err);
             rc = EXIT_USAGE;
         }
+    }
+    if (rc == EXIT_OK && !standalone) {
+        int c = serve_control_listen(sv, err, sizeof(err));
+        if (c < 0)
+            log_warnx("%s: clients of this host cannot attach to this hub", err);
+        else if (c == 0 && serve_control_path(&cfg, err, sizeof(err))[0])
+            log_warnx("another hub serve owns %s: clients of this host attach to that one", err);
     }
     if (rc == EXIT_OK) {
         ho.user = cfg.user;

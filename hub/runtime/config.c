@@ -91,6 +91,7 @@ void config_free(struct hub_config *c)
     jf_strv_free(c->netproxy_resolve);
     jf_strv_free(c->netproxy_allow_cidr);
     free(c->llm_key_env);
+    free(c->control_socket);
     secret_free(c->llm_api_key); /* wipes it */
     json_decref(c->llm);
     json_decref(c->memory);
@@ -307,6 +308,34 @@ static bool load_audit(struct jf_ctx *jc, const json_t *root, struct hub_config 
     return true;
 }
 
+/* hub serve's control socket (hub/serve/serve_control.c). */
+static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    static const char *const keys[] = {"control_socket", "control_users", NULL};
+    json_t *s = json_object_get(root, "serve");
+    if (!s)
+        return true;
+    if (!jf_object(jc, s, "serve", keys))
+        return false;
+    const char *sock = NULL, *users = NULL;
+    if (!jf_string(jc, s, "serve", "control_socket", false, 107, &sock) ||
+        !jf_string(jc, s, "serve", "control_users", false, 16, &users))
+        return false;
+    if (sock) {
+        free(c->control_socket);
+        c->control_socket = sock[0] ? resolve(c->file, sock) : xstrdup("");
+    }
+    if (users) {
+        if (strcmp(users, "root") == 0)
+            c->control_users = CONTROL_USERS_ROOT;
+        else if (strcmp(users, "unix") == 0)
+            c->control_users = CONTROL_USERS_UNIX;
+        else
+            return jf_fail(jc, "serve", "control_users", "must be \"root\" or \"unix\"");
+    }
+    return true;
+}
+
 static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
     static const char *const keys[] = {"isolation",
@@ -327,6 +356,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
                                        "netproxy",
                                        "llm",
                                        "memory",
+                                       "serve",
                                        NULL};
     if (!jf_object(jc, root, "", keys))
         return false;
@@ -357,7 +387,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
     c->max_call_depth = (unsigned)depth;
     c->max_spokes = spokes;
     c->spoke_log_max = logmax;
-    if (!load_network(jc, root, c) || !load_netproxy(jc, root, c))
+    if (!load_network(jc, root, c) || !load_netproxy(jc, root, c) || !load_serve(jc, root, c))
         return false;
     json_t *llm = json_object_get(root, "llm");
     if (llm) {

@@ -60,6 +60,13 @@ struct hub_config {
     uint64_t netproxy_ping_ms;  /* health check interval */
     uint64_t netproxy_workers;  /* its event loops (--workers), 1-64 */
 
+    /* hub serve's control socket (serve.control_socket; NULL: run_dir/serve.sock, "":
+     * none), where clients of this host attach and approvals are answered, and who may
+     * use it (serve.control_users): root only, or every local user as the hub user of
+     * their account's name. */
+    char *control_socket;
+    enum { CONTROL_USERS_ROOT, CONTROL_USERS_UNIX } control_users;
+
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL),
                           in secret memory (lib/secret.h) */

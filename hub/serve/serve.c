@@ -12,10 +12,8 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
                         struct event_base *base, const struct serve_opts *o, char *err,
                         size_t errlen)
 {
-    const struct manifest *app = NULL;
     if (o->app) {
-        app = manifest_find(ms, o->app);
-        if (!app) {
+        if (!manifest_find(ms, o->app)) {
             snprintf(err, errlen, "--app %s: no such app is installed (in %s)", o->app,
                      cfg->spokes_dir);
             llm_close(o->sampling_llm);
@@ -27,9 +25,10 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     sv->cfg = cfg;
     sv->ms = ms;
     sv->base = base;
-    sv->app = app;
     sv->app_name = o->app ? xstrdup(o->app) : NULL;
     sv->watch_fd = -1;
+    sv->ctl_fd = sv->ctl_lock = -1;
+    LIST_INIT(&sv->ctl_conns);
     sv->ask_exec = o->ask_exec;
     sv->answers = answers_ref(o->answers);
     sv->grant_store = o->grant_store;
@@ -60,6 +59,7 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
 
 void serve_close_sessions(struct serve *sv, const char *reason)
 {
+    serve_control_stop(sv); /* attached sessions end with their connections */
     while (!LIST_EMPTY(&sv->sessions))
         serve_session_close(LIST_FIRST(&sv->sessions), reason);
 }

@@ -49,6 +49,25 @@ void serve_close_sessions(struct serve *sv, const char *reason);
 /* After hub_free() (the hub's last calls report to it): frees. */
 void serve_free(struct serve *sv);
 
+/* The control socket: clients of this host attach to this hub there (hub serve --stdio),
+ * and approvals are answered there (hub approvals). 1 listening, 0 when none is
+ * configured or another hub owns it, -1 with err. Closed by serve_free(). */
+int serve_control_listen(struct serve *sv, char *err, size_t errlen);
+/* Its path for cfg (hub.json serve.control_socket, else RUN_DIR/serve.sock); "" when
+ * it is switched off. */
+const char *serve_control_path(const struct hub_config *cfg, char *buf, size_t len);
+
+/* `hub serve --stdio` when a hub runs: hands this process's stdin/stdout to it as a
+ * session of user (NULL: the running hub's; root may name any) in the shape of app
+ * (NULL: every app), then waits until that session ends. 0 then; -2 when no hub
+ * listens on the socket; -1 with err when it refused or could not be reached. */
+/* One request to the running hub's control socket (hub approvals): 0 and its answer,
+ * -2 when no hub listens, -1 with err. */
+int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answer, char *err,
+                       size_t errlen);
+int serve_attach(const struct hub_config *cfg, const char *user, const char *app, bool ask_exec,
+                 char *err, size_t errlen);
+
 /* One client on stdin/stdout as user; returns when the client closes its end or the
  * hub is asked to quit. 0, or -1 after saying why on stderr. */
 int serve_stdio(struct serve *sv, const char *user);

@@ -70,8 +70,7 @@ struct serve {
     struct hub_config *cfg;
     struct manifest_set *ms;
     struct event_base *base;
-    const struct manifest *app; /* the one app (NULL once it is removed) */
-    char *app_name;             /* --app; NULL: the gateway shape */
+    char *app_name; /* --app, the shape of sessions that ask none; NULL: the gateway */
     /* the spokes directory followed (serve_watch.c) */
     int watch_fd;
     struct event *ev_watch, *ev_quiet;
@@ -85,6 +84,12 @@ struct serve {
     LIST_HEAD(, serve_user) users;
     struct serve_metrics m;
     struct evhttp *metrics_http;
+    /* the control socket (serve_control.c), when this hub owns it */
+    int ctl_fd, ctl_lock;
+    char *ctl_path;
+    struct event *ev_ctl;
+    LIST_HEAD(, ctl_conn) ctl_conns;
+    size_t n_ctl_conns;
 };
 
 enum serve_session_state { SS_NEW, SS_READY, SS_CLOSED };
@@ -103,6 +108,10 @@ struct serve_session {
     bool can_elicit, can_sample;
     int log_level; /* serve_log_level(): spokes' log messages below it are not sent */
     char client_name[129], client_version[65];
+    /* The one app this session is served (its own tool names), "" for the gateway
+     * shape: --app's, or what an attached hub serve --stdio asked for. */
+    char app[MANIFEST_NAME_MAX + 1];
+    bool ask_exec; /* --ask-exec: the exec question before every call */
     LIST_HEAD(, serve_call) calls;
     size_t n_calls;
     LIST_HEAD(, serve_ask) asks;
@@ -167,8 +176,36 @@ struct serve_session *serve_session_find(struct serve *sv, const char *id);
 /* 0 (debug) .. 7 (emergency), or -1 for a name that is not a level. */
 int serve_log_level(const char *name);
 
+/* ---- serve_control.c ---- */
+struct ctl_conn;
+/* For the control socket's other requests: the user the peer acts as (want, or the
+ * hub's, for root; its account for control_users "unix"), NULL after refusing it. */
+const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, size_t len);
+void serve_control_reply(struct ctl_conn *c, json_t *msg);
+/* Closes the socket and every connection (attached sessions end). */
+void serve_control_stop(struct serve *sv);
+void serve_control_refuse(struct ctl_conn *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- serve_stdio.c ---- */
+struct serve_stream;
+/* The stream pair is over (why: the client closed it, a frame too long, ...): called
+ * once, possibly from inside the session's own handling, so the owner closes the
+ * stream later (serve_stream_close) rather than from here. */
+typedef void (*serve_stream_end_fn)(void *ud, struct serve_stream *st, const char *why);
+/* A session on in_fd/out_fd (made non-blocking; the caller keeps them and closes them
+ * after serve_stream_close). NULL with err when they cannot be polled. */
+struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,
+                                       const char *remote, const char *transport,
+                                       serve_stream_end_fn end, void *ud, char *err,
+                                       size_t errlen);
+struct serve_session *serve_stream_session(struct serve_stream *st);
+/* Ends the session and frees the stream; drain: wait until the last answers are
+ * written (the hub's own stdout), else write what goes at once. */
+void serve_stream_close(struct serve_stream *st, const char *why, bool drain);
+
 /* ---- serve_tools.c ---- */
-json_t *serve_tools_list(struct serve *sv);
+json_t *serve_tools_list(struct serve_session *ss);
 void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *params);
 void serve_tools_cancel(struct serve_session *ss, const json_t *request_id);
 /* Resources, prompts and completion/complete to the app's spoke (--app), or every

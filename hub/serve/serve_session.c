@@ -34,6 +34,8 @@ struct serve_session *serve_session_new(struct serve *sv, const struct serve_tra
     str_copy(ss->user, user, sizeof(ss->user));
     str_copy(ss->remote, remote ? remote : "", sizeof(ss->remote));
     str_copy(ss->transport, transport, sizeof(ss->transport));
+    str_copy(ss->app, sv->app_name ? sv->app_name : "", sizeof(ss->app));
+    ss->ask_exec = sv->ask_exec;
     ss->state = SS_NEW;
     ss->next_id = 1;
     ss->log_level = 1; /* info, until the client sets another */
@@ -113,7 +115,7 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
     serve_audit_session(ss, "serve-session-start", NULL);
 
     char instructions[400];
-    const char *one = ss->sv->app_name; /* --app: the one app's shape */
+    const char *one = ss->app[0] ? ss->app : NULL; /* --app: the one app's shape */
     if (one)
         snprintf(instructions, sizeof(instructions),
                  "The app %s, run in its own sandbox by the IsolateGPT hub, which mediates every "
@@ -155,7 +157,7 @@ static void on_request(struct serve_session *ss, struct jrpc_msg *msg)
     }
     if (strcmp(m, "tools/list") == 0) {
         serve_session_send(
-            ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss->sv))),
+            ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss))),
             msg->id);
     } else if (strcmp(m, "tools/call") == 0) {
         if (!json_is_object(msg->params)) {

@@ -1,8 +1,10 @@
-/* hub serve --stdio: one client on stdin/stdout, newline-delimited JSON-RPC (the MCP
- * stdio transport). Nothing but MCP frames goes to stdout (the hub logs to stderr);
- * a frame longer than the limit ends the session, since the stream cannot be
- * resynchronised; a client that stops reading while the hub has more than the output
- * bound to say ends it too. The client closing stdin ends the session and the hub. */
+/* hub serve --stdio: a client on a pair of byte streams, newline-delimited JSON-RPC (the
+ * MCP stdio transport): this process's stdin/stdout, or the ones a `hub serve --stdio`
+ * handed over the control socket (serve_control.c), several at once. Nothing but MCP
+ * frames goes to the output (the hub logs to stderr); a frame longer than the limit
+ * ends the session, since the stream cannot be resynchronised; a client that stops
+ * reading while the hub has more than the output bound to say ends it too. The client
+ * closing its output ends the session (and, on the hub's own stdin, the hub). */
 #include "log.h"
 #include "serve_impl.h"
 #include "util.h"
@@ -16,36 +18,39 @@
 #define STDIO_MAX_FRAME (4 * 1024 * 1024)
 #define STDIO_MAX_OUT (64 * 1024 * 1024)
 
-struct stdio_t {
+struct serve_stream {
     struct serve *sv;
     struct serve_session *ss;
+    int in_fd, out_fd;
     struct line_reader lr;
     struct event *ev_in, *ev_out;
     struct evbuffer *out;
     bool done;
-    const char *why;
+    serve_stream_end_fn end;
+    void *end_ud;
 };
 
-static void finish(struct stdio_t *st, const char *why)
+/* The stream is over: the owner is told once (it closes it, now or later). */
+static void finish(struct serve_stream *st, const char *why)
 {
     if (st->done)
         return;
     st->done = true;
-    st->why = why;
-    event_base_loopbreak(st->sv->base);
+    event_del(st->ev_in);
+    st->end(st->end_ud, st, why);
 }
 
-static void flush_out(struct stdio_t *st)
+static void flush_out(struct serve_stream *st)
 {
     while (evbuffer_get_length(st->out) > 0) {
-        int n = evbuffer_write(st->out, STDOUT_FILENO);
+        int n = evbuffer_write(st->out, st->out_fd);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (st->ev_out)
-                event_add(st->ev_out, NULL);
+            event_add(st->ev_out, NULL);
             return;
         }
         if (n <= 0) {
-            finish(st, "the client closed stdout");
+            evbuffer_drain(st->out, evbuffer_get_length(st->out));
+            finish(st, "the client closed its input");
             return;
         }
     }
@@ -58,10 +63,10 @@ static void on_writable(evutil_socket_t fd, short what, void *ud)
     flush_out(ud);
 }
 
-static void stdio_send(void *t, json_t *msg, const json_t *related)
+static void stream_send(void *t, json_t *msg, const json_t *related)
 {
     (void)related;
-    struct stdio_t *st = t;
+    struct serve_stream *st = t;
     size_t len;
     char *line = jrpc_dump_line(msg, &len);
     if (!line)
@@ -77,9 +82,9 @@ static void stdio_send(void *t, json_t *msg, const json_t *related)
     flush_out(st);
 }
 
-static const struct serve_transport stdio_transport = {.send = stdio_send};
+static const struct serve_transport stream_transport = {.send = stream_send};
 
-static void on_frame(struct stdio_t *st, const char *line, size_t len)
+static void on_frame(struct serve_stream *st, const char *line, size_t len)
 {
     if (len == 0)
         return;
@@ -97,7 +102,7 @@ static void on_frame(struct stdio_t *st, const char *line, size_t len)
 static void on_readable(evutil_socket_t fd, short what, void *ud)
 {
     (void)what;
-    struct stdio_t *st = ud;
+    struct serve_stream *st = ud;
     ssize_t n = lr_fill(&st->lr, fd);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
@@ -119,36 +124,87 @@ static void on_readable(evutil_socket_t fd, short what, void *ud)
         finish(st, "reading stdin failed");
 }
 
+struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,
+                                       const char *remote, const char *transport,
+                                       serve_stream_end_fn end, void *ud, char *err, size_t errlen)
+{
+    if (set_nonblock(in_fd, true) < 0 || set_nonblock(out_fd, true) < 0) {
+        snprintf(err, errlen, "making the client's streams non-blocking: %s", strerror(errno));
+        return NULL;
+    }
+    struct serve_stream *st = xcalloc(1, sizeof(*st));
+    st->sv = sv;
+    st->in_fd = in_fd;
+    st->out_fd = out_fd;
+    st->end = end;
+    st->end_ud = ud;
+    lr_init(&st->lr, STDIO_MAX_FRAME);
+    st->out = evbuffer_new();
+    st->ev_in = event_new(sv->base, in_fd, EV_READ | EV_PERSIST, on_readable, st);
+    st->ev_out = event_new(sv->base, out_fd, EV_WRITE, on_writable, st);
+    if (!st->ev_in || !st->ev_out || event_add(st->ev_in, NULL) < 0) {
+        snprintf(err, errlen, "the client's input cannot be polled (a pipe or socket is needed)");
+        if (st->ev_in)
+            event_free(st->ev_in);
+        if (st->ev_out)
+            event_free(st->ev_out);
+        evbuffer_free(st->out);
+        lr_free(&st->lr);
+        free(st);
+        return NULL;
+    }
+    st->ss = serve_session_new(sv, &stream_transport, st, user, remote, transport);
+    return st;
+}
+
+struct serve_session *serve_stream_session(struct serve_stream *st)
+{
+    return st->ss;
+}
+
+void serve_stream_close(struct serve_stream *st, const char *why, bool drain)
+{
+    serve_session_close(st->ss, why);
+    /* What is still buffered (the last answers) goes out first: waiting for it on the
+     * hub's own stdout, as much as goes at once on a stream handed over. */
+    if (drain)
+        set_nonblock(st->out_fd, false);
+    while (evbuffer_get_length(st->out) > 0 && evbuffer_write(st->out, st->out_fd) > 0)
+        ;
+    event_free(st->ev_in);
+    event_free(st->ev_out);
+    evbuffer_free(st->out);
+    lr_free(&st->lr);
+    free(st);
+}
+
+struct own_stdio {
+    struct serve *sv;
+    bool done;
+    const char *why;
+};
+
+static void on_own_end(void *ud, struct serve_stream *st, const char *why)
+{
+    (void)st;
+    struct own_stdio *o = ud;
+    o->done = true;
+    o->why = why;
+    event_base_loopbreak(o->sv->base);
+}
+
 int serve_stdio(struct serve *sv, const char *user)
 {
-    struct stdio_t st = {.sv = sv};
-    if (set_nonblock(STDIN_FILENO, true) < 0 || set_nonblock(STDOUT_FILENO, true) < 0) {
-        log_warn("serve --stdio: making stdin/stdout non-blocking");
+    struct own_stdio o = {.sv = sv};
+    char err[200];
+    struct serve_stream *st = serve_stream_open(sv, STDIN_FILENO, STDOUT_FILENO, user, "stdio",
+                                                "stdio", on_own_end, &o, err, sizeof(err));
+    if (!st) {
+        log_warnx("serve --stdio: %s", err);
         return -1;
     }
-    lr_init(&st.lr, STDIO_MAX_FRAME);
-    st.out = evbuffer_new();
-    st.ev_in = event_new(sv->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_readable, &st);
-    st.ev_out = event_new(sv->base, STDOUT_FILENO, EV_WRITE, on_writable, &st);
-    if (event_add(st.ev_in, NULL) < 0) {
-        log_warnx("serve --stdio: stdin cannot be polled (a pipe or terminal is needed)");
-        event_free(st.ev_in);
-        event_free(st.ev_out);
-        evbuffer_free(st.out);
-        lr_free(&st.lr);
-        return -1;
-    }
-    st.ss = serve_session_new(sv, &stdio_transport, &st, user, "stdio", "stdio");
-    while (!st.done && !hub_quit_requested(sv->hub))
+    while (!o.done && !hub_quit_requested(sv->hub))
         event_base_loop(sv->base, EVLOOP_ONCE);
-    serve_session_close(st.ss, st.why ? st.why : "the hub was asked to quit");
-    /* What is still buffered (the last answers) goes out before the hub ends. */
-    set_nonblock(STDOUT_FILENO, false);
-    while (evbuffer_get_length(st.out) > 0 && evbuffer_write(st.out, STDOUT_FILENO) > 0)
-        ;
-    event_free(st.ev_in);
-    event_free(st.ev_out);
-    evbuffer_free(st.out);
-    lr_free(&st.lr);
+    serve_stream_close(st, o.why ? o.why : "the hub was asked to quit", true);
     return 0;
 }

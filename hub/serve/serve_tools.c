@@ -31,27 +31,29 @@ static json_t *tool_object(const struct manifest *m, const struct manifest_tool 
     return o;
 }
 
-json_t *serve_tools_list(struct serve *sv)
+json_t *serve_tools_list(struct serve_session *ss)
 {
     json_t *tools = json_array();
-    for (size_t i = 0; i < sv->ms->n; i++) {
-        const struct manifest *m = sv->ms->v[i];
-        if (sv->app_name && m != sv->app)
+    const struct manifest_set *ms = ss->sv->ms;
+    for (size_t i = 0; i < ms->n; i++) {
+        const struct manifest *m = ms->v[i];
+        if (ss->app[0] && strcmp(m->name, ss->app) != 0)
             continue;
         for (size_t j = 0; j < m->n_tools; j++)
-            json_array_append_new(tools, tool_object(m, &m->tools[j], !sv->app_name));
+            json_array_append_new(tools, tool_object(m, &m->tools[j], !ss->app[0]));
     }
     return tools;
 }
 
 /* The app and tool a client's tool name stands for; NULL when none. App names may hold
  * "__" themselves, so every split is tried against the installed apps. */
-static const struct manifest_tool *resolve(struct serve *sv, const char *name,
+static const struct manifest_tool *resolve(struct serve_session *ss, const char *name,
                                            const struct manifest **mout)
 {
-    if (sv->app_name) {
-        *mout = sv->app;
-        return sv->app ? manifest_tool(sv->app, name) : NULL; /* NULL: it was removed */
+    struct serve *sv = ss->sv;
+    if (ss->app[0]) {
+        *mout = manifest_find(sv->ms, ss->app); /* NULL: it was removed */
+        return *mout ? manifest_tool(*mout, name) : NULL;
     }
     for (const char *p = strstr(name, GATEWAY_SEP); p; p = strstr(p + 1, GATEWAY_SEP)) {
         size_t alen = (size_t)(p - name);
@@ -193,7 +195,7 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
         return;
     }
     const struct manifest *m = NULL;
-    const struct manifest_tool *t = resolve(sv, name, &m);
+    const struct manifest_tool *t = resolve(ss, name, &m);
     if (!t) {
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "unknown tool \"%.130s\"", name);
         return;
@@ -211,7 +213,7 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
         sc->progress_token = json_deep_copy(token);
     ss->calls_total++;
     struct call_opts o = {.user = ss->user,
-                          .ask_exec = sv->ask_exec,
+                          .ask_exec = ss->ask_exec,
                           .origin = sc,
                           .on_event = on_call_event,
                           .event_ud = sc};
@@ -281,17 +283,16 @@ static json_t *empty_list(const char *method)
 void serve_forward(struct serve_session *ss, const json_t *id, const char *method,
                    const json_t *params)
 {
-    struct serve *sv = ss->sv;
-    if (!sv->app_name) {
+    if (!ss->app[0]) {
         serve_gateway_forward(ss, id, method, params);
         return;
     }
-    if (!sv->app) {
+    if (!manifest_find(ss->sv->ms, ss->app)) {
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "%s: the app %s was removed", method,
-                            sv->app_name);
+                            ss->app);
         return;
     }
-    serve_forward_app(ss, id, sv->app->name, method, params, NULL);
+    serve_forward_app(ss, id, ss->app, method, params, NULL);
 }
 
 void serve_forward_app(struct serve_session *ss, const json_t *id, const char *app,

@@ -41,8 +41,6 @@ static void on_quiet(evutil_socket_t fd, short what, void *arg)
     }
     if (rc == 0)
         return;
-    if (sv->app_name) /* the one app's manifest may have been replaced, or removed */
-        sv->app = manifest_find(sv->ms, sv->app_name);
     tell_sessions(sv);
 }
 

@@ -25,6 +25,13 @@ json.dump(m, open(sys.argv[2], "w"))' "$SPOKES/beta.json" "$SPOKES/delta.json"
     done
 }
 
+# conf_merge JSON: merges these top-level keys into $CONF.
+conf_merge() {
+    $PY -c 'import json, sys
+c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2]))
+json.dump(c, open(sys.argv[1], "w"))' "$CONF" "$1"
+}
+
 have_sdk() {
     [ -d "$SDK_DIR/node_modules/@modelcontextprotocol/sdk" ] && command -v node >/dev/null
 }

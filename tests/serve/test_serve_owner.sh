@@ -12,11 +12,7 @@ MODE=namespace
 . "$ROOT/tests/serve/serve_lib.sh"
 serve_setup
 mode_needs_jail_skip
-$PY - "$CONF" <<'EOF'
-import json, sys
-c = json.load(open(sys.argv[1])); c["start_timeout_ms"] = 2000
-json.dump(c, open(sys.argv[1], "w"))
-EOF
+conf_merge '{"start_timeout_ms": 2000}'
 
 registry_id() { awk -v k="$1" '$2 == k {print $1}' "$DATA/.host-ids"; }
 owner() { stat -c %u "$DATA/tester/alpha"; }

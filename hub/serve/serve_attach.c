@@ -1,0 +1,172 @@
+/* `hub serve --stdio` beside a running hub: this process's stdin and stdout go to the
+ * hub that owns the host's spokes (its control socket, serve_control.c), which serves
+ * the client on them as a session of its own; this process then only waits, so that
+ * the client sees its server running for as long as the session lasts. Its end (the
+ * hub closing the connection) ends this process; this process ending (the client
+ * killed it) ends the session. */
+#include "log.h"
+#include "serve_impl.h"
+#include "util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define ATTACH_ANSWER_MS 10000
+
+/* Connects to the socket: its descriptor, -2 when no hub listens there, -1 with err. */
+static int ctl_connect(const struct hub_config *cfg, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    char path[sizeof(sa.sun_path)];
+    if (!serve_control_path(cfg, path, sizeof(path))[0])
+        return -2;
+    str_copy(sa.sun_path, path, sizeof(sa.sun_path));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+        return fd;
+    int e = errno;
+    close(fd);
+    if (e == ENOENT || e == ECONNREFUSED)
+        return -2;
+    snprintf(err, errlen, "the hub's control socket %s: %s", path, strerror(e));
+    return -1;
+}
+
+/* Sends req (one line) with fds attached (n_fds of them, may be 0). */
+static int send_request(int fd, json_t *req, const int *fds, size_t n_fds)
+{
+    char *text = json_dumps(req, JSON_COMPACT);
+    if (!text)
+        return -1;
+    size_t len = strlen(text);
+    char *line = xasprintf("%s\n", text);
+    free(text);
+    char cbuf[CMSG_SPACE(2 * sizeof(int))] = {0};
+    struct iovec iov = {.iov_base = line, .iov_len = len + 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (n_fds) {
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, n_fds * sizeof(int));
+    }
+    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    free(line);
+    return n == (ssize_t)(len + 1) ? 0 : -1;
+}
+
+/* The answer line, parsed; NULL with err after timeout_ms or a closed connection. */
+static json_t *read_answer(int fd, int timeout_ms, char *err, size_t errlen)
+{
+    char buf[65536];
+    size_t len = 0;
+    uint64_t end = now_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+    while (len < sizeof(buf)) {
+        uint64_t now = now_mono_ns();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = now >= end ? 0 : poll(&p, 1, (int)((end - now) / 1000000ULL) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(err, errlen, "the running hub did not answer within %d ms", timeout_ms);
+            return NULL;
+        }
+        ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            snprintf(err, errlen, "the running hub closed the connection without an answer");
+            return NULL;
+        }
+        len += (size_t)n;
+        char *nl = memchr(buf, '\n', len);
+        if (nl) {
+            json_t *a = json_loadb(buf, (size_t)(nl - buf), 0, NULL);
+            if (!json_is_object(a)) {
+                json_decref(a);
+                snprintf(err, errlen, "the running hub's answer is not JSON");
+                return NULL;
+            }
+            return a;
+        }
+    }
+    snprintf(err, errlen, "the running hub's answer is too long");
+    return NULL;
+}
+
+int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answer, char *err,
+                       size_t errlen)
+{
+    int fd = ctl_connect(cfg, err, errlen);
+    if (fd < 0)
+        return fd;
+    int rc = -1;
+    if (send_request(fd, req, NULL, 0) < 0)
+        snprintf(err, errlen, "sending to the running hub: %s", strerror(errno));
+    else if ((*answer = read_answer(fd, ATTACH_ANSWER_MS, err, errlen)) != NULL)
+        rc = 0;
+    close(fd);
+    return rc;
+}
+
+int serve_attach(const struct hub_config *cfg, const char *user, const char *app, bool ask_exec,
+                 char *err, size_t errlen)
+{
+    int fd = ctl_connect(cfg, err, errlen);
+    if (fd < 0)
+        return fd;
+    json_t *req = json_pack("{s:s,s:b,s:s}", "op", "attach", "ask_exec", ask_exec, "isolation",
+                            isolation_name(cfg->isolation));
+    if (user)
+        json_object_set_new(req, "user", json_string(user));
+    if (app)
+        json_object_set_new(req, "app", json_string(app));
+    int fds[2] = {STDIN_FILENO, STDOUT_FILENO};
+    int rc = send_request(fd, req, fds, 2);
+    json_decref(req);
+    if (rc < 0) {
+        snprintf(err, errlen, "sending to the running hub: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    json_t *a = read_answer(fd, ATTACH_ANSWER_MS, err, errlen);
+    if (!a) {
+        close(fd);
+        return -1;
+    }
+    if (!json_is_true(json_object_get(a, "ok"))) {
+        const char *why = json_string_value(json_object_get(a, "error"));
+        snprintf(err, errlen, "the running hub refused: %s", why ? why : "no reason given");
+        json_decref(a);
+        close(fd);
+        return -1;
+    }
+    log_info("serving through the running hub as user %s",
+             json_string_value(json_object_get(a, "user")));
+    json_decref(a);
+    /* The session is the hub's now: this process holds on until it ends. */
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        char b[256];
+        if (r < 0 || read(fd, b, sizeof(b)) <= 0)
+            break;
+    }
+    close(fd);
+    return 0;
+}
