@@ -10,6 +10,7 @@
 #include "tokens.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,8 +240,7 @@ int cmd_serve(int argc, char **argv)
             rc = EXIT_USAGE;
         }
     }
-    /* The grant store: hub.json's memory.redis, shared with the user's other hubs. Without
-     * one, always/never answers last while this process runs. */
+    /* The grant store: hub.json's memory.redis, shared with the user's other hubs. */
     struct memory *store = NULL;
     if (rc == EXIT_OK && cfg.memory) {
         struct memory_config mc;
@@ -254,6 +254,20 @@ int cmd_serve(int argc, char **argv)
             log_warnx("memory: %s", err);
             rc = EXIT_USAGE;
         }
+    }
+    /* Without Redis, this host's store: DATA_ROOT/.serve-grants.json, which every hub
+     * serve of the data root reads, so that "always" holds at the next stdio session. */
+    if (rc == EXIT_OK && !store) {
+        struct memory_config mc;
+        memory_config_defaults(&mc);
+        char *abs = mkdir_p(cfg.data_root, 0711) == 0 ? realpath(cfg.data_root, NULL) : NULL;
+        char *spec = abs ? xasprintf("file:%s/.serve-grants.json", abs) : NULL;
+        if (!spec || !(store = memory_open(spec, &mc, err, sizeof(err)))) {
+            log_warnx("the grant store: %s", spec ? err : strerror(errno));
+            rc = EXIT_USAGE;
+        }
+        free(spec);
+        free(abs);
     }
     /* --llm: its calls are made on serve's LLM thread, audited through a handle of their
      * own on the hub's audit log (appends of whole lines, as every writer's). */

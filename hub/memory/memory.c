@@ -160,7 +160,9 @@ struct memory *memory_open(const char *spec, const struct memory_config *cfg_in,
     const char *addr = spec ? spec : cfg.redis;
     struct memory *m;
     if (addr && strcmp(addr, "none") == 0) {
-        m = memory_local_open(&cfg);
+        m = memory_local_open(&cfg, NULL, err, errlen);
+    } else if (addr && strncmp(addr, "file:", 5) == 0 && addr[5] == '/') {
+        m = memory_local_open(&cfg, addr + 5, err, errlen);
     } else if (!addr || !*addr) {
         snprintf(err, errlen,
                  "no Redis configured: start a private one with `scripts/redis-private start "

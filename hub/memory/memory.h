@@ -72,6 +72,8 @@ struct memory;
 /* spec ("none", a Redis address, or NULL for cfg->redis) picks the back end. For Redis
  * it connects (and authenticates) now, so that an unreachable server is reported at
  * start: NULL and a message that says how to start one or run with --memory none. */
+/* "file:/PATH": in the process, with the hashes (grants, first-seen) kept in that file
+ * as well, for hub serve without Redis (memory_local.c). */
 struct memory *memory_open(const char *spec, const struct memory_config *cfg, char *err,
                            size_t errlen);
 void memory_close(struct memory *m);

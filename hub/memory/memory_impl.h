@@ -61,7 +61,9 @@ struct memory {
 
 struct memory *memory_redis_open(const char *addr, const struct memory_config *cfg, char *err,
                                  size_t errlen);
-struct memory *memory_local_open(const struct memory_config *cfg);
+/* path NULL: in the process only; else the hashes are kept in that file too. */
+struct memory *memory_local_open(const struct memory_config *cfg, const char *path, char *err,
+                                 size_t errlen);
 
 void memory_strv_free(char **v, size_t n);
 

@@ -28,7 +28,8 @@ struct serve_opts {
     struct answers *answers; /* when the client cannot be asked; a reference is taken */
     /* Where "always" and "never" answers are kept: the Redis of hub.json's memory, which
      * every hub of the user shares (grants.h), so that an answer given through one
-     * instance holds at the others. NULL: only in this process. Borrowed. */
+     * instance holds at the others, or the data root's file (memory_open "file:").
+     * NULL: only in this process. Borrowed. */
     struct memory *grant_store;
     const char *metrics_addr; /* --metrics ADDR:PORT or NULL */
     /* --llm: a spoke's sampling request, when the client samples no model itself, goes
