@@ -13,6 +13,7 @@ int cmd_casestudies(int argc, char **argv);
 int cmd_repl_server(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
+int cmd_client(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 void cmd_assistant_usage(FILE *f);
 
@@ -30,6 +31,7 @@ static const struct command commands[] = {
     {"casestudies", cmd_casestudies, "the paper's four case studies in each isolation mode"},
     {"serve", cmd_serve, "the sandboxed apps for any MCP client (stdio or Streamable HTTP)"},
     {"repl-server", cmd_repl_server, "serve sandboxed Python sessions over TCP (length + JSON)"},
+    {"client", cmd_client, "write the hub into an MCP client's configuration (add/remove/list)"},
     {"schema", cmd_schema, "validate JSON values (one per line on stdin) against a JSON Schema"},
 };
 
