@@ -75,7 +75,6 @@ struct cgroup_plan {
     char *parent[CG_N]; /* host paths; NULL for a controller not used */
     char *dir[CG_N];    /* the jail's own, filled in by the monitor ("" once removed) */
     uint32_t rnd;       /* makes the name unique with the monitor's pid */
-    bool own_parent;    /* v2: the parent is the caller's own cgroup (not configured) */
     /* v1: the jail's "tasks" files, opened by the monitor (as host root) for init to
      * move itself with (cgroup_enter); -1 when not open. */
     int tasks_fd[CG_N];
@@ -239,6 +238,36 @@ int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);
 /* In init, once it is in its cgroup: a cgroup namespace rooted there. */
 int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen);
 void cgroup_plan_free(struct jail_plan *p);
+
+/* cgroup_base.c: the parents of the jails' cgroups. */
+extern const char *const cgroup_ctl_names[CG_N]; /* "memory", "pids", "cpu" */
+/* The version (1, 2) and, for each controller wanted, the host directory under which
+ * a jail's cgroup goes (dirs[k] allocated; NULL where not wanted), with the
+ * controllers on: found once per process and parent (NULL: our own cgroup), checked
+ * at each call. Thread-safe. */
+int cgroup_base_get(const char *cfg_parent, const bool want[CG_N], int *version, char *dirs[CG_N],
+                    struct jail_error *err);
+/* The v2 steps, uncached, for tests: a base (our own cgroup, made an inner node with
+ * our processes in its leaf; our scope from systemd; /nsjail-lite under the root; or
+ * the configured parent) with the controllers ctls (NULL-terminated names) on. */
+struct cgroup_v2_base {
+    char *dir;       /* host path */
+    bool managed;    /* its processes are ours to move into its leaf */
+    bool under_root; /* /nsjail-lite under the real root: the root enables too */
+};
+int cgroup_v2_base(const char *mnt, const char *mnt_root, const char *cfg_parent,
+                   const char *const ctls[], struct cgroup_v2_base *b, char *err, size_t errlen);
+int cgroup_v2_prepare(const struct cgroup_v2_base *b, const char *mnt, const char *const ctls[],
+                      char *err, size_t errlen);
+int cgroup_v2_enable(const char *dir, const char *const ctls[], bool managed, char *err,
+                     size_t errlen);
+char *cgroup_read_text(const char *path, size_t *len);
+int cgroup_write(const char *dir, const char *file, const char *text);
+bool cgroup_file_has_word(const char *dir, const char *file, const char *word);
+
+/* cgroup_scope.c: asks systemd (over D-Bus, libsystemd loaded on demand) for a
+ * transient scope with Delegate=yes holding this process; name gets its unit name. */
+int cgroup_scope_delegate_self(char *name, size_t namelen, char *err, size_t errlen);
 
 /* ipc.c: in init, before it leaves host root: the System V shm limits of the jail's
  * ipc namespace, from the memory limit. */

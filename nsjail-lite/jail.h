@@ -172,8 +172,11 @@ struct jail_config {
 
     struct jail_limits limits;
     /* Where the jail's cgroup goes: a cgroup path as /proc/self/cgroup writes it (e.g.
-     * "/system.slice/isolategpt.service/jails"), delegated to the caller; NULL = the
-     * caller's own cgroup ("/nsjail-lite" under it when that is the root). */
+     * "/system.slice/isolategpt.service/jails"), delegated to the caller and free of
+     * processes; NULL = a base found once per process: on v2 the caller's delegated
+     * cgroup (its processes moved into its "nsjail-lite.leaf"), or a transient scope
+     * from systemd where the caller's cgroup is systemd's ("/nsjail-lite" under the
+     * root for a caller there); see cgroup_base.c. */
     char *cgroup_parent;
 
     char *seccomp_preset;       /* "c", later "python", "node" */

@@ -25,14 +25,14 @@ $(BUILD)/tests/nsjail/memhog: $(BUILD)/obj/tests/nsjail/memhog.nosan.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(HOSTILE_LDFLAGS) -o $@ $^
 
-$(BUILD)/tests/nsjail/test_jail_api: $(call objs,tests/nsjail/test_jail_api.c) \
+$(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base: \
+		$(BUILD)/tests/nsjail/%: $(BUILD)/obj/tests/nsjail/%.o \
 		$(BUILD)/lib/libnsjail-lite.a $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ \
-		$(call pkg_libs,libseccomp libnl-3.0 libnl-route-3.0 jansson) -lpthread
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(NSJAIL_PKGS)) -lpthread
 
 # The scripts run build/nsjail-lite: `make tests` must bring it up to date too.
 TEST_BINARIES += $(BUILD)/tests/nsjail/hostile $(BUILD)/tests/nsjail/memhog \
-	$(BUILD)/tests/nsjail/test_jail_api \
+	$(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base \
 	$(BUILD)/nsjail-lite
