@@ -10,7 +10,10 @@
 #   - as a control with the cgroup off (and no shm limits in the ipc namespace): the
 #     same attack takes what it asked for, so each assertion above can fail.
 # Also: the status reason "memory", the jail's ipc namespace limits, SysV shm refused
-# by the c preset unless a profile allows it, and no cgroup directory left behind.
+# by the c preset unless a profile allows it, no cgroup directory left behind, and
+# where the jails' cgroups go (nsjail-lite/cgroup_base.c): many starts from this shell,
+# one after another and at once, never move it or the jails one level deeper. Every
+# check holds on cgroup v2 (a systemd host: tests/host runs this there) and on v1.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-nsjail.sh"
 require_root
@@ -22,13 +25,15 @@ cat >"$TMP/shm.json" <<'EOF'
 {"preset": "c", "allow": ["shmget", "shmat", "shmdt", "shmctl"]}
 EOF
 
-# watch LAUNCHER_PID OUT: samples from the host, every 10 ms until the launcher exits,
-# the host's Shmem and what the jail's cgroup (found through /proc/INIT/cgroup, INIT
-# being the launcher's child) reports; writes one JSON object to OUT.
+# watch LAUNCHER_PID OUT GATE: samples from the host, every 10 ms until the launcher
+# exits, the host's Shmem and what the jail's cgroup (found through /proc/INIT/cgroup,
+# INIT being the launcher's child) reports; writes one JSON object to OUT. The
+# launcher waits on the fifo GATE until the watcher is ready: on a loaded machine
+# python's start can outlast a jail's whole life.
 watch_jail() {
-    /usr/bin/python3 - "$1" "$2" <<'EOF'
+    /usr/bin/python3 - "$1" "$2" "$3" <<'EOF'
 import json, os, sys, time
-launcher, out = int(sys.argv[1]), sys.argv[2]
+launcher, out, gate = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 def read(path):
     try:
         with open(path) as f:
@@ -83,6 +88,8 @@ def jail_dir(d, ctl):
             return d[key]
 res = {"shmem_peak_kb": shmem_kb(), "procs_peak": 0, "cg_mem_peak": 0, "cg_pids_peak": 0,
        "cpu": []}
+with open(gate, "w") as g:
+    g.write("go\n")
 dirs, t0 = None, time.monotonic()
 while os.path.exists("/proc/%d" % launcher) and time.monotonic() - t0 < 30:
     st = read("/proc/%d/stat" % launcher)
@@ -131,10 +138,15 @@ attack() {
     while [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
     SHMEM_BASE_KB=$(awk '/^Shmem:/ {print $2}' /proc/meminfo)
-    "$NSJ" --host-ids "$HOST_IDS" --status-fd 3 "${opts[@]}" --bind-ro "$MEMHOG:/memhog" -- \
-        /memhog "$@" 3>"$TMP/$name.status" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null &
+    local gate=$TMP/$name.gate
+    mkfifo "$gate"
+    (
+        read -r _ <"$gate"
+        exec "$NSJ" --host-ids "$HOST_IDS" --status-fd 3 "${opts[@]}" --bind-ro "$MEMHOG:/memhog" \
+            -- /memhog "$@" 3>"$TMP/$name.status" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null
+    ) &
     local pid=$!
-    watch_jail "$pid" "$TMP/$name.watch"
+    watch_jail "$pid" "$TMP/$name.watch" "$gate"
     wait "$pid"
     RC=$?
     OUT=$(cat "$TMP/$name.out")
@@ -150,6 +162,29 @@ held() { awk '$1 == "holding" { print $2 }' <<<"$OUT"; }
 LIMITS=(--memory-mb 64 --pids 16 --cpu-percent 20)
 OFF=(--memory-mb 0 --pids 0 --cpu-percent 0 --rlimit-as 0)
 
+# Which hierarchy the jails' cgroups are in, as nsjail-lite says (-v), and whether that
+# is the host's: v2 when the cgroup2 mount's root offers the memory controller.
+v2_mnt=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+if [ -n "$v2_mnt" ] && grep -qw memory "$v2_mnt/cgroup.controllers" 2>/dev/null; then
+    host_v=2
+else
+    host_v=1
+fi
+"$NSJ" -v --host-ids "$HOST_IDS" "${LIMITS[@]}" -- /bin/true 2>"$TMP/v.err" </dev/null
+CGV=$(sed -n 's/.*cgroup v\([12]\) under .*/\1/p' "$TMP/v.err" | head -n 1)
+is "the jails' cgroups are in the host's cgroup v$host_v hierarchy" "$CGV" "$host_v"
+diag "$(grep -m1 'cgroup v' "$TMP/v.err")"
+
+# cg_path PID CONTROLLER: PID's cgroup path in the hierarchy the jails use for CONTROLLER
+# (v2: the one "0::" line; v1: the line that lists the controller).
+cg_path() {
+    if [ "$CGV" = 2 ]; then
+        sed -n 's/^0:://p' "/proc/$1/cgroup"
+    else
+        grep -E "^[0-9]+:([a-z_,]*,)?$2(,[a-z_,]*)?:" "/proc/$1/cgroup" | cut -d: -f3-
+    fi
+}
+
 # --- the ipc namespace's own limits, and the preset ---
 host_shmmax=$(cat /proc/sys/kernel/shmmax)
 out=$("$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 -- /bin/sh -c \
@@ -163,9 +198,19 @@ like "the c preset refuses System V shared memory (shmget: EPERM)" "$(cat "$TMP/
     "stopped shmget Operation not permitted"
 
 out=$("$NSJ" --host-ids "$HOST_IDS" "${LIMITS[@]}" -- /bin/cat /proc/self/cgroup 2>&1)
-like "the jail sees its own cgroup as / (a cgroup namespace), not the host's paths" "$out" \
-    "(^|$(printf '\n'))[0-9]+:memory:/($(printf '\n')|$)"
-unlike "  and no host path of the caller's cgroup" "$out" "nsjail-lite-|$(awk -F: '$2 ~ /memory/ {print $3}' /proc/self/cgroup | sed 's|^/$|^$|')"
+if [ "$CGV" = 2 ]; then
+    is "the jail sees its own cgroup as / (a cgroup namespace), not the host's paths" "$out" "0::/"
+else
+    like "the jail sees its own cgroup as / (a cgroup namespace), not the host's paths" \
+        "$(grep -E '^[0-9]+:memory:' <<<"$out")" '^[0-9]+:memory:/$'
+fi
+is "  and no jail's cgroup name in it" "$(grep -c 'nsjail-lite-' <<<"$out")" 0
+own=$(cg_path $$ memory)
+if [ "$own" = / ]; then
+    skip "  and no host path of the caller's cgroup" "this shell is in the root cgroup"
+else
+    is "  and no host path of the caller's cgroup ($own)" "$(grep -cF -- "$own" <<<"$out")" 0
+fi
 
 # --- System V shm: created, touched and detached, 256 MiB against a 64 MiB limit ---
 attack shm "${LIMITS[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
@@ -255,27 +300,64 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 for c in memory pids cpu; do
-    like "init is in the jail's $c cgroup" "$(grep -E "^[0-9]+:([a-z,]*,)?$c(,[a-z,]*)?:" "/proc/$init/cgroup")" "/nsjail-lite-$launcher-[0-9a-f]+\$"
-    like "  and so is the program it started" "$(grep -E "^[0-9]+:([a-z,]*,)?$c(,[a-z,]*)?:" "/proc/$prog/cgroup")" "/nsjail-lite-$launcher-[0-9a-f]+\$"
-    unlike "  but not the monitor (the launcher)" "$(grep -E "^[0-9]+:([a-z,]*,)?$c(,[a-z,]*)?:" "/proc/$launcher/cgroup")" "nsjail-lite-$launcher"
+    like "init is in the jail's $c cgroup" "$(cg_path "$init" $c)" "/nsjail-lite-$launcher-[0-9a-f]+\$"
+    like "  and so is the program it started" "$(cg_path "$prog" $c)" "/nsjail-lite-$launcher-[0-9a-f]+\$"
+    unlike "  but not the monitor (the launcher)" "$(cg_path "$launcher" $c)" "nsjail-lite-$launcher-"
 done
 kill "$launcher" 2>/dev/null
 wait "$launcher" 2>/dev/null
 
-# --- nothing left behind ---
+# --- where the jails' cgroups go, over many starts from this shell: one after another
+# and 20 at once. The bug: on v2 each start moved the caller one cgroup deeper
+# (leaf/leaf/...), and after about 58 no jail started. The shell is moved at most
+# once (into its cgroup's nsjail-lite.leaf, where that cgroup is delegated to it),
+# and every jail's cgroup is at the same depth. ---
+shell_cg=$(cg_path $$ memory)
+fails=0
+: >"$TMP/bases"
+for _ in $(seq 60); do
+    "$NSJ" -v --host-ids "$HOST_IDS" "${LIMITS[@]}" -- /bin/true 2>"$TMP/seq.err" </dev/null ||
+        { fails=$((fails + 1)); diag "$(grep -v '^nsjail-lite: \[' "$TMP/seq.err" | head -c 300)"; }
+    sed -n 's/.*cgroup v[12] under //p' "$TMP/seq.err" | head -n 1 >>"$TMP/bases"
+done
+is "60 jails one after another from this shell: all ran" "$fails" 0
+is "  every jail's cgroup at the same depth" "$(awk -F/ '{print NF}' "$TMP/bases" | sort -u | wc -l)" 1
+diag "the last one's parent: $(tail -n 1 "$TMP/bases")"
+after=$(cg_path $$ memory)
+if [ "$after" = "$shell_cg" ] || [ "$after" = "${shell_cg%/}/nsjail-lite.leaf" ]; then
+    ok "  and this shell is where it was, or in its cgroup's leaf ($after)"
+else
+    not_ok "  this shell moved from $shell_cg to $after"
+fi
+pids=()
+for i in $(seq 20); do
+    "$NSJ" --host-ids "$HOST_IDS" "${LIMITS[@]}" -- /bin/true 2>"$TMP/par-$i.err" </dev/null &
+    pids+=($!)
+done
+good=0
+for p in "${pids[@]}"; do wait "$p" && good=$((good + 1)); done
+is "20 jails at once from this shell: all ran" "$good" 20
+is "  no cgroup error from any" "$(cat "$TMP"/par-*.err | grep -c cgroup)" 0
+is "  and this shell has not moved since" "$(cg_path $$ memory)" "$after"
+
+# --- nothing left behind (under a scope systemd made for one launcher, the scope too) ---
 mem_parent=$(jget 'd["dirs"]["memory"].rsplit("/", 1)[0]' <"$TMP/shm.watch")
 left=$(find "$mem_parent" -maxdepth 1 -name "nsjail-lite-*" 2>/dev/null | while read -r d; do
-    pid=${d##*/nsjail-lite-}; pid=${pid%%-*}; [ -d "/proc/$pid" ] || echo "$d"; done)
+    pid=${d##*/nsjail-lite-}; pid=${pid%%[-.]*}; [ -d "/proc/$pid" ] || echo "$d"; done)
 is "no cgroup of an ended jail is left under $mem_parent" "$left" ""
+if [[ "$mem_parent" == *.scope ]]; then
+    refute "  and systemd removed the launcher's scope with its last process" test -d "$mem_parent"
+fi
 
 # --- a configured parent: the jail's cgroup goes there, and only there ---
 cgp=/itest-cgroup-$$
-at_exit "for d in /sys/fs/cgroup/*$cgp; do rmdir \$d; done"
+at_exit "for d in /sys/fs/cgroup$cgp /sys/fs/cgroup/*$cgp; do rmdir \$d/nsjail-lite-* \$d; done"
 "$NSJ" -v --host-ids "$HOST_IDS" --memory-mb 64 --pids 16 --cgroup-parent "$cgp" -- \
     /bin/cat /proc/self/cgroup >"$TMP/parent.out" 2>"$TMP/parent.err" </dev/null
 like "--cgroup-parent $cgp: the jail's cgroup is made under it" "$(cat "$TMP/parent.err")" \
     "cgroup [^ ]*$cgp/nsjail-lite-[0-9]+-[0-9a-f]+: memory 64 MiB"
-is "  and removed with the jail" "$(find /sys/fs/cgroup/*"$cgp" -mindepth 1 -maxdepth 1 -type d | wc -l)" 0
+is "  and removed with the jail" \
+    "$(find /sys/fs/cgroup"$cgp" /sys/fs/cgroup/*"$cgp" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)" 0
 
 # --- a bad parent path is refused ---
 "$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 --cgroup-parent ../x -- /bin/true 2>"$TMP/err"
