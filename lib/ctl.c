@@ -6,10 +6,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define CTL_MAX_FDS 4 /* room to receive (and close) a few more than we accept */
+/* Room to receive (and close) a few more descriptors than any message carries. */
+#define CTL_RECV_FDS (CTL_MAX_FDS + 4)
 
-int ctl_send(int sock, json_t *msg, int fd)
+int ctl_sendv(int sock, json_t *msg, const int *fds, size_t nfds)
 {
+    if (nfds > CTL_MAX_FDS) {
+        errno = EINVAL;
+        return -1;
+    }
     char *text = json_dumps(msg, JSON_COMPACT);
     if (!text) {
         errno = ENOMEM;
@@ -23,19 +28,19 @@ int ctl_send(int sock, json_t *msg, int fd)
     }
     struct iovec iov = {.iov_base = text, .iov_len = len};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
         struct cmsghdr align;
     } control;
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
+    if (nfds > 0) {
         memset(&control, 0, sizeof(control));
         mh.msg_control = control.buf;
-        mh.msg_controllen = sizeof(control.buf);
+        mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
         struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+        cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
     }
     ssize_t n;
     do {
@@ -45,10 +50,15 @@ int ctl_send(int sock, json_t *msg, int fd)
     return n < 0 ? -1 : 0;
 }
 
-/* Takes the first passed descriptor and closes every other one. */
-static int take_fds(struct msghdr *mh)
+int ctl_send(int sock, json_t *msg, int fd)
 {
-    int keep = -1;
+    return ctl_sendv(sock, msg, &fd, fd >= 0 ? 1 : 0);
+}
+
+/* Keeps the first max passed descriptors (in order) and closes every other one. */
+static size_t take_fds(struct msghdr *mh, int *keep, size_t max)
+{
+    size_t kept = 0;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
             continue;
@@ -56,19 +66,27 @@ static int take_fds(struct msghdr *mh)
         for (size_t i = 0; i < n; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-            if (keep < 0)
-                keep = fd;
+            if (kept < max)
+                keep[kept++] = fd;
             else
                 close(fd);
         }
     }
-    return keep;
+    return kept;
 }
 
-int ctl_recv(int sock, json_t **msg, int *fd)
+static void close_all(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        close(fds[i]);
+}
+
+int ctl_recvv(int sock, json_t **msg, int *fds, size_t maxfds, size_t *nfds)
 {
     *msg = NULL;
-    *fd = -1;
+    *nfds = 0;
+    if (maxfds > CTL_MAX_FDS)
+        maxfds = CTL_MAX_FDS;
     char *buf = malloc(CTL_MAX_MSG + 1);
     if (!buf) {
         errno = ENOMEM;
@@ -76,7 +94,7 @@ int ctl_recv(int sock, json_t **msg, int *fd)
     }
     struct iovec iov = {.iov_base = buf, .iov_len = CTL_MAX_MSG + 1};
     union {
-        char buf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
+        char buf[CMSG_SPACE(CTL_RECV_FDS * sizeof(int))];
         struct cmsghdr align;
     } control;
     struct msghdr mh = {
@@ -93,10 +111,9 @@ int ctl_recv(int sock, json_t **msg, int *fd)
         free(buf);
         return n == 0 ? 0 : -1;
     }
-    int passed = take_fds(&mh);
+    size_t passed = take_fds(&mh, fds, maxfds);
     if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > CTL_MAX_MSG) {
-        if (passed >= 0)
-            close(passed);
+        close_all(fds, passed);
         free(buf);
         errno = EMSGSIZE;
         return -1;
@@ -105,12 +122,21 @@ int ctl_recv(int sock, json_t **msg, int *fd)
     free(buf);
     if (!json_is_object(root)) {
         json_decref(root);
-        if (passed >= 0)
-            close(passed);
+        close_all(fds, passed);
         errno = EBADMSG;
         return -1;
     }
     *msg = root;
-    *fd = passed;
+    *nfds = passed;
     return 1;
+}
+
+int ctl_recv(int sock, json_t **msg, int *fd)
+{
+    size_t n;
+    *fd = -1;
+    int rc = ctl_recvv(sock, msg, fd, 1, &n);
+    if (rc <= 0 || n == 0)
+        *fd = -1;
+    return rc;
 }

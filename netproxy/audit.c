@@ -9,6 +9,7 @@
 #include "netproxy.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -108,6 +109,17 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
         put_duration(&j, "duration", c->t_connect_start, c->t_connected);
         jl_close(&j);
     }
+    /* How it came: a CONNECT request, or straight to its destination (egress.h). */
+    jl_str(&j, "egress", c->mode == MODE_PROXY ? "connect" : "transparent");
+    if (c->raw)
+        jl_bool(&j, "tcp_grant", true);
+    if (c->synthetic) {
+        jl_open(&j, "synthetic");
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &c->orig_dst.sin_addr, ip, sizeof(ip));
+        jl_str(&j, "ip", ip);
+        jl_close(&j);
+    }
     jl_close(&j);
 
     jl_open(&j, "rule");
@@ -118,15 +130,25 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
 
     jl_open(&j, "network");
     jl_str(&j, "transport", "tcp");
+    if (c->proto != SNIFF_UNKNOWN)
+        jl_str(&j, "protocol", c->proto == SNIFF_TLS ? "tls" : "http");
     if (c->have_dst)
         jl_str(&j, "type", c->dst.ss_family == AF_INET6 ? "ipv6" : "ipv4");
     if (close)
         jl_int(&j, "bytes", (int64_t)(c->c2u.bytes + c->u2c.bytes));
     jl_close(&j);
 
-    if (c->have_target || (!close && status)) {
+    if (c->named[0] && c->proto == SNIFF_TLS) {
+        jl_open(&j, "tls");
+        jl_open(&j, "client");
+        jl_strn(&j, "server_name", c->named, strnlen(c->named, sizeof(c->named)), 256);
+        jl_close(&j);
+        jl_close(&j);
+    }
+    bool http_request = c->have_target && c->mode == MODE_PROXY;
+    if (http_request || (!close && status)) {
         jl_open(&j, "http");
-        if (c->have_target) {
+        if (http_request) {
             jl_open(&j, "request");
             jl_strn(&j, "method", c->method, strnlen(c->method, sizeof(c->method)), 32);
             jl_close(&j);
@@ -144,7 +166,7 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
         jl_open(&j, "url");
         jl_strn(&j, "original", c->target, strnlen(c->target, sizeof(c->target)), 256);
         jl_close(&j);
-        if (c->user_agent[0]) {
+        if (c->user_agent[0] && c->mode == MODE_PROXY) {
             jl_open(&j, "user_agent");
             jl_strn(&j, "original", c->user_agent, strnlen(c->user_agent, sizeof(c->user_agent)),
                     sizeof(c->user_agent));

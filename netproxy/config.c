@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "synth.h"
 #include "util.h"
 
 #include <string.h>
@@ -25,6 +26,10 @@ void config_defaults(struct np_config *c)
     c->pipe_size = 256 * 1024;
     c->ports[0] = 443;
     c->nports = 1;
+    cidr_parse(SYNTH_DEFAULT_RANGE, &c->synthetic);
+    c->synthetic_max = SYNTH_MAX_NAMES;
+    c->dns_rate = 500;
+    c->dns_burst = 1000;
 }
 
 bool parse_duration_ms(const char *s, uint64_t max_ms, uint64_t *out)

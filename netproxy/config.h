@@ -4,6 +4,7 @@
 #define NETPROXY_CONFIG_H
 
 #include "connect.h"
+#include "netaddr.h"
 #include "policy.h"
 
 #include <stdbool.h>
@@ -27,6 +28,11 @@ struct np_config {
     unsigned pipe_size;               /* bytes per splice pipe */
     uint16_t ports[POLICY_MAX_PORTS]; /* --ports: the default for every spoke */
     size_t nports;
+    /* The jail's resolver and transparent egress. */
+    struct cidr synthetic;  /* --synthetic-range: the addresses that stand for names */
+    unsigned synthetic_max; /* names per spoke */
+    unsigned dns_rate;      /* queries per second per spoke, sustained */
+    unsigned dns_burst;     /* ... and in a burst */
 };
 
 void config_defaults(struct np_config *c);

@@ -3,6 +3,8 @@
 #include "addrguard.h"
 #include "audit.h"
 #include "dial.h"
+#include "dnsserver.h"
+#include "egress.h"
 #include "lib/audit.h"
 #include "log.h"
 #include "metrics.h"
@@ -34,6 +36,7 @@ static void deny(struct conn *c, enum reason r, const char *detail);
 static void dial_next(struct conn *c);
 static void read_request(struct conn *c);
 static void cread_arm(struct conn *c, bool on);
+static void admit(struct conn *c);
 
 static struct event *new_event(struct conn *c, int fd, short what, event_callback_fn cb)
 {
@@ -43,7 +46,7 @@ static struct event *new_event(struct conn *c, int fd, short what, event_callbac
     return ev;
 }
 
-static void arm_timer(struct conn *c, uint64_t ms)
+void conn_arm_timer(struct conn *c, uint64_t ms)
 {
     struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     evtimer_add(c->timer, &tv);
@@ -95,10 +98,11 @@ static void close_upstream(struct conn *c)
     }
 }
 
-void conn_accept(struct worker *w, struct spoke *s, int fd, const struct sockaddr *sa,
+void conn_accept(struct worker *w, struct listener *l, int fd, const struct sockaddr *sa,
                  socklen_t salen)
 {
     struct proxy *px = w->px;
+    struct spoke *s = l->spoke;
     struct conn *c = xcalloc(1, sizeof(*c));
     c->px = px;
     c->w = w;
@@ -120,6 +124,9 @@ void conn_accept(struct worker *w, struct spoke *s, int fd, const struct sockadd
         fatalx("out of memory creating a timer");
     c->state = C_HEADER;
     req_init(&c->rp, &px->cfg->req);
+    /* Where it was going decides what the client will send: a CONNECT request, its
+     * own protocol, or DNS queries. */
+    c->mode = egress_classify(c, l);
     pthread_mutex_lock(&px->lock);
     bool full = px->pending >= px->cfg->max_pending || s->pending >= s->max_pending;
     if (!full) {
@@ -135,9 +142,18 @@ void conn_accept(struct worker *w, struct spoke *s, int fd, const struct sockadd
     }
     c->counted_pending = true;
     c->cread = new_event(c, fd, EV_READ | EV_PERSIST, on_client_read);
-    arm_timer(c, px->cfg->header_timeout_ms);
+    conn_arm_timer(c, px->cfg->header_timeout_ms);
+    if (c->mode == MODE_TRANSPARENT) {
+        egress_start(c, l);
+        return;
+    }
     /* The request usually arrives before we get to accept(): read it now rather than
      * after another trip through the event loop. */
+    read_request(c);
+}
+
+void conn_read_first(struct conn *c)
+{
     read_request(c);
 }
 
@@ -156,7 +172,7 @@ static void cread_arm(struct conn *c, bool on)
 static void capture_request(struct conn *c)
 {
     const struct req_parser *p = &c->rp;
-    if (!c->buf)
+    if (!c->buf || c->mode != MODE_PROXY)
         return;
     size_t n = p->method.len < sizeof(c->method) - 1 ? p->method.len : sizeof(c->method) - 1;
     memcpy(c->method, c->buf + p->method.off, n);
@@ -221,6 +237,11 @@ static void decide(struct conn *c)
     c->have_host = true;
     c->port = a.port;
 
+    /* A raw TCP grant names this exact destination: no more to check. */
+    if (conn_take_grant(c)) {
+        admit(c);
+        return;
+    }
     enum reason r = policy_check_host(s->policy, &c->host, &c->rule, &c->registered);
     if (r == R_ALLOWED && !policy_port_allowed(s->policy, c->port))
         r = R_PORT;
@@ -252,6 +273,35 @@ static void decide(struct conn *c)
         c->would_deny = r;
         metrics_decision(px->metrics, DECISION_WOULD_DENY, r);
     }
+    admit(c);
+}
+
+bool conn_take_grant(struct conn *c)
+{
+    const char *grant = policy_tcp_grant(c->spoke->policy, &c->host, c->port);
+    if (!grant)
+        return false;
+    c->raw = true;
+    c->rule = grant;
+    if (c->host.kind == HOST_NAME)
+        c->registered = policy_registrable_domain(c->host.name);
+    return true;
+}
+
+void conn_admit(struct conn *c)
+{
+    admit(c);
+}
+
+/* The destination is decided: the tunnel limits, the client's early bytes, then the
+ * address (an IP literal, a --resolve override, or DNS). */
+static void admit(struct conn *c)
+{
+    struct proxy *px = c->px;
+    struct spoke *s = c->spoke;
+    char detail[400];
+    uncount_pending(c);
+    evtimer_del(c->timer);
     pthread_mutex_lock(&px->lock);
     enum reason limit = px->tunnels >= px->cfg->max_tunnels ? R_LIMIT_GLOBAL
                         : s->tunnels >= s->max_tunnels      ? R_LIMIT_SPOKE
@@ -273,8 +323,14 @@ static void decide(struct conn *c)
     }
     c->counted_tunnel = true;
 
-    /* Bytes the client sent after its request head are tunnel payload. */
-    if (c->rp.pos < c->len) {
+    /* Bytes the client sent after its request head are tunnel payload; in transparent
+     * mode every byte read so far (the first flight) is. */
+    if (c->mode != MODE_PROXY && c->len > 0) {
+        c->c2u.pre_len = c->len;
+        c->c2u.pre = xmalloc(c->c2u.pre_len);
+        memcpy(c->c2u.pre, c->buf, c->c2u.pre_len);
+        c->c2u.pre_counts = true;
+    } else if (c->mode == MODE_PROXY && c->rp.pos < c->len) {
         c->c2u.pre_len = c->len - c->rp.pos;
         c->c2u.pre = xmalloc(c->c2u.pre_len);
         memcpy(c->c2u.pre, c->buf + c->rp.pos, c->c2u.pre_len);
@@ -300,7 +356,7 @@ static void decide(struct conn *c)
     }
     c->state = C_RESOLVE;
     c->t_dns_start = now_mono_ns();
-    arm_timer(c, px->cfg->dns_timeout_ms);
+    conn_arm_timer(c, px->cfg->dns_timeout_ms);
     c->lookup = resolver_lookup(c->w->resolver, c->host.name, c->port, on_resolved, c);
 }
 
@@ -312,7 +368,9 @@ static void check_and_dial(struct conn *c, const struct addr_list *addrs)
         enum addr_class cls;
         enum guard_verdict v =
             addrguard_check(c->px->guard, (const struct sockaddr *)&addrs->a[i], &cls);
-        if (guard_allows(v))
+        /* A raw TCP grant may name a loopback or private destination (the operator
+         * listed it); never one of the proxy's own listeners. */
+        if (guard_allows(v) || (c->raw && v != GUARD_DENY_LOOP))
             continue;
         c->have_dst = true;
         c->dst = addrs->a[i];
@@ -335,7 +393,7 @@ static void check_and_dial(struct conn *c, const struct addr_list *addrs)
     c->next_addr = 0;
     c->state = C_CONNECT;
     c->t_connect_start = now_mono_ns();
-    arm_timer(c, c->px->cfg->connect_timeout_ms);
+    conn_arm_timer(c, c->px->cfg->connect_timeout_ms);
     dial_next(c);
 }
 
@@ -427,14 +485,16 @@ static void start_relay(struct conn *c)
     half_init(u2c, c->ufd, c->cfd, c->uread, c->cwrite);
     c->c2u.other = u2c;
     u2c->other = &c->c2u;
-    u2c->pre = xstrdup(RESPONSE_ESTABLISHED);
-    u2c->pre_len = strlen(RESPONSE_ESTABLISHED);
-    u2c->pre_off = 0;
-    u2c->pre_counts = false;
+    if (c->mode == MODE_PROXY) {
+        u2c->pre = xstrdup(RESPONSE_ESTABLISHED);
+        u2c->pre_len = strlen(RESPONSE_ESTABLISHED);
+        u2c->pre_off = 0;
+        u2c->pre_counts = false;
+    }
     uint64_t first = c->px->cfg->idle_timeout_ms;
     if (c->px->cfg->max_lifetime_ms && c->px->cfg->max_lifetime_ms < first)
         first = c->px->cfg->max_lifetime_ms;
-    arm_timer(c, first);
+    conn_arm_timer(c, first);
     /* The answer goes out first; the client's early bytes follow to the upstream. */
     if (pump(c, &c->u2c, false))
         pump(c, &c->c2u, true);
@@ -481,11 +541,49 @@ static bool pump(struct conn *c, struct half *h, bool from_is_client)
     return true;
 }
 
-static void read_request(struct conn *c)
+/* What each mode's parser needs at most before it decides. */
+static size_t read_limit(const struct conn *c)
 {
     const struct req_limits *lim = &c->px->cfg->req;
-    /* One byte past both limits is enough for the parser to refuse. */
-    size_t max = lim->max_line + lim->max_header_bytes + 1;
+    /* One byte past both limits is enough for the HTTP parser to refuse. */
+    size_t http = lim->max_line + lim->max_header_bytes + 1;
+    switch (c->mode) {
+    case MODE_TRANSPARENT:
+        return c->proto == SNIFF_HTTP || http > SNIFF_TLS_BUFFER ? http : SNIFF_TLS_BUFFER;
+    case MODE_DNS:
+        return DNS_TCP_BUFFER;
+    default:
+        return http;
+    }
+}
+
+/* Feeds what was read to the mode's parser; false once the connection was decided
+ * (or freed). */
+static bool feed(struct conn *c)
+{
+    if (c->mode == MODE_DNS)
+        return dns_tcp_feed(c);
+    if (c->mode == MODE_TRANSPARENT)
+        return egress_feed(c);
+    enum req_status st = req_feed(&c->rp, c->buf, c->len);
+    if (st == REQ_ERROR) {
+        capture_request(c);
+        deny(c, c->rp.error, c->rp.detail);
+        return false;
+    }
+    if (st == REQ_DONE) {
+        decide(c);
+        return false;
+    }
+    return true;
+}
+
+static void read_request(struct conn *c)
+{
+    /* Queries a DNS client pipelined are answered before reading more. */
+    if (c->mode == MODE_DNS && c->len > 0 && !dns_tcp_feed(c))
+        return;
+    size_t max = read_limit(c);
     for (;;) {
         if (c->len == c->cap) {
             /* 512 first: a CONNECT head is ~100 bytes, and staying under glibc's
@@ -501,6 +599,10 @@ static void read_request(struct conn *c)
         ssize_t n = recv(c->cfd, c->buf + c->len, c->cap - c->len, 0);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             c->no_linger = true;
+            if (c->mode == MODE_DNS) {
+                conn_free(c); /* the client is done asking */
+                return;
+            }
             deny(c, R_INCOMPLETE,
                  n == 0 ? "the client closed the connection before finishing its request"
                         : "the connection failed before the request was complete");
@@ -509,16 +611,8 @@ static void read_request(struct conn *c)
         if (n < 0)
             break;
         c->len += (size_t)n;
-        enum req_status st = req_feed(&c->rp, c->buf, c->len);
-        if (st == REQ_ERROR) {
-            capture_request(c);
-            deny(c, c->rp.error, c->rp.detail);
+        if (!feed(c))
             return;
-        }
-        if (st == REQ_DONE) {
-            decide(c);
-            return;
-        }
         if (c->len < c->cap)
             break; /* short read: the socket is drained */
     }
@@ -567,6 +661,18 @@ static void write_response(struct conn *c)
     }
     if (c->cwrite)
         event_del(c->cwrite);
+    if (c->mode == MODE_DNS) {
+        /* The answer is out: the next query, within the header timeout. */
+        free(c->resp);
+        c->resp = NULL;
+        c->state = C_HEADER;
+        conn_arm_timer(c, c->px->cfg->header_timeout_ms);
+        cread_arm(c, true);
+        /* From the loop, not from here: a client that pipelines many queries must not
+         * make this a recursion. */
+        event_active(c->cread, EV_READ, 0);
+        return;
+    }
     if (c->no_linger) {
         conn_free(c);
         return;
@@ -578,7 +684,7 @@ static void write_response(struct conn *c)
     if (!c->cread)
         c->cread = new_event(c, c->cfd, EV_READ | EV_PERSIST, on_client_read);
     cread_arm(c, true);
-    arm_timer(c, c->px->cfg->linger_ms);
+    conn_arm_timer(c, c->px->cfg->linger_ms);
     linger_read(c);
 }
 
@@ -595,7 +701,8 @@ static void deny(struct conn *c, enum reason r, const char *detail)
     evtimer_del(c->timer);
     if (c->cread)
         cread_arm(c, false);
-    int status = reason_status(r);
+    /* Only a CONNECT client reads an HTTP answer: any other is reset. */
+    int status = c->mode == MODE_PROXY ? reason_status(r) : 0;
     if (r != R_AUDIT)
         (void)np_audit_decision(c, r, detail, status);
     metrics_decision(px->metrics, DECISION_DENY, r);
@@ -603,6 +710,10 @@ static void deny(struct conn *c, enum reason r, const char *detail)
         log_debug("%s %s: %s", c->id, reason_code(r), detail);
     free_request(c);
     if (status == 0) {
+        if (c->mode == MODE_TRANSPARENT) {
+            struct linger lg = {.l_onoff = 1, .l_linger = 0};
+            (void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        }
         conn_free(c);
         return;
     }
@@ -688,8 +799,15 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     char detail[400];
     switch (c->state) {
     case C_HEADER:
+        if (c->mode == MODE_DNS) {
+            conn_free(c); /* an idle resolver connection */
+            return;
+        }
         capture_request(c);
-        deny(c, R_HEADER_TIMEOUT, "the request head was not complete in time");
+        deny(c, R_HEADER_TIMEOUT,
+             c->mode == MODE_PROXY ? "the request head was not complete in time"
+                                   : "the client did not send its first bytes (a TLS "
+                                     "ClientHello or an HTTP request) in time");
         return;
     case C_RESOLVE:
         snprintf(detail, sizeof(detail), "resolving %s took longer than %llu ms", c->host.name,
@@ -724,11 +842,38 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     }
     uint64_t next = idle_end < life_end ? idle_end : life_end;
     /* Round up so that the timer does not fire a hair early and spin. */
-    arm_timer(c, (next - now + 999999) / 1000000);
+    conn_arm_timer(c, (next - now + 999999) / 1000000);
+}
+
+void conn_deny(struct conn *c, enum reason r, const char *detail)
+{
+    deny(c, r, detail);
+}
+
+void conn_close(struct conn *c)
+{
+    conn_free(c);
+}
+
+void conn_dns_reply(struct conn *c, uint8_t *answer, size_t len)
+{
+    free(c->resp);
+    c->resp = (char *)answer;
+    c->resp_len = len;
+    c->resp_off = 0;
+    c->state = C_RESPOND;
+    cread_arm(c, false); /* the next query waits until this answer is out */
+    evtimer_del(c->timer);
+    conn_arm_timer(c, c->px->cfg->header_timeout_ms);
+    write_response(c);
 }
 
 void conn_abort(struct conn *c)
 {
+    if (c->mode == MODE_DNS) {
+        conn_free(c);
+        return;
+    }
     switch (c->state) {
     case C_RELAY:
         tunnel_close(c, CLOSE_SHUTDOWN);
@@ -766,6 +911,10 @@ static void conn_free(struct conn *c)
     free(c->addrs);
     free_request(c);
     free(c->resp);
+    if (c->sniff) {
+        sniff_free(c->sniff);
+        free(c->sniff);
+    }
     close_upstream(c);
     if (c->cread)
         event_free(c->cread);

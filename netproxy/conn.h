@@ -10,6 +10,7 @@
 #include "netaddr.h"
 #include "reason.h"
 #include "resolve.h"
+#include "sniff.h"
 #include "tunnel.h"
 
 #include <stdbool.h>
@@ -19,6 +20,14 @@
 struct proxy;
 struct spoke;
 struct worker;
+struct listener;
+
+/* How the connection reached us (netproxy/egress.c tells them apart at accept). */
+enum conn_mode {
+    MODE_PROXY,       /* a CONNECT request to the proxy's own address */
+    MODE_TRANSPARENT, /* straight to its destination, taken on the gateway by tproxy */
+    MODE_DNS,         /* DNS over TCP to the spoke's resolver */
+};
 
 enum conn_state {
     C_HEADER,  /* reading the request head */
@@ -35,6 +44,7 @@ struct conn {
     struct spoke *spoke;
     struct conn *prev, *next;
     enum conn_state state;
+    enum conn_mode mode;
     int cfd, ufd;
     struct event *cread, *cwrite, *uread, *uwrite, *timer;
     bool cread_on; /* cread is armed (it stays armed from the request into the relay) */
@@ -50,6 +60,16 @@ struct conn {
     size_t len, cap;
     struct req_parser rp;
     bool counted_pending, counted_tunnel;
+
+    /* Transparent egress: where the client connected (a synthetic address stands for
+     * host.name), whether the destination is a raw TCP grant (relayed unread) or a name
+     * whose first flight must name it (sniff), and what that flight named. */
+    struct sockaddr_in orig_dst;
+    bool synthetic;
+    bool raw;
+    struct sniff *sniff;
+    enum sniff_proto proto;
+    char named[256]; /* the ClientHello's server_name or the Host, canonical when it could be */
 
     /* What was decided. */
     bool have_target;
@@ -82,10 +102,27 @@ struct conn {
     bool no_linger;
 };
 
-/* Takes over an accepted, non-blocking socket, on worker w's thread. */
-void conn_accept(struct worker *w, struct spoke *s, int fd, const struct sockaddr *sa,
+/* Takes over a socket accepted on l, non-blocking, on worker w's thread. */
+void conn_accept(struct worker *w, struct listener *l, int fd, const struct sockaddr *sa,
                  socklen_t salen);
 /* Drain timeout or exit: refuse or close at once, with the records written. */
 void conn_abort(struct conn *c);
+
+/* For egress.c and the resolver: the steps of the machine they share with CONNECT. */
+/* Refuses (an HTTP answer in proxy mode; a reset otherwise) with the record. */
+void conn_deny(struct conn *c, enum reason r, const char *detail);
+/* Whether a raw TCP grant names host:port; if so it becomes the rule (relayed unread). */
+bool conn_take_grant(struct conn *c);
+/* The destination is decided (host, port, rule): the limits, then resolve and dial. */
+void conn_admit(struct conn *c);
+/* Reads what the client sends until the sniffer (transparent) or the query (DNS) has
+ * enough; each mode's decision follows from there. */
+void conn_read_first(struct conn *c);
+/* DNS over TCP: sends the answer (owned by the connection from now) and waits for the
+ * next query. */
+void conn_dns_reply(struct conn *c, uint8_t *answer, size_t len);
+/* Closes at once, without a record (a DNS client over its budget). */
+void conn_close(struct conn *c);
+void conn_arm_timer(struct conn *c, uint64_t ms);
 
 #endif

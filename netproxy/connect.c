@@ -87,6 +87,10 @@ static void end_field(struct req_parser *p, const char *buf)
         v.len--;
     if (span_equals_ci(buf, p->field_name, "user-agent"))
         p->user_agent = v;
+    if (span_equals_ci(buf, p->field_name, "host")) {
+        p->host = v;
+        p->host_fields++;
+    }
 }
 
 enum req_status req_feed(struct req_parser *p, const char *buf, size_t len)

@@ -37,6 +37,8 @@ struct req_parser {
     struct req_span method, target, version;
     struct req_span field_name, field_value; /* the field being parsed */
     struct req_span user_agent;              /* len 0 when absent */
+    struct req_span host;                    /* the Host field's value; len 0 when absent */
+    unsigned host_fields;                    /* how many Host fields there were */
     int version_minor;                       /* 0 or 1 once line_done */
     bool line_done;                          /* the request line was valid */
     /* Set on REQ_ERROR: the code and a fixed one-line explanation. */

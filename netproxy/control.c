@@ -1,13 +1,18 @@
 #include "control.h"
 
 #include "audit.h"
+#include "connect.h"
 #include "ctl.h"
+#include "dnsserver.h"
+#include "host.h"
 #include "jsonfile.h"
 #include "log.h"
 #include "netaddr.h"
 #include "netproxy.h"
+#include "synth.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <event2/event.h>
@@ -63,6 +68,10 @@ static bool parse_ports(struct jf_ctx *jc, const json_t *msg, uint16_t *ports, s
 /* Checks the "listen" key against where the socket really is bound. */
 static bool listen_matches(const char *listen, int fd, char *why, size_t whylen)
 {
+    if (fd < 0) {
+        snprintf(why, whylen, "%s: no socket attached for it", listen);
+        return false;
+    }
     struct sockaddr_storage want, got;
     socklen_t wlen, glen = sizeof(got);
     if (!sockaddr_parse_hostport(listen, &want, &wlen)) {
@@ -89,16 +98,46 @@ static bool listen_matches(const char *listen, int fd, char *why, size_t whylen)
     return true;
 }
 
-static json_t *op_add(struct proxy *px, const json_t *msg, int *fd)
+/* "synthetic": {"name": "ip", ...} into the spoke's map (a restart's handover). */
+static bool preset_synthetic(struct spoke *s, const json_t *obj, char *why, size_t whylen)
 {
-    static const char *const keys[] = {"op",          "spoke",  "user",        "allow",
-                                       "ports",       "listen", "max_tunnels", "max_pending",
-                                       "report_only", NULL};
+    if (!obj)
+        return true;
+    if (!json_is_object(obj) || json_object_size(obj) > SYNTH_MAX_NAMES) {
+        snprintf(why, whylen, "synthetic: an object of at most %d names", SYNTH_MAX_NAMES);
+        return false;
+    }
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, name, v)
+    {
+        struct in_addr a;
+        struct host h;
+        const char *bad = NULL;
+        if (!json_is_string(v) || inet_pton(AF_INET, json_string_value(v), &a) != 1 ||
+            !host_canonicalise(name, strlen(name), false, &h, &bad) || h.kind != HOST_NAME ||
+            strcmp(h.name, name) != 0 || synth_preset(s->synth, name, a) < 0) {
+            snprintf(why, whylen,
+                     "synthetic: \"%.64s\" must be a canonical name with a free address of "
+                     "the synthetic range",
+                     name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds)
+{
+    static const char *const keys[] = {
+        "op",          "spoke",       "user", "allow",      "ports",     "listen", "max_tunnels",
+        "max_pending", "report_only", "tcp",  "dns_listen", "synthetic", NULL};
     char err[512] = "";
     struct jf_ctx jc = {.file = "add", .err = err, .errlen = sizeof(err)};
-    const char *name = NULL, *user = NULL, *listen = NULL;
-    char **allow = NULL;
-    size_t nallow = 0;
+    const char *name = NULL, *user = NULL, *listen = NULL, *dns_listen = NULL;
+    char **allow = NULL, **tcp = NULL;
+    size_t nallow = 0, ntcp = 0;
+    int *fd = &fds[0], *dns_fd = nfds > 1 ? &fds[1] : NULL;
     int64_t max_tunnels = px->cfg->max_tunnels_per_spoke;
     int64_t max_pending = px->cfg->max_pending_per_spoke;
     bool report_only = px->cfg->report_only;
@@ -112,11 +151,14 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fd)
         !jf_string(&jc, msg, "", "user", false, 128, &user) ||
         !jf_string(&jc, msg, "", "listen", false, 64, &listen) ||
         !jf_strings(&jc, msg, "", "allow", true, POLICY_MAX_ENTRIES, 1024, &allow, &nallow) ||
+        !jf_strings(&jc, msg, "", "tcp", false, POLICY_MAX_TCP, 300, &tcp, &ntcp) ||
+        !jf_string(&jc, msg, "", "dns_listen", false, 64, &dns_listen) ||
         !parse_ports(&jc, msg, ports, &nports) ||
         !jf_int(&jc, msg, "", "max_tunnels", false, 1, 1000000, &max_tunnels) ||
         !jf_int(&jc, msg, "", "max_pending", false, 1, 1000000, &max_pending) ||
         !jf_bool(&jc, msg, "", "report_only", false, &report_only)) {
         jf_strv_free(allow);
+        jf_strv_free(tcp);
         return reply_error("%s", err);
     }
     json_t *reply = NULL;
@@ -130,22 +172,45 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fd)
         reply = reply_error("add needs the spoke's listening socket attached (SCM_RIGHTS)");
     } else if (listen && !listen_matches(listen, *fd, why, sizeof(why))) {
         reply = reply_error("%s", why);
+    } else if (dns_listen && !listen_matches(dns_listen, dns_fd ? *dns_fd : -1, why, sizeof(why))) {
+        reply = reply_error("dns_listen: %s", why);
+    } else if (!dns_listen && dns_fd && *dns_fd >= 0) {
+        reply = reply_error("a second socket needs dns_listen to say what it is");
     } else if (!(pol = policy_new((const char *const *)allow, nallow, ports, nports, err,
                                   sizeof(err)))) {
         reply = reply_error("allow: %s", err);
     }
+    for (size_t i = 0; !reply && i < ntcp; i++)
+        if (!policy_add_tcp(pol, tcp[i], err, sizeof(err)))
+            reply = reply_error("tcp: %s", err);
     jf_strv_free(allow);
-    if (reply)
+    jf_strv_free(tcp);
+    if (reply) {
+        policy_free(pol);
         return reply;
+    }
     struct spoke *s = spoke_new(px, name, user, pol);
     s->max_tunnels = (unsigned)max_tunnels;
     s->max_pending = (unsigned)max_pending;
     s->report_only = report_only;
-    int lfd = *fd;
-    *fd = -1;
-    if (!listener_add(px, s, lfd, -1, why, sizeof(why))) {
+    s->synth = synth_new(&px->cfg->synthetic, px->cfg->synthetic_max, why, sizeof(why));
+    if (!s->synth || !preset_synthetic(s, json_object_get(msg, "synthetic"), why, sizeof(why))) {
         spoke_remove(px, s);
         return reply_error("%s", why);
+    }
+    int lfd = *fd;
+    *fd = -1;
+    if (!listener_add(px, s, lfd, -1, NULL, why, sizeof(why))) {
+        spoke_remove(px, s);
+        return reply_error("%s", why);
+    }
+    if (dns_listen) {
+        int ufd = *dns_fd;
+        *dns_fd = -1;
+        if (!(s->dns = dns_udp_add(px, s, ufd, why, sizeof(why)))) {
+            spoke_remove(px, s);
+            return reply_error("%s", why);
+        }
     }
     np_audit_spoke(px, s, "spoke-add", NULL);
     log_info("spoke %s added (%zu allowlist entries)", s->name, policy_entry_count(pol));
@@ -172,13 +237,67 @@ static json_t *op_remove(struct proxy *px, const json_t *msg)
     return reply_ok();
 }
 
-json_t *control_handle(struct proxy *px, const json_t *msg, int *fd)
+/* A listener the hub made on the jail's own loopback for a raw TCP grant such as
+ * 127.0.0.1:6390: every connection on it goes to that grant. */
+static json_t *op_forward(struct proxy *px, const json_t *msg, int *fd)
+{
+    static const char *const keys[] = {"op", "spoke", "to", NULL};
+    char err[512] = "";
+    struct jf_ctx jc = {.file = "forward", .err = err, .errlen = sizeof(err)};
+    const char *name = NULL, *to = NULL;
+    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name) ||
+        !jf_string(&jc, msg, "", "to", true, 300, &to))
+        return reply_error("%s", err);
+    struct spoke *s = spoke_find(px, name);
+    if (!s)
+        return reply_error("no spoke named %.64s", name);
+    if (*fd < 0)
+        return reply_error("forward needs the listening socket attached (SCM_RIGHTS)");
+    struct authority a;
+    struct host h;
+    const char *why = NULL;
+    if (!authority_parse(to, strlen(to), &a, &why) ||
+        !host_canonicalise(a.host, a.host_len, a.bracketed, &h, &why))
+        return reply_error("to: %s", why);
+    const char *grant = policy_tcp_grant(s->policy, &h, a.port);
+    if (!grant)
+        return reply_error("to: %.300s is not one of spoke %s's tcp grants", to, s->name);
+    char lwhy[300];
+    int lfd = *fd;
+    *fd = -1;
+    if (!listener_add(px, s, lfd, -1, grant, lwhy, sizeof(lwhy)))
+        return reply_error("%s", lwhy);
+    log_info("spoke %s: forwarding a listener to %s", s->name, grant);
+    return reply_ok();
+}
+
+void control_notify_synthetic(struct proxy *px, const char *spoke, const char *name, const char *ip)
+{
+    if (!px->control)
+        return;
+    json_t *ev = json_pack("{s:s,s:s,s:s,s:s}", "event", "synthetic", "spoke", spoke, "name", name,
+                           "ip", ip);
+    /* One whole datagram: safe from any worker's thread. A full channel (the hub not
+     * reading) loses the note, which only matters if the proxy then restarts. */
+    if (ev && ctl_send(px->control->fd, ev, -1) < 0 && errno != EAGAIN)
+        log_warn("control channel: cannot tell the hub about %s", name);
+    json_decref(ev);
+}
+
+json_t *control_handle(struct proxy *px, const json_t *msg, int *fds, size_t nfds)
 {
     const char *op = json_string_value(json_object_get(msg, "op"));
     if (!op)
         return reply_error("op: missing or not a string");
+    int none = -1;
+    if (nfds == 0)
+        fds = &none;
     if (strcmp(op, "add") == 0)
-        return op_add(px, msg, fd);
+        return op_add(px, msg, fds, nfds);
+    if (nfds > 1)
+        return reply_error("op %s takes at most one descriptor", op);
+    if (strcmp(op, "forward") == 0)
+        return op_forward(px, msg, fds);
     if (strcmp(op, "remove") == 0)
         return op_remove(px, msg);
     if (strcmp(op, "ping") == 0) {
@@ -201,8 +320,9 @@ static void on_control(evutil_socket_t sock, short what, void *arg)
     (void)what;
     struct control *ctl = arg;
     json_t *msg;
-    int fd;
-    int rc = ctl_recv((int)sock, &msg, &fd);
+    int fds[CTL_MAX_FDS];
+    size_t nfds = 0;
+    int rc = ctl_recvv((int)sock, &msg, fds, 2, &nfds);
     if (rc == 0) {
         event_del(ctl->ev);
         proxy_start_drain(ctl->px, "the hub closed the control channel");
@@ -220,11 +340,12 @@ static void on_control(evutil_socket_t sock, short what, void *arg)
         }
         reply = reply_error(errno == EMSGSIZE ? "message too large" : "not a JSON object");
     } else {
-        reply = control_handle(ctl->px, msg, &fd);
+        reply = control_handle(ctl->px, msg, fds, nfds);
         json_decref(msg);
     }
-    if (fd >= 0)
-        close(fd);
+    for (size_t i = 0; i < nfds; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
     if (ctl_send((int)sock, reply, -1) < 0)
         log_warn("control channel: cannot reply");
     json_decref(reply);
@@ -252,6 +373,7 @@ struct control *control_new(struct proxy *px, int fd, char *err, size_t errlen)
         return NULL;
     }
     event_add(ctl->ev, NULL);
+    px->control = ctl;
     return ctl;
 }
 

@@ -15,8 +15,12 @@ struct control;
 /* fd must be a SOCK_SEQPACKET socket; NULL and a message otherwise. */
 struct control *control_new(struct proxy *px, int fd, char *err, size_t errlen);
 void control_free(struct control *ctl);
-/* Handles one message and returns the reply (never NULL). *fd is the passed
- * descriptor: consumed (set to -1) when used, else the caller closes it. */
-json_t *control_handle(struct proxy *px, const json_t *msg, int *fd);
+/* Handles one message and returns the reply (never NULL). fds are the passed
+ * descriptors: each consumed (set to -1) when used, else the caller closes it. */
+json_t *control_handle(struct proxy *px, const json_t *msg, int *fds, size_t nfds);
+/* Tells the hub that the spoke's resolver handed out a new synthetic address (any
+ * thread; nothing in standalone mode). */
+void control_notify_synthetic(struct proxy *px, const char *spoke, const char *name,
+                              const char *ip);
 
 #endif

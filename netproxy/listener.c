@@ -79,11 +79,11 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
             accept_error(lw, errno);
         return;
     }
-    conn_accept(w, lw->l->spoke, fd, (struct sockaddr *)&ss, len);
+    conn_accept(w, lw->l, fd, (struct sockaddr *)&ss, len);
 }
 
-struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int worker, char *err,
-                              size_t errlen)
+struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int worker,
+                              const char *forward, char *err, size_t errlen)
 {
     int type = 0, acc = 0;
     socklen_t len = sizeof(type);
@@ -121,6 +121,11 @@ struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int wor
     l->spoke = s;
     l->addr = ss;
     l->fd = fd;
+    l->forward = forward ? xstrdup(forward) : NULL;
+    int transparent = 0;
+    len = sizeof(transparent);
+    l->transparent = ss.ss_family == AF_INET &&
+                     getsockopt(fd, SOL_IP, IP_TRANSPARENT, &transparent, &len) == 0 && transparent;
     unsigned first = worker < 0 ? 0 : (unsigned)worker;
     l->nwatch = worker < 0 ? px->nworkers : 1;
     l->watch = xcalloc(l->nwatch, sizeof(*l->watch));
@@ -138,8 +143,11 @@ struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int wor
         listener_free(l);
         return NULL;
     }
-    addrguard_add_endpoint(px->guard, (struct sockaddr *)&ss);
-    l->guarded = true;
+    /* A forward listener lives in the jail's namespace: its address is not ours. */
+    if (!forward) {
+        addrguard_add_endpoint(px->guard, (struct sockaddr *)&ss);
+        l->guarded = true;
+    }
     l->next = s->listeners;
     s->listeners = l;
     return l;
@@ -160,6 +168,7 @@ void listener_free(struct listener *l)
     if (l->guarded)
         addrguard_remove_endpoint(l->px->guard, (struct sockaddr *)&l->addr);
     free(l->watch);
+    free(l->forward);
     close(l->fd);
     free(l);
 }

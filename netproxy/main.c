@@ -13,6 +13,7 @@
 #include "privdrop.h"
 #include "resolve.h"
 #include "sandbox.h"
+#include "synth.h"
 #include "tunnel.h"
 #include "util.h"
 
@@ -55,6 +56,17 @@ static void usage(FILE *out)
         "  --control FD                SOCK_SEQPACKET control socket from the hub (lib/ctl.h):\n"
         "                              spokes, policies and listening sockets arrive on it.\n"
         "                              The proxy drains and exits when the hub closes it.\n"
+        "                              A listener with IP_TRANSPARENT (the hub's gateway sends\n"
+        "                              it every connection of the spoke with nftables' tproxy)\n"
+        "                              also takes connections straight to their destination,\n"
+        "                              and a resolver socket answers the spoke's DNS queries\n"
+        "                              with synthetic addresses (docs/netproxy.md).\n"
+        "The jail's resolver and transparent egress (hub mode):\n"
+        "  --synthetic-range CIDR      addresses that stand for names (default 240.240.0.0/16)\n"
+        "  --synthetic-max N           names per spoke (default 4096)\n"
+        "  --dns-rate N                queries (and stray datagrams) per second per spoke,\n"
+        "                              past which they are dropped (default 500)\n"
+        "  --dns-burst N               ... and at once (default 1000)\n"
         "Policy:\n"
         "  --ports N[,N...]            allowed destination ports (default 443)\n"
         "  --report-only               log what would be refused, but allow it (the allowlist\n"
@@ -212,6 +224,10 @@ enum {
     OPT_DRAIN_TIMEOUT,
     OPT_PIPE_SIZE,
     OPT_WORKERS,
+    OPT_SYNTHETIC_RANGE,
+    OPT_SYNTHETIC_MAX,
+    OPT_DNS_RATE,
+    OPT_DNS_BURST,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -248,6 +264,10 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
         {"pipe-size", required_argument, NULL, OPT_PIPE_SIZE},
         {"workers", required_argument, NULL, OPT_WORKERS},
+        {"synthetic-range", required_argument, NULL, OPT_SYNTHETIC_RANGE},
+        {"synthetic-max", required_argument, NULL, OPT_SYNTHETIC_MAX},
+        {"dns-rate", required_argument, NULL, OPT_DNS_RATE},
+        {"dns-burst", required_argument, NULL, OPT_DNS_BURST},
         {"debug", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -371,6 +391,26 @@ static void parse_args(int argc, char **argv, struct options *o)
         case OPT_WORKERS:
             o->workers = parse_count("--workers", optarg, 1, 64);
             break;
+        case OPT_SYNTHETIC_RANGE: {
+            char why[200];
+            struct synth_map *probe = NULL;
+            if (!cidr_parse(optarg, &cfg->synthetic) ||
+                !(probe = synth_new(&cfg->synthetic, 1, why, sizeof(why))))
+                usage_error("--synthetic-range %s: expected an IPv4 CIDR from /4 to /24 (host "
+                            "bits zero)",
+                            optarg);
+            synth_free(probe);
+            break;
+        }
+        case OPT_SYNTHETIC_MAX:
+            cfg->synthetic_max = parse_count("--synthetic-max", optarg, 1, 65536);
+            break;
+        case OPT_DNS_RATE:
+            cfg->dns_rate = parse_count("--dns-rate", optarg, 1, 1000000);
+            break;
+        case OPT_DNS_BURST:
+            cfg->dns_burst = parse_count("--dns-burst", optarg, 1, 1000000);
+            break;
         case 'v':
             o->debug = true;
             break;
@@ -388,6 +428,11 @@ static void parse_args(int argc, char **argv, struct options *o)
         usage_error("--control (hub mode) and --listen/--allow (standalone) exclude each other");
     if (o->control_fd < 0 && o->nlisten == 0)
         usage_error("nothing to serve: give --listen ADDR:PORT or --control FD");
+    char why[200];
+    struct synth_map *probe = synth_new(&cfg->synthetic, cfg->synthetic_max, why, sizeof(why));
+    if (!probe)
+        usage_error("--synthetic-max %u: %s", cfg->synthetic_max, why);
+    synth_free(probe);
 }
 
 /* Enough descriptors for the limits: two per tunnel, one per pending connection. */
@@ -460,11 +505,7 @@ void proxy_start_drain(struct proxy *px, const char *why)
     __atomic_store_n(&px->draining, true, __ATOMIC_RELEASE);
     log_info("%s: draining (%u tunnels open)", why, tunnels_now(px));
     for (struct spoke *s = px->spokes; s; s = s->next)
-        while (s->listeners) {
-            struct listener *l = s->listeners;
-            s->listeners = l->next;
-            listener_free(l);
-        }
+        spoke_close_endpoints(s);
     workers_wake(px);
     px->drain_timer = evtimer_new(px->base, on_drain_timeout, px);
     struct timeval tv = {.tv_sec = (time_t)(px->cfg->drain_timeout_ms / 1000),
@@ -527,7 +568,7 @@ static void setup_standalone(struct proxy *px, struct options *o)
                    sockaddr_port((struct sockaddr *)&ss) != 0;
         for (unsigned w = 0; w < (own ? px->nworkers : 1); w++) {
             int fd = listener_bind(o->listen[i], own, err, sizeof(err));
-            if (fd < 0 || !listener_add(px, s, fd, own ? (int)w : -1, err, sizeof(err)))
+            if (fd < 0 || !listener_add(px, s, fd, own ? (int)w : -1, NULL, err, sizeof(err)))
                 fatalx("%s", err);
         }
     }

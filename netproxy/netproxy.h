@@ -20,6 +20,9 @@ struct metrics;
 struct pipe_pool;
 struct conn;
 struct logopener;
+struct synth_map;
+struct dns_udp;
+struct control;
 
 #define SPOKE_NAME_MAX 64
 
@@ -34,6 +37,14 @@ struct spoke {
     unsigned tunnels, pending; /* live counts */
     unsigned refs;
     struct listener *listeners;
+    /* The jail's resolver: the names it handed out, its UDP socket (NULL without one)
+     * and its query budget (a token bucket, under px->lock). */
+    struct synth_map *synth;
+    struct dns_udp *dns;
+    double dns_tokens;
+    uint64_t dns_refill_ns;
+    bool dns_limited; /* in a burst over the rate: its first drop was audited */
+    uint64_t dns_dropped;
     struct spoke *next;
 };
 
@@ -53,7 +64,10 @@ struct listener {
     struct listen_watch *watch;
     unsigned nwatch;
     struct sockaddr_storage addr;
-    bool guarded; /* addr is among the guard's endpoints */
+    bool guarded;     /* addr is among the guard's endpoints */
+    bool transparent; /* IP_TRANSPARENT: tproxy brings connections for anywhere */
+    /* A forward listener: every connection goes to this raw TCP grant ("host:port"). */
+    char *forward;
     struct listener *next;
 };
 
@@ -91,6 +105,7 @@ struct proxy {
     bool draining, aborting; /* set by the main thread; workers read them when woken */
     struct event *drain_timer;
     struct event *worker_exited; /* activated by a worker whose loop ended */
+    struct control *control;     /* hub mode: the channel to the hub */
 };
 
 /* Spokes (spoke.c). Names are 1..64 bytes of [A-Za-z0-9_.-]. */
@@ -100,15 +115,18 @@ struct spoke *spoke_new(struct proxy *px, const char *name, const char *user,
 struct spoke *spoke_find(struct proxy *px, const char *name);
 /* Closes the spoke's listeners and unlinks it; open tunnels keep it alive. */
 void spoke_remove(struct proxy *px, struct spoke *s);
+/* Closes its listeners and resolver socket (main thread): nothing new is accepted. */
+void spoke_close_endpoints(struct spoke *s);
 void spoke_ref(struct spoke *s);
 void spoke_unref(struct spoke *s);
 
 /* Listeners (listener.c): accept on fd (already bound; listen() is called when the
  * socket is not listening yet). The proxy owns fd from then on, even on failure.
  * worker -1: every worker accepts from it (a socket the hub passed); otherwise only
- * that one (standalone --workers: one SO_REUSEPORT socket per worker). */
-struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int worker, char *err,
-                              size_t errlen);
+ * that one (standalone --workers: one SO_REUSEPORT socket per worker). forward: a
+ * listener on the jail's own loopback whose connections all go to that tcp grant. */
+struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int worker,
+                              const char *forward, char *err, size_t errlen);
 void listener_free(struct listener *l);
 /* Takes the spare descriptor back once a connection has freed one (no-op if held). */
 void worker_spare_reclaim(struct worker *w);

@@ -1,5 +1,6 @@
 #include "policy.h"
 
+#include "connect.h"
 #include "util.h"
 
 #include <libpsl.h>
@@ -88,6 +89,12 @@ struct policy {
     size_t nips;
     uint16_t ports[POLICY_MAX_PORTS];
     size_t nports;
+    struct tcp_grant {
+        struct host host;
+        uint16_t port;
+        char *spec; /* "host:port" as canonicalised, the record's rule.name */
+    } tcp[POLICY_MAX_TCP];
+    size_t ntcp;
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -173,7 +180,60 @@ void policy_free(struct policy *p)
         free(p->domains[i]);
     free(p->domains);
     free(p->ips);
+    for (size_t i = 0; i < p->ntcp; i++)
+        free(p->tcp[i].spec);
     free(p);
+}
+
+bool policy_add_tcp(struct policy *p, const char *spec, char *err, size_t errlen)
+{
+    if (p->ntcp == POLICY_MAX_TCP) {
+        snprintf(err, errlen, "more than %d tcp grants", POLICY_MAX_TCP);
+        return false;
+    }
+    struct authority a;
+    const char *why = NULL;
+    struct tcp_grant *g = &p->tcp[p->ntcp];
+    if (!authority_parse(spec, strlen(spec), &a, &why) ||
+        !host_canonicalise(a.host, a.host_len, a.bracketed, &g->host, &why)) {
+        snprintf(err, errlen, "tcp grant \"%.64s\": %s (expected HOST:PORT)", spec, why);
+        return false;
+    }
+    g->port = a.port;
+    g->spec = xasprintf(g->host.kind == HOST_IP && g->host.addr.ss_family == AF_INET6 ? "[%s]:%u"
+                                                                                      : "%s:%u",
+                        g->host.name, a.port);
+    p->ntcp++;
+    return true;
+}
+
+const char *policy_tcp_grant(const struct policy *p, const struct host *h, uint16_t port)
+{
+    for (size_t i = 0; i < p->ntcp; i++) {
+        const struct tcp_grant *g = &p->tcp[i];
+        if (g->port != port || g->host.kind != h->kind)
+            continue;
+        if (h->kind == HOST_NAME ? strcmp(g->host.name, h->name) == 0
+                                 : host_addr_equal((const struct sockaddr *)&g->host.addr,
+                                                   (const struct sockaddr *)&h->addr))
+            return g->spec;
+    }
+    return NULL;
+}
+
+bool policy_tcp_names(const struct policy *p, const char *name, const char **rule)
+{
+    for (size_t i = 0; i < p->ntcp; i++)
+        if (p->tcp[i].host.kind == HOST_NAME && strcmp(p->tcp[i].host.name, name) == 0) {
+            *rule = p->tcp[i].spec;
+            return true;
+        }
+    return false;
+}
+
+size_t policy_tcp_count(const struct policy *p)
+{
+    return p->ntcp;
 }
 
 enum reason policy_check_host(const struct policy *p, const struct host *h, const char **rule,

@@ -17,6 +17,7 @@
 
 #define POLICY_MAX_ENTRIES 1024
 #define POLICY_MAX_PORTS 64
+#define POLICY_MAX_TCP 64
 
 /* Loads the public suffix list once: psl_file, or the newest list on the machine
  * (/usr/share/publicsuffix) falling back to libpsl's built-in one. */
@@ -41,6 +42,17 @@ void policy_free(struct policy *p);
 enum reason policy_check_host(const struct policy *p, const struct host *h, const char **rule,
                               const char **registered);
 bool policy_port_allowed(const struct policy *p, uint16_t port);
+
+/* Raw TCP grants ("HOST:PORT", HOST a name or an address in any spelling host.h
+ * accepts, "[v6]:PORT"): a destination relayed as it is, without looking at its bytes,
+ * matched exactly (the name itself, not its registrable domain). An address granted
+ * here may be loopback or private: the operator listed it. */
+bool policy_add_tcp(struct policy *p, const char *spec, char *err, size_t errlen);
+/* The grant matching host:port ("host:port", canonical), or NULL. */
+const char *policy_tcp_grant(const struct policy *p, const struct host *h, uint16_t port);
+/* Whether a grant names this canonical name (on any port); *rule its first grant. */
+bool policy_tcp_names(const struct policy *p, const char *name, const char **rule);
+size_t policy_tcp_count(const struct policy *p);
 size_t policy_entry_count(const struct policy *p);
 
 #endif

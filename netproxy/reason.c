@@ -31,6 +31,15 @@ static const struct {
     [R_AUDIT] = {"audit-unavailable", 503},
     [R_SHUTDOWN] = {"shutting-down", 503},
     [R_INTERNAL] = {"internal-error", 500},
+    [R_PROTOCOL] = {"protocol-not-allowed", 0},
+    [R_SNI_MISSING] = {"sni-missing", 0},
+    [R_SNI_MISMATCH] = {"sni-mismatch", 0},
+    [R_SYNTHETIC_UNKNOWN] = {"synthetic-address-unknown", 0},
+    [R_SYNTHETIC_FULL] = {"synthetic-addresses-exhausted", 0},
+    [R_DNS_MALFORMED] = {"dns-malformed", 0},
+    [R_DNS_NOT_IMPLEMENTED] = {"dns-not-implemented", 0},
+    [R_DNS_RATE] = {"dns-rate-limited", 0},
+    [R_UDP] = {"udp-not-allowed", 0},
 };
 
 static const char *const close_codes[CLOSE_COUNT] = {

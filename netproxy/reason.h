@@ -30,6 +30,16 @@ enum reason {
     R_AUDIT,             /* 503: the decision could not be logged, so no tunnel */
     R_SHUTDOWN,          /* 503: draining */
     R_INTERNAL,          /* 500: out of descriptors and the like */
+    /* Transparent egress (no HTTP answer: the connection is reset) and the resolver. */
+    R_PROTOCOL,            /* neither a TLS ClientHello nor an HTTP/1 request on a name */
+    R_SNI_MISSING,         /* a ClientHello without server_name on a name-based grant */
+    R_SNI_MISMATCH,        /* server_name (or Host) is not the name the address stands for */
+    R_SYNTHETIC_UNKNOWN,   /* a synthetic address the spoke's resolver never handed out */
+    R_SYNTHETIC_FULL,      /* the spoke has used up its synthetic addresses */
+    R_DNS_MALFORMED,       /* a query that is not well-formed DNS (FORMERR) */
+    R_DNS_NOT_IMPLEMENTED, /* another opcode or class (NOTIMP) */
+    R_DNS_RATE,            /* over the spoke's query rate: dropped */
+    R_UDP,                 /* a UDP datagram to anything but the resolver */
     R_COUNT
 };
 

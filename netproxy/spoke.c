@@ -1,8 +1,11 @@
 /* Spokes: their lifetime and their listeners. */
 #include "addrguard.h"
+#include "dnsserver.h"
 #include "log.h"
 #include "netproxy.h"
 #include "util.h"
+
+#include "synth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +47,20 @@ struct spoke *spoke_find(struct proxy *px, const char *name)
     return NULL;
 }
 
-void spoke_remove(struct proxy *px, struct spoke *s)
+void spoke_close_endpoints(struct spoke *s)
 {
     while (s->listeners) {
         struct listener *l = s->listeners;
         s->listeners = l->next;
         listener_free(l);
     }
+    dns_udp_free(s->dns);
+    s->dns = NULL;
+}
+
+void spoke_remove(struct proxy *px, struct spoke *s)
+{
+    spoke_close_endpoints(s);
     for (struct spoke **pp = &px->spokes; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;
@@ -70,6 +80,7 @@ void spoke_unref(struct spoke *s)
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
     policy_free(s->policy);
+    synth_free(s->synth);
     free(s->user);
     free(s);
 }

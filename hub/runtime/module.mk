@@ -18,6 +18,10 @@ HUB_JAIL_LIB :=
 HUB_LDLIBS := $(call pkg_libs,$(PKGS))
 endif
 
+# Transparent egress programs the gateway's nftables (net_egress.c).
+HUB_LDLIBS += $(call pkg_libs,libnftables)
+MISSING_PKGS += $(shell pkg-config --exists libnftables 2>/dev/null || echo libnftables)
+
 $(HUB_LIB): $(HUB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")

@@ -1,5 +1,6 @@
 #include "net_gateway.h"
 #include "log.h"
+#include "net_egress.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -23,7 +24,8 @@
 
 struct gateway {
     int fd;
-    char *name; /* published under /run/netns, or NULL */
+    char *name;  /* published under /run/netns, or NULL */
+    bool egress; /* transparent egress is on (net_egress.h) */
 };
 
 /* Runs inside the new namespace: loopback up, and ARP/forwarding settings that keep
@@ -286,14 +288,15 @@ int gateway_netns_fd(const struct gateway *g)
     return g->fd;
 }
 
-int gateway_listen(struct gateway *g, const char *ip, uint16_t port, char *err, size_t errlen)
+bool gateway_egress(const struct gateway *g)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
-    if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1) {
-        snprintf(err, errlen, "bad listen address %s", ip);
-        errno = EINVAL;
-        return -1;
-    }
+    return g->egress;
+}
+
+/* Moves the calling thread into the gateway namespace: the descriptor of its own to
+ * come back to with leave(), or -1 and why. */
+static int enter(const struct gateway *g, char *err, size_t errlen)
+{
     int orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (orig < 0 || setns(g->fd, CLONE_NEWNET) < 0) {
         snprintf(err, errlen, "entering the gateway namespace: %s", strerror(errno));
@@ -301,23 +304,71 @@ int gateway_listen(struct gateway *g, const char *ip, uint16_t port, char *err, 
             close(orig);
         return -1;
     }
+    return orig;
+}
+
+static void leave(int orig)
+{
+    if (setns(orig, CLONE_NEWNET) < 0)
+        fatal("returning from the gateway network namespace");
+    close(orig);
+}
+
+int gateway_enable_egress(struct gateway *g, uint16_t proxy_port, char *err, size_t errlen)
+{
+    if (g->egress)
+        return 0;
+    int orig = enter(g, err, errlen);
+    if (orig < 0)
+        return -1;
+    int rc = egress_install(proxy_port, err, errlen);
+    leave(orig);
+    g->egress = rc == 0;
+    return rc;
+}
+
+/* A socket of type bound to ip:port in the gateway namespace: IP_FREEBIND, so that it
+ * can exist before the veth address does, and with transparent egress IP_TRANSPARENT,
+ * so that tproxy may hand it connections and datagrams for any destination. */
+static int gateway_socket(struct gateway *g, int type, const char *ip, uint16_t port, char *err,
+                          size_t errlen)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
+    if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1) {
+        snprintf(err, errlen, "bad listen address %s", ip);
+        errno = EINVAL;
+        return -1;
+    }
+    int orig = enter(g, err, errlen);
+    if (orig < 0)
+        return -1;
     int one = 1;
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int s = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int saved = 0;
     if (s < 0 || setsockopt(s, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) < 0 ||
+        (g->egress && setsockopt(s, IPPROTO_IP, IP_TRANSPARENT, &one, sizeof(one)) < 0) ||
         setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(s, 128) < 0) {
+        bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+        (type == SOCK_STREAM && listen(s, 128) < 0)) {
         saved = errno;
-        snprintf(err, errlen, "listening on %s:%u in the gateway namespace: %s", ip, port,
-                 strerror(saved));
+        snprintf(err, errlen, "%s on %s:%u in the gateway namespace: %s",
+                 type == SOCK_STREAM ? "listening" : "binding", ip, port, strerror(saved));
         if (s >= 0)
             close(s);
         s = -1;
     }
-    if (setns(orig, CLONE_NEWNET) < 0)
-        fatal("returning from the gateway network namespace");
-    close(orig);
+    leave(orig);
     if (s < 0)
         errno = saved;
     return s;
+}
+
+int gateway_listen(struct gateway *g, const char *ip, uint16_t port, char *err, size_t errlen)
+{
+    return gateway_socket(g, SOCK_STREAM, ip, port, err, errlen);
+}
+
+int gateway_dns_socket(struct gateway *g, const char *ip, char *err, size_t errlen)
+{
+    return gateway_socket(g, SOCK_DGRAM, ip, 53, err, errlen);
 }

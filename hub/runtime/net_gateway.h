@@ -16,6 +16,7 @@
 #ifndef HUB_NET_GATEWAY_H
 #define HUB_NET_GATEWAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,9 +27,15 @@ void gateway_free(struct gateway *gw);
 int gateway_netns_fd(const struct gateway *gw);
 /* The published name this hub holds (NAME or NAME-N), or NULL when anonymous. */
 const char *gateway_name(const struct gateway *gw);
+/* Turns transparent egress on (net_egress.h: nftables tproxy rules and a policy route
+ * in the gateway). Sockets made afterwards get IP_TRANSPARENT. 0, or -1 and why. */
+int gateway_enable_egress(struct gateway *gw, uint16_t proxy_port, char *err, size_t errlen);
+bool gateway_egress(const struct gateway *gw);
 /* A listening TCP socket (non-blocking, close-on-exec) on ip:port inside the gateway
- * namespace, bound with IP_FREEBIND so that it can exist before the veth address does.
- * -1 with errno and err on failure. */
+ * namespace, bound with IP_FREEBIND so that it can exist before the veth address does
+ * (and IP_TRANSPARENT with egress on). -1 with errno and err on failure. */
 int gateway_listen(struct gateway *gw, const char *ip, uint16_t port, char *err, size_t errlen);
+/* The same for the spoke's resolver: a UDP socket on ip:53. */
+int gateway_dns_socket(struct gateway *gw, const char *ip, char *err, size_t errlen);
 
 #endif
