@@ -116,6 +116,31 @@ int jrpc_parse(const char *line, size_t len, struct jrpc_msg *out, int *code, ch
         snprintf(err, errlen, "invalid JSON at byte %d: %s", jerr.position, jerr.text);
         return -1;
     }
+    return jrpc_parse_value(root, out, code, err, errlen);
+}
+
+enum jrpc_line jrpc_parse_line(const char *line, size_t len, struct jrpc_msg *out, json_t **batch,
+                               int *code, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    *batch = NULL;
+    json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+    if (json_is_array(root)) {
+        *batch = root;
+        return JRPC_LINE_BATCH;
+    }
+    if (!json_is_object(root) || !json_object_get(root, "jsonrpc")) {
+        json_decref(root);
+        return JRPC_LINE_NOISE;
+    }
+    if (jrpc_parse_value(root, out, code, err, errlen) < 0)
+        return JRPC_LINE_INVALID;
+    return JRPC_LINE_MESSAGE;
+}
+
+int jrpc_parse_value(json_t *root, struct jrpc_msg *out, int *code, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
     out->root = root;
     if (!json_is_object(root)) {
         jrpc_msg_free(out);

@@ -65,6 +65,18 @@ struct jrpc_msg {
  * error code to answer with (parse error or invalid request). */
 int jrpc_parse(const char *line, size_t len, struct jrpc_msg *out, int *code, char *err,
                size_t errlen);
+/* A line from a peer that may print other things on the same stream (a stdio MCP
+ * server's banner or console.log, which the SDKs skip): JRPC_LINE_MESSAGE (out
+ * filled), JRPC_LINE_BATCH (*batch: the JSON array, the caller's), JRPC_LINE_NOISE
+ * (not JSON, or JSON that is not an object with a "jsonrpc" member: not meant as a
+ * message), or JRPC_LINE_INVALID (claims to be a message and breaks the envelope:
+ * err and *code say how). */
+enum jrpc_line { JRPC_LINE_MESSAGE, JRPC_LINE_BATCH, JRPC_LINE_NOISE, JRPC_LINE_INVALID };
+enum jrpc_line jrpc_parse_line(const char *line, size_t len, struct jrpc_msg *out, json_t **batch,
+                               int *code, char *err, size_t errlen);
+/* The same for a value already parsed (an element of a batch): root is stolen, and
+ * freed on failure. */
+int jrpc_parse_value(json_t *root, struct jrpc_msg *out, int *code, char *err, size_t errlen);
 void jrpc_msg_free(struct jrpc_msg *m);
 
 /* Builders. Arguments named "stolen" are owned by the result afterwards; id is

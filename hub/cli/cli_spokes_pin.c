@@ -47,6 +47,8 @@ static void usage(FILE *f)
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
                "  --description T    the spoke's description (default: the server's name)\n"
+               "  --no-roots         offer the server no roots (by default roots/list is\n"
+               "                     answered with its /data and the paths bound for it)\n"
                "  --yes              do not ask\n" CLI_COMMON_HELP);
 }
 
@@ -56,7 +58,7 @@ struct pin_opts {
     size_t n_binds;
     const char *env[MAX_ENV];
     size_t n_env;
-    bool yes;
+    bool yes, no_roots;
 };
 
 /* ---- showing what a server offers ---- */
@@ -238,6 +240,26 @@ static int write_manifest(const json_t *root, const char *path, char *err, size_
     return rc;
 }
 
+/* The revision the server spoke, pinned with its tools: what a tool may carry and
+ * what a result is checked for follow from it. */
+static void pin_protocol(json_t *root, const struct discovered *d)
+{
+    const json_t *v = json_object_get(d->info, "protocolVersion");
+    if (json_is_string(v))
+        json_object_set(root, "protocol", (json_t *)v);
+}
+
+/* "protocol: pinned A, the server speaks B", or NULL when the same (a manifest
+ * without one pins none). */
+static char *protocol_diff(const json_t *root, const struct discovered *d)
+{
+    const char *pinned = json_string_value(json_object_get(root, "protocol"));
+    const char *now = json_string_value(json_object_get(d->info, "protocolVersion"));
+    if (!pinned || !now || strcmp(pinned, now) == 0)
+        return NULL;
+    return xasprintf("protocol: pinned MCP %.40s, the server speaks %.40s", pinned, now);
+}
+
 /* ---- add ---- */
 
 /* The nearest enclosing "node_modules" of a script (its package and every dependency),
@@ -348,6 +370,8 @@ static json_t *new_manifest(const char *name, const struct pin_opts *po, char **
                   po->description ? po->description : name, "command", argv, "runtime", runtime);
     if (json_array_size(mounts))
         json_object_set(root, "mounts", mounts);
+    if (po->no_roots)
+        json_object_set_new(root, "roots", json_false());
     json_decref(mounts);
     if (po->allow) {
         json_t *net = json_object(), *allow = json_array();
@@ -456,6 +480,7 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     }
     print_summary(name, root, &d, cfg);
     show_tools(d.tools, NULL);
+    pin_protocol(root, &d);
     json_object_set_new(root, "tools", tools_to_pin(d.tools, NULL));
     if (!pinnable(root, path, err, sizeof(err))) {
         log_warnx("spoke %s cannot be pinned: %s", name, err);
@@ -505,6 +530,13 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
         goto out;
     }
     char *diff = pin_diff_text(m->pinned, d.tools);
+    char *pdiff = protocol_diff(root, &d);
+    if (pdiff) {
+        char *both = xasprintf("%s%s%s", pdiff, diff ? "\n" : "", diff ? diff : "");
+        free(diff);
+        free(pdiff);
+        diff = both;
+    }
     if (!diff) {
         printf("%s: ok, the server lists the %zu pinned tools\n", name, m->n_tools);
         rc = 0;
@@ -521,6 +553,7 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
     show_tools(d.tools, json_object_get(root, "tools"));
     json_t *tools = tools_to_pin(d.tools, json_object_get(root, "tools"));
     json_object_set_new(root, "tools", tools);
+    pin_protocol(root, &d);
     if (!pinnable(root, path, err, sizeof(err))) {
         log_warnx("spoke %s cannot be pinned: %s", name, err);
         rc = -1;
@@ -557,6 +590,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"env", required_argument, NULL, 'e'},
                                          {"description", required_argument, NULL, 'd'},
                                          {"yes", no_argument, NULL, 'y'},
+                                         {"no-roots", no_argument, NULL, 'R'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
@@ -603,6 +637,9 @@ int cmd_spokes_pin(int argc, char **argv)
             break;
         case 'y':
             po.yes = true;
+            break;
+        case 'R':
+            po.no_roots = true;
             break;
         case 'h':
             usage(stdout);

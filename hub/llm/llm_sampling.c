@@ -5,6 +5,7 @@
  * that sample no model themselves (serve_sampling.c). */
 #include "llm_impl.h"
 #include "runtime/runtime.h"
+#include "tokenbucket.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -17,8 +18,7 @@
 
 struct bucket {
     char app[APP_MAX + 1];
-    double tokens;
-    uint64_t last_ns;
+    struct token_bucket tb;
 };
 
 struct llm_sampling_buckets {
@@ -79,17 +79,9 @@ bool llm_sampling_take(struct llm_sampling_buckets *s, const char *app,
         s->b = xrealloc(s->b, (s->n + 1) * sizeof(*s->b));
         b = &s->b[s->n++];
         str_copy(b->app, app, sizeof(b->app));
-        b->tokens = l->burst;
-        b->last_ns = now;
+        tb_init(&b->tb, l->burst, l->per_minute / 60.0, now);
     }
-    b->tokens += (double)(now - b->last_ns) / 1e9 * l->per_minute / 60.0;
-    if (b->tokens > l->burst)
-        b->tokens = l->burst;
-    b->last_ns = now;
-    if (b->tokens < 1.0)
-        return false;
-    b->tokens -= 1.0;
-    return true;
+    return tb_take(&b->tb, 1, now);
 }
 
 /* The text of a content block or array of blocks; NULL when it holds anything else. */

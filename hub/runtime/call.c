@@ -154,7 +154,7 @@ void call_complete(struct call *c, json_t *result)
         call_finish(c, result, HUB_OK, NULL, NULL);
         return;
     }
-    if (!mcp_check_result(c->tool, result, err, sizeof(err))) {
+    if (!mcp_check_result(c->target, c->tool, result, err, sizeof(err))) {
         call_fail(c, HUB_ERR_INVALID_RESULT, "hub-validation",
                   "%s.%s returned an invalid result: %s", c->m->name, c->tool->name, err);
         return;

@@ -35,6 +35,8 @@ void haudit_spoke(json_t *rec, const struct spoke *sp)
     if (sp->instance)
         audit_set_str(rec, "isolate.instance", sp->instance);
     audit_set_str(rec, "isolate.mode", isolation_name(sp->hub->cfg->isolation));
+    if (sp->version)
+        audit_set_str(rec, "isolate.mcp.protocol_version", mcpver_name(sp->version));
 }
 
 void haudit_call(json_t *rec, const struct call *c)

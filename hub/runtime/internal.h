@@ -6,6 +6,8 @@
 #include "audit.h"
 #include "hub.h"
 #include "jsonrpc.h"
+#include "mcpver.h"
+#include "tokenbucket.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -89,6 +91,7 @@ struct call {
     unsigned pauses;
     uint64_t pause_start;
     unsigned notifications; /* flood budget */
+    unsigned input_rounds;  /* times the spoke asked for input first (2026-07-28) */
 };
 
 TAILQ_HEAD(call_queue, call);
@@ -187,8 +190,13 @@ struct spoke {
     unsigned n_cancelled;
     struct call_queue queue;
     struct call *current;
-    unsigned sreqs;       /* spoke -> hub requests in progress */
-    unsigned idle_frames; /* flood budget between calls */
+    unsigned sreqs;               /* spoke -> hub requests in progress */
+    struct token_bucket idle_tb;  /* frames while it serves no call (mcp.c) */
+    struct token_bucket noise_tb; /* bytes on stdout that were not frames */
+    bool noise_seen;              /* ... and the first of them is on record */
+    enum mcp_version version;     /* what it speaks (mcp_version.c) */
+    bool discovering;             /* its start asked server/discover */
+    char init_error[208];         /* why it refused initialize, if it did */
     uint64_t t_spawn, t_init, t_ready;
     uint64_t last_init_ns, last_ready_ns;
     /* namespace mode */
@@ -229,19 +237,36 @@ void spoke_close(struct hub *h, struct spoke *sp, const char *why);
 int spoke_send(struct spoke *sp, json_t *msg);
 void spoke_remove_queued(struct spoke *sp, struct call *c);
 
+/* ---- the revision a spoke speaks (mcp_version.c) ---- */
+
+json_t *mcp_initialize_params(const struct manifest *m);
+json_t *mcp_discover_params(void);
+/* Checks the initialize result and takes the spoke's revision from it; false and a
+ * reason when the spoke is unusable. */
+bool mcp_check_initialize(struct spoke *sp, const json_t *result, char *err, size_t errlen);
+/* The same for server/discover's result: what an initialize answer would have held
+ * (protocolVersion, capabilities, serverInfo, instructions), or NULL with err. */
+json_t *mcp_check_discover(struct spoke *sp, const json_t *result, char *err, size_t errlen);
+/* For a spoke of the stateless revision: the _meta every request carries, added to
+ * params (an object). Nothing for the others. */
+void mcp_decorate(const struct spoke *sp, json_t *params);
+/* The answer to roots/list: the spoke's /data and its manifest's binds. */
+json_t *mcp_roots(const struct spoke *sp);
+/* The answers to an InputRequiredResult's inputRequests (roots/list only), or false
+ * with err. */
+bool mcp_answer_inputs(const struct spoke *sp, const json_t *requests, json_t **responses,
+                       char *err, size_t errlen);
+/* Takes out of a tools/call result what the spoke's revision does not have. */
+void mcp_adapt_result(const struct spoke *sp, json_t *result);
+
 /* ---- MCP (mcp.c) ---- */
 
-#define MCP_PROTOCOL_VERSION "2025-11-25"
-
-json_t *mcp_initialize_params(void);
-/* Checks the initialize result; false and a reason when the spoke is unusable. */
-bool mcp_check_initialize(const json_t *result, char *err, size_t errlen);
 /* Compares the spoke's tools (all pages) with the manifest. */
 bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen);
 /* Checks a CallToolResult's shape (every content item by its type) and, unless
  * isError, its structuredContent against the tool's outputSchema. */
-bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char *err,
-                      size_t errlen);
+bool mcp_check_result(const struct spoke *sp, const struct manifest_tool *t, json_t *result,
+                      char *err, size_t errlen);
 /* The stand-in tool of a hub_request() method, NULL for a method it does not take. */
 const struct manifest_tool *mcp_method_tool(const char *method);
 /* Checks the result of a hub_request() method (for tools/list: also the pin). */

@@ -352,17 +352,25 @@ static char *resolve_relative(const char *file, const char *path)
 static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bool allow_no_tools,
                       struct manifest *m)
 {
-    static const char *const keys[] = {"name",    "description", "command", "runtime",
-                                       "profile", "network",     "limits",  "env",
-                                       "mounts",  "tools",       NULL};
+    static const char *const keys[] = {"name",     "description", "command", "runtime", "profile",
+                                       "network",  "limits",      "env",     "mounts",  "tools",
+                                       "protocol", "roots",       NULL};
     if (!jf_object(c, root, "", keys))
         return false;
-    const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL;
+    const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;
     if (!jf_string(c, root, "", "name", true, MANIFEST_NAME_MAX, &name) ||
         !jf_string(c, root, "", "description", true, DESCRIPTION_MAX, &desc) ||
         !jf_string(c, root, "", "runtime", false, 32, &runtime) ||
-        !jf_string(c, root, "", "profile", false, 4096, &profile))
+        !jf_string(c, root, "", "profile", false, 4096, &profile) ||
+        !jf_string(c, root, "", "protocol", false, 32, &protocol))
         return false;
+    m->roots = true;
+    if (!jf_bool(c, root, "", "roots", false, &m->roots))
+        return false;
+    if (protocol && (m->protocol = mcpver_parse(protocol)) == MCP_V_UNKNOWN)
+        return jf_fail(c, "", "protocol",
+                       "must be an MCP revision the hub speaks (2024-11-05 to %s)",
+                       mcpver_name(MCP_V_LATEST));
     if (!manifest_valid_app_name(name))
         return jf_fail(c, "", "name", "must match [a-z][a-z0-9_]{0,63}");
     char *base = xstrdup(path);

@@ -7,6 +7,7 @@
 #define HUB_MANIFEST_H
 
 #include "jsonschema/jsonschema.h"
+#include "mcpver.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -60,6 +61,12 @@ struct manifest {
         char *src, *dst;
     } mounts[MANIFEST_MAX_MOUNTS];
     size_t n_mounts;
+    /* The MCP revision its server spoke when pinned ("protocol"); MCP_V_UNKNOWN when
+     * the manifest does not say (a legacy start, any legacy revision taken). */
+    enum mcp_version protocol;
+    /* The hub answers roots/list with the spoke's /data and binds ("roots", default
+     * true); false: it does not offer roots, and the server keeps its own idea. */
+    bool roots;
     struct manifest_tool *tools;
     size_t n_tools;
     json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */

@@ -10,6 +10,8 @@
 #include "log.h"
 #include "pin.h"
 #include "jsonschema/jsonschema.h"
+#include "proc.h"
+#include "termtext.h"
 #include "util.h"
 
 #include <errno.h>
@@ -19,43 +21,21 @@
 
 #define MAX_LIST_PAGES 16
 /* Frames a spoke may send during one call (notifications, requests, pings: each is
- * work for the hub), and frames of any kind while idle. */
+ * work for the hub). */
 #define NOTIFY_BUDGET_PER_CALL 1024
-#define IDLE_FRAME_BUDGET 16
-
-static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
+/* Frames of any kind while it serves no call (starting, or between calls): a burst
+ * (a server's start-up log messages, a few dozen), then a steady rate. */
+#define IDLE_FRAMES_BURST 128
+#define IDLE_FRAMES_PER_S 32
+/* Lines on stdout that are not JSON-RPC (a banner, a stray console.log): skipped as
+ * the SDKs do and kept in the spoke's log, up to a byte budget. */
+#define NOISE_BURST_BYTES 65536
+#define NOISE_BYTES_PER_S 16384
+#define NOISE_LINE_SHOWN 512
+/* Messages in one JSON-RPC batch (protocol 2025-03-26 only). */
+#define MAX_BATCH 64
 
 void spoke_ready(struct spoke *sp);
-
-json_t *mcp_initialize_params(void)
-{
-    return json_pack("{s:s,s:{s:{},s:{}},s:{s:s,s:s}}", "protocolVersion", MCP_PROTOCOL_VERSION,
-                     "capabilities", "sampling", "elicitation", "clientInfo", "name",
-                     "isolategpt-hub", "version", "0.1");
-}
-
-bool mcp_check_initialize(const json_t *result, char *err, size_t errlen)
-{
-    if (!json_is_object(result)) {
-        snprintf(err, errlen, "initialize result is not an object");
-        return false;
-    }
-    const char *v = json_string_value(json_object_get(result, "protocolVersion"));
-    bool known = false;
-    for (size_t i = 0; v && supported_versions[i]; i++)
-        if (strcmp(v, supported_versions[i]) == 0)
-            known = true;
-    if (!known) {
-        snprintf(err, errlen, "unsupported MCP protocol version \"%.40s\"", v ? v : "(none)");
-        return false;
-    }
-    json_t *caps = json_object_get(result, "capabilities");
-    if (!json_is_object(caps) || !json_is_object(json_object_get(caps, "tools"))) {
-        snprintf(err, errlen, "initialize result lacks capabilities.tools");
-        return false;
-    }
-    return true;
-}
 
 bool mcp_check_tools(const struct manifest *m, const json_t *tools, char *err, size_t errlen)
 {
@@ -69,11 +49,20 @@ static bool is_str(const json_t *o, const char *key)
 
 /* One content block of a result or a prompt message, by its type (MCP 2025-11-25:
  * text, image, audio, resource_link, resource). */
-static bool check_content(const json_t *item, const char *where, char *err, size_t errlen)
+static bool check_content(enum mcp_version v, const json_t *item, const char *where, char *err,
+                          size_t errlen)
 {
     const char *type = json_string_value(json_object_get(item, "type"));
     if (!json_is_object(item) || !type) {
         snprintf(err, errlen, "%s must be an object with a \"type\"", where);
+        return false;
+    }
+    /* A type its revision does not have (audio before 2025-03-26, resource_link before
+     * 2025-06-18); a spoke whose revision is not known yet is held to the newest. */
+    if (!mcpver_content_type(v ? v : MCP_V_LATEST, type) &&
+        mcpver_content_type(MCP_V_LATEST, type)) {
+        snprintf(err, errlen, "%s has content type \"%s\", which MCP %s does not have", where, type,
+                 mcpver_name(v));
         return false;
     }
     const char *need = NULL;
@@ -106,7 +95,8 @@ static bool check_content(const json_t *item, const char *where, char *err, size
     return true;
 }
 
-bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char *err, size_t errlen)
+bool mcp_check_result(const struct spoke *sp, const struct manifest_tool *t, json_t *result,
+                      char *err, size_t errlen)
 {
     if (!json_is_object(result)) {
         snprintf(err, errlen, "tools/call result is not an object");
@@ -123,9 +113,10 @@ bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char 
     {
         char where[32];
         snprintf(where, sizeof(where), "content[%zu]", i);
-        if (!check_content(item, where, err, errlen))
+        if (!check_content(sp->version, item, where, err, errlen))
             return false;
     }
+    mcp_adapt_result(sp, result);
     json_t *is_error = json_object_get(result, "isError");
     if (is_error && !json_is_boolean(is_error)) {
         snprintf(err, errlen, "\"isError\" must be a boolean");
@@ -134,7 +125,10 @@ bool mcp_check_result(const struct manifest_tool *t, const json_t *result, char 
     if (json_is_true(is_error))
         return true; /* an error result carries no structured content to check */
     json_t *sc = json_object_get(result, "structuredContent");
-    if (sc && !json_is_object(sc)) {
+    if (!mcpver_structured(sp->version) && sp->version != MCP_V_UNKNOWN)
+        return true; /* no outputSchema in its revision: content only */
+    /* Any JSON value from 2026-07-28 on; an object before. */
+    if (sc && !json_is_object(sc) && !mcpver_modern(sp->version)) {
         snprintf(err, errlen, "\"structuredContent\" must be an object");
         return false;
     }
@@ -274,7 +268,7 @@ bool mcp_check_method_result(const struct spoke *sp, const char *method, const j
                 snprintf(err, errlen, "messages[%zu].role must be \"user\" or \"assistant\"", i);
                 return false;
             }
-            if (!check_content(json_object_get(o, "content"), where, err, errlen))
+            if (!check_content(sp->version, json_object_get(o, "content"), where, err, errlen))
                 return false;
         }
         return true;
@@ -319,6 +313,9 @@ static int64_t send_request(struct spoke *sp, const char *method, json_t *params
         spoke_kill(sp, "protocol", false, "spoke %s: too many requests outstanding", sp->m->name);
         return -1;
     }
+    if (mcpver_modern(sp->version) && !params)
+        params = json_object();
+    mcp_decorate(sp, params);
     int64_t id = sp->next_id++;
     sp->pending[slot].id = id;
     sp->pending[slot].kind = kind;
@@ -331,7 +328,20 @@ static int64_t send_request(struct spoke *sp, const char *method, json_t *params
 
 void mcp_begin(struct spoke *sp)
 {
-    send_request(sp, "initialize", mcp_initialize_params(), PEND_INITIALIZE, NULL);
+    uint64_t now = now_mono_ns();
+    tb_init(&sp->idle_tb, IDLE_FRAMES_BURST, IDLE_FRAMES_PER_S, now);
+    tb_init(&sp->noise_tb, NOISE_BURST_BYTES, NOISE_BYTES_PER_S, now);
+    sp->noise_seen = false;
+    sp->version = MCP_V_UNKNOWN;
+    sp->discovering = false;
+    if (mcpver_modern(sp->m->protocol)) {
+        /* Pinned as stateless: no initialize, every request says the revision. */
+        sp->version = sp->m->protocol;
+        sp->discovering = true;
+        send_request(sp, "server/discover", mcp_discover_params(), PEND_INITIALIZE, NULL);
+        return;
+    }
+    send_request(sp, "initialize", mcp_initialize_params(sp->m), PEND_INITIALIZE, NULL);
 }
 
 void mcp_send_call(struct spoke *sp, struct call *c)
@@ -383,23 +393,59 @@ void mcp_reply_error(struct spoke *sp, json_t *id, int code, const char *msg)
 
 /* ---- responses ---- */
 
+/* The answer to initialize, or to server/discover (sp->discovering): the spoke's
+ * revision is known, its capabilities kept, and its tools listed. */
 static void on_initialize(struct spoke *sp, struct jrpc_msg *msg)
 {
-    char err[256];
-    if (msg->kind == JRPC_ERROR) {
-        spoke_kill(sp, "start-failed", true, "spoke %s refused initialize: %.200s", sp->m->name,
-                   msg->error_message);
+    char err[300];
+    if (msg->kind == JRPC_ERROR && !sp->discovering) {
+        /* A server of the stateless revision only refuses initialize: it is asked
+         * server/discover before it is given up (mcp_version.c). */
+        snprintf(sp->init_error, sizeof(sp->init_error), "%.200s", msg->error_message);
+        sp->discovering = true;
+        sp->version = MCP_V_LATEST;
+        send_request(sp, "server/discover", mcp_discover_params(), PEND_INITIALIZE, NULL);
         return;
     }
-    if (!mcp_check_initialize(msg->result, err, sizeof(err))) {
+    if (msg->kind == JRPC_ERROR) {
+        if (sp->init_error[0])
+            spoke_kill(sp, "start-failed", true, "spoke %s refused initialize: %s", sp->m->name,
+                       sp->init_error);
+        else
+            spoke_kill(sp, "start-failed", true, "spoke %s refused server/discover: %.200s",
+                       sp->m->name, msg->error_message);
+        return;
+    }
+    json_t *info = NULL;
+    if (sp->discovering) {
+        info = mcp_check_discover(sp, msg->result, err, sizeof(err));
+        if (!info) {
+            spoke_kill(sp, "start-failed", true, "spoke %s: %s%s%s", sp->m->name, err,
+                       sp->init_error[0] ? "; it refused initialize: " : "", sp->init_error);
+            return;
+        }
+    } else if (mcp_check_initialize(sp, msg->result, err, sizeof(err))) {
+        info = json_incref(msg->result);
+    } else {
         spoke_kill(sp, "start-failed", true, "spoke %s: %s", sp->m->name, err);
+        return;
+    }
+    /* The revision is part of the pin: a server that now speaks another one (and so
+     * carries, or is checked for, other things) is refused until it is pinned again. */
+    if (!sp->m->unpinned && sp->m->protocol && sp->m->protocol != sp->version) {
+        json_decref(info);
+        spoke_kill(sp, "start-failed", true,
+                   "spoke %s speaks MCP %s, pinned with %s (`hub spokes update %s` pins it again)",
+                   sp->m->name, mcpver_name(sp->version), mcpver_name(sp->m->protocol),
+                   sp->m->name);
         return;
     }
     sp->t_init = now_mono_ns();
     sp->state = SP_LISTING;
     json_decref(sp->init_result);
-    sp->init_result = json_incref(msg->result);
-    if (spoke_send(sp, jrpc_notification("notifications/initialized", NULL)) < 0)
+    sp->init_result = info;
+    if (!sp->discovering &&
+        spoke_send(sp, jrpc_notification("notifications/initialized", NULL)) < 0)
         return;
     send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
 }
@@ -466,6 +512,34 @@ static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
     spoke_ready(sp);
 }
 
+/* MCP's multi round-trip requests (2026-07-28): the spoke answered the call with
+ * what it needs first; the hub answers those it can and sends the call again with
+ * them, at most MAX_INPUT_ROUNDS times. */
+#define MAX_INPUT_ROUNDS 8
+static void retry_with_inputs(struct spoke *sp, struct call *c, const json_t *result)
+{
+    char err[300];
+    json_t *responses;
+    if (++c->input_rounds > MAX_INPUT_ROUNDS) {
+        call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s asked for input more than %d times",
+                  sp->m->name, c->tool->name, MAX_INPUT_ROUNDS);
+        return;
+    }
+    if (!mcp_answer_inputs(sp, json_object_get(result, "inputRequests"), &responses, err,
+                           sizeof(err))) {
+        call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s: %s", sp->m->name, c->tool->name, err);
+        return;
+    }
+    json_t *params = c->method ? json_deep_copy(c->args)
+                               : json_pack("{s:s,s:O,s:{s:s}}", "name", c->tool->name, "arguments",
+                                           c->args, "_meta", "progressToken", c->id);
+    json_object_set_new(params, "inputResponses", responses);
+    const json_t *state = json_object_get(result, "requestState");
+    if (json_is_string(state))
+        json_object_set(params, "requestState", (json_t *)state);
+    send_request(sp, c->method ? c->method : "tools/call", params, PEND_CALL, &c->rpc_id);
+}
+
 static void on_call_response(struct spoke *sp, struct jrpc_msg *msg, int64_t id)
 {
     struct call *c = sp->current;
@@ -477,6 +551,11 @@ static void on_call_response(struct spoke *sp, struct jrpc_msg *msg, int64_t id)
     if (msg->kind == JRPC_ERROR) {
         call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s answered with error %ld: %.300s", sp->m->name,
                   c->tool->name, msg->error_code, msg->error_message);
+        return;
+    }
+    const char *rt = json_string_value(json_object_get(msg->result, "resultType"));
+    if (mcpver_modern(sp->version) && rt && strcmp(rt, "input_required") == 0) {
+        retry_with_inputs(sp, c, msg->result);
         return;
     }
     call_complete(c, msg->result);
@@ -623,7 +702,7 @@ static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_ki
 
 static bool idle_budget(struct spoke *sp)
 {
-    if (++sp->idle_frames <= IDLE_FRAME_BUDGET)
+    if (tb_take(&sp->idle_tb, 1, now_mono_ns()))
         return true;
     spoke_kill(sp, "flood", false, "spoke %s sent too many frames outside a call", sp->m->name);
     return false;
@@ -641,6 +720,13 @@ static bool call_budget(struct spoke *sp)
 
 static void on_request(struct spoke *sp, struct jrpc_msg *msg)
 {
+    /* The roots the spoke may work in: asked whenever it likes (server-pdf asks once
+     * initialized, before any call), and answered from its manifest alone. */
+    if (strcmp(msg->method, "roots/list") == 0 && sp->m->roots) {
+        if (sp->current ? call_budget(sp) : idle_budget(sp))
+            mcp_reply(sp, msg->id, mcp_roots(sp));
+        return;
+    }
     if (strcmp(msg->method, "ping") == 0) {
         /* A ping costs the hub as much as any frame: it counts against the call's
          * budget like the rest (a spoke once had 1.7 million answered in one call). */
@@ -762,6 +848,20 @@ static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
         c->on_event(c->event_ud, &ev);
 }
 
+/* A log message while the spoke serves no call (its start-up, say) concerns no
+ * caller: it goes to the spoke's log. */
+static void log_idle_message(struct spoke *sp, const json_t *params)
+{
+    if (!sp->proc)
+        return;
+    char level[16], text[EVENT_TEXT_MAX];
+    hub_text_neutral(json_object_get(params, "level"), level, sizeof(level));
+    hub_text_neutral(json_object_get(params, "data"), text, sizeof(text));
+    char *line = xasprintf("[hub: notifications/message, %s] %s", level[0] ? level : "info", text);
+    proc_log_line(sp->proc, line);
+    free(line);
+}
+
 static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
 {
     if (!sp->current) {
@@ -779,36 +879,122 @@ static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
             mcp_relist(sp);
         return;
     }
-    if (!sp->current || !json_is_object(msg->params))
+    if (!json_is_object(msg->params))
         return;
+    if (!sp->current) {
+        if (strcmp(msg->method, "notifications/message") == 0)
+            log_idle_message(sp, msg->params);
+        return;
+    }
     if (strcmp(msg->method, "notifications/progress") == 0)
         on_call_event(sp, msg, true);
     else if (strcmp(msg->method, "notifications/message") == 0)
         on_call_event(sp, msg, false);
 }
 
+static void on_message(struct spoke *sp, struct jrpc_msg *msg)
+{
+    switch (msg->kind) {
+    case JRPC_RESULT:
+    case JRPC_ERROR:
+        on_response(sp, msg);
+        break;
+    case JRPC_REQUEST:
+        on_request(sp, msg);
+        break;
+    case JRPC_NOTIFICATION:
+        on_notification(sp, msg);
+        break;
+    }
+}
+
+/* A line on stdout that is not a frame: neutralised into the spoke's log and skipped,
+ * within the noise budget (past it the spoke is killed). The first of an instance is
+ * on record, so that a SIEM sees a server that talks past its protocol. */
+static void on_noise(struct spoke *sp, const char *line, size_t len)
+{
+    char shown[NOISE_LINE_SHOWN];
+    tt_inline_buf(shown, sizeof(shown), line, len);
+    if (!tb_take(&sp->noise_tb, (double)len + 1, now_mono_ns())) {
+        char brief[80];
+        tt_inline_buf(brief, sizeof(brief), line, len);
+        spoke_kill(sp, "flood", false,
+                   "spoke %s wrote more output on stdout that is not JSON-RPC than the hub "
+                   "skips (%d bytes, then %d a second; last %zu bytes: \"%s\")",
+                   sp->m->name, NOISE_BURST_BYTES, NOISE_BYTES_PER_S, len, brief);
+        return;
+    }
+    if (sp->proc) {
+        char *note = xasprintf("[hub: a line on stdout that is not JSON-RPC, skipped] %s", shown);
+        proc_log_line(sp->proc, note);
+        free(note);
+    }
+    if (!sp->noise_seen) {
+        sp->noise_seen = true;
+        json_t *rec = haudit_new("spoke-noise", "unknown");
+        haudit_spoke(rec, sp);
+        audit_set_str(rec, "message", shown);
+        audit_set_int(rec, "source.bytes", (int64_t)len);
+        haudit_note(sp->hub, rec);
+    }
+}
+
+/* A JSON-RPC batch, which only protocol 2025-03-26 has: each message in turn. From a
+ * spoke on another version it is not a frame of its protocol: skipped as noise. */
+static void on_batch(struct spoke *sp, json_t *batch, const char *line, size_t len)
+{
+    if (!mcpver_batches(sp->version)) {
+        on_noise(sp, line, len);
+        return;
+    }
+    if (json_array_size(batch) == 0 || json_array_size(batch) > MAX_BATCH) {
+        spoke_kill(sp, "malformed-frame", false,
+                   "spoke %s sent a batch of %zu messages (1 to %d are taken)", sp->m->name,
+                   json_array_size(batch), MAX_BATCH);
+        return;
+    }
+    uint64_t gen = sp->gen;
+    size_t i;
+    json_t *v;
+    json_array_foreach(batch, i, v)
+    {
+        struct jrpc_msg msg;
+        int code;
+        char err[256];
+        if (jrpc_parse_value(json_incref(v), &msg, &code, err, sizeof(err)) < 0) {
+            spoke_kill(sp, "malformed-frame", false,
+                       "spoke %s sent a malformed frame (batch item %zu): %s", sp->m->name, i, err);
+            return;
+        }
+        on_message(sp, &msg);
+        jrpc_msg_free(&msg);
+        if (sp->gen != gen || sp->state == SP_STOPPED)
+            return; /* killed by that message */
+    }
+}
+
 void mcp_on_frame(struct spoke *sp, const char *line, size_t len)
 {
     struct jrpc_msg msg;
+    json_t *batch;
     int code;
     char err[256];
-    if (jrpc_parse(line, len, &msg, &code, err, sizeof(err)) < 0) {
+    switch (jrpc_parse_line(line, len, &msg, &batch, &code, err, sizeof(err))) {
+    case JRPC_LINE_NOISE:
+        on_noise(sp, line, len);
+        return;
+    case JRPC_LINE_BATCH:
+        on_batch(sp, batch, line, len);
+        json_decref(batch);
+        return;
+    case JRPC_LINE_INVALID:
         spoke_kill(sp, "malformed-frame", false, "spoke %s sent a malformed frame: %s", sp->m->name,
                    err);
         return;
-    }
-    switch (msg.kind) {
-    case JRPC_RESULT:
-    case JRPC_ERROR:
-        on_response(sp, &msg);
-        break;
-    case JRPC_REQUEST:
-        on_request(sp, &msg);
-        break;
-    case JRPC_NOTIFICATION:
-        on_notification(sp, &msg);
+    case JRPC_LINE_MESSAGE:
         break;
     }
+    on_message(sp, &msg);
     jrpc_msg_free(&msg);
 }
 

@@ -44,20 +44,13 @@ char *proc_resolve_command(const char *cmd, const char *bin_dir)
 
 /* ---- the spoke's stderr, copied into its log file with a cap ---- */
 
-static void log_drain(struct proc *p)
+/* Appends to the spoke's log, up to its cap (then a note, once). */
+static void log_append(struct proc *p, const char *buf, size_t n)
 {
-    char buf[LOG_READ_CHUNK];
-    ssize_t n = read(p->err_fd, buf, sizeof(buf));
-    if (n <= 0) {
-        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-            event_del(p->ev_err);
-        }
-        return;
-    }
     size_t cap = p->hub->cfg->spoke_log_max;
     if (p->log_capped || p->log_fd < 0)
-        return; /* drained and dropped: a flood costs the spoke, not the hub's disk */
-    size_t take = (size_t)n;
+        return; /* dropped: a flood costs the spoke, not the hub's disk */
+    size_t take = n;
     if (p->log_bytes + take > cap) {
         take = cap > p->log_bytes ? cap - p->log_bytes : 0;
         p->log_capped = true;
@@ -68,6 +61,27 @@ static void log_drain(struct proc *p)
         static const char note[] = "\n[hub: log cap reached; further output dropped]\n";
         write_all(p->log_fd, note, sizeof(note) - 1);
     }
+}
+
+static void log_drain(struct proc *p)
+{
+    char buf[LOG_READ_CHUNK];
+    ssize_t n = read(p->err_fd, buf, sizeof(buf));
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            event_del(p->ev_err);
+        }
+        return;
+    }
+    log_append(p, buf, (size_t)n);
+}
+
+void proc_log_line(struct proc *p, const char *line)
+{
+    if (p->ev_err)
+        log_drain(p); /* what it wrote on stderr before comes first */
+    log_append(p, line, strlen(line));
+    log_append(p, "\n", 1);
 }
 
 static void on_stderr(evutil_socket_t fd, short what, void *arg)

@@ -57,6 +57,9 @@ void proc_disown(struct proc *p);
 /* At hub shutdown: waits up to grace_ms for the processes to end by themselves, then
  * kills and reaps the rest synchronously. */
 void proc_reap_all(struct hub *h, uint64_t grace_ms);
+/* Writes a line of the hub's into the spoke's log (under the same cap as its
+ * stderr): what the spoke wrote on stdout that was not a frame, already neutralised. */
+void proc_log_line(struct proc *p, const char *line);
 /* Resolves a manifest command to an executable path. */
 char *proc_resolve_command(const char *cmd, const char *bin_dir);
 

@@ -449,7 +449,6 @@ static void spoke_spawn(struct spoke *sp)
     struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     evtimer_add(sp->ev_start, &tv);
     sp->next_id = 1;
-    sp->idle_frames = 0;
     log_debug("spoke %s (%s) started, pid %d", sp->m->name, sp->id, (int)p->pid);
     mcp_begin(sp);
 }
@@ -552,7 +551,6 @@ void spoke_call_done(struct spoke *sp, struct call *c)
     if (sp->current != c)
         return;
     sp->current = NULL;
-    sp->idle_frames = 0;
     dispatch(sp);
 }
 

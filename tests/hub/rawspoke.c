@@ -10,6 +10,21 @@
  * a flood (tests/hub/test_hub_flood.sh):
  *   pingflood    during a call, pings as fast as the hub answers them (reading every
  *                answer, so that only a frame budget can stop it), for argv[2] ms
+ * framing (tests/hub/test_hub_framing.sh):
+ *   noise        text lines, a JSON log line, console.log's "{ a: 1 }" and a blank
+ *                line on stdout before its first frame and during the call, which the
+ *                hub skips into the spoke's log
+ *   noiseflood   during the call, argv[2] KiB of text lines (past the hub's budget)
+ *   startburst   argv[2] notifications/message before it answers initialize
+ *   badenvelope  during the call, a frame that claims JSON-RPC and breaks it
+ *   batch        protocol 2025-03-26: answers the call in a batch with a log message
+ * protocol revisions (tests/hub/test_hub_versions.sh):
+ *   proto V [audio]   answers initialize with revision V; its result carries
+ *                structuredContent (and an audio block with "audio")
+ *   stateless    speaks only 2026-07-28: refuses initialize, answers server/discover,
+ *                refuses a request without the revision in _meta (-32022), and asks
+ *                for roots through an InputRequiredResult before it answers a call
+ *   roots        asks the hub roots/list during the call and answers with the roots
  * Otherwise it is a well-behaved MCP server with one tool, "poke". */
 #include "jsonrpc.h"
 
@@ -40,6 +55,28 @@ static json_t *tool(const char *name)
 static void send_msg(json_t *msg)
 {
     jrpc_send(STDOUT_FILENO, msg); /* steals msg */
+}
+
+static void send_raw(const char *text)
+{
+    if (write(STDOUT_FILENO, text, strlen(text)) < 0)
+        exit(1);
+}
+
+/* What a server that prints on stdout leaves there besides its frames. */
+static void send_noise(void)
+{
+    send_raw("Starting rawspoke MCP server on stdio...\n"
+             "{\"level\":30,\"time\":1,\"msg\":\"a JSON log line, not JSON-RPC\"}\n"
+             "{ a: 1, b: [ 'console.log of an object' ] }\n"
+             "\n"
+             "\x1b[31mred\x1b[0m and a bidi \xe2\x80\xae override\n");
+}
+
+static json_t *log_message(const char *text)
+{
+    return jrpc_notification("notifications/message",
+                             json_pack("{s:s,s:s}", "level", "info", "data", text));
 }
 
 static long long now_ms(void)
@@ -77,9 +114,96 @@ static long ping_flood(long ms)
     return answered;
 }
 
+/* Sends a request to the hub and reads until its answer: the answer's JSON text. */
+static char *ask_hub(struct line_reader *lr, const char *method)
+{
+    send_msg(jrpc_request(7001, method, NULL));
+    for (;;) {
+        const char *line;
+        size_t len;
+        enum lr_status st = lr_next(lr, &line, &len);
+        if (st == LR_NEED_MORE) {
+            if (lr_fill(lr, STDIN_FILENO) <= 0)
+                exit(1);
+            continue;
+        }
+        if (st != LR_LINE)
+            exit(1);
+        json_t *m = json_loadb(line, len, 0, NULL);
+        if (json_integer_value(json_object_get(m, "id")) == 7001) {
+            char *text = json_dumps(m, JSON_COMPACT);
+            json_decref(m);
+            return text;
+        }
+        json_decref(m);
+    }
+}
+
+/* A server of the stateless revision (2026-07-28) only. */
+static void serve_stateless(const char *method, json_t *id, const json_t *params)
+{
+    const json_t *meta = json_object_get(params, "_meta");
+    const char *v =
+        json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
+    fprintf(stderr, "stateless: got %s\n", method);
+    if (strcmp(method, "initialize") == 0) {
+        send_msg(jrpc_error(json_incref(id), -32601,
+                            "initialize is not a method of MCP 2026-07-28 (supported: 2026-07-28)",
+                            NULL));
+        return;
+    }
+    if (!v || strcmp(v, "2026-07-28") != 0 ||
+        !json_is_object(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities"))) {
+        send_msg(jrpc_error(json_incref(id), -32022, "Unsupported protocol version",
+                            json_pack("{s:[s],s:s?}", "supported", "2026-07-28", "requested", v)));
+        return;
+    }
+    if (strcmp(method, "server/discover") == 0) {
+        send_msg(jrpc_result(
+            json_incref(id),
+            json_pack("{s:s,s:[s],s:{s:{}},s:{s:{s:s,s:s}},s:i,s:s}", "resultType", "complete",
+                      "supportedVersions", "2026-07-28", "capabilities", "tools", "_meta",
+                      "io.modelcontextprotocol/serverInfo", "name", "stateless-raw", "version", "2",
+                      "ttlMs", 60000, "cacheScope", "public")));
+    } else if (strcmp(method, "tools/list") == 0) {
+        json_t *tools = json_array();
+        json_array_append_new(tools, tool("poke"));
+        send_msg(jrpc_result(json_incref(id),
+                             json_pack("{s:s,s:o,s:i,s:s}", "resultType", "complete", "tools",
+                                       tools, "ttlMs", 60000, "cacheScope", "public")));
+    } else if (strcmp(method, "tools/call") == 0) {
+        const json_t *roots = json_object_get(
+            json_object_get(json_object_get(params, "inputResponses"), "where"), "roots");
+        if (!roots) {
+            send_msg(jrpc_result(json_incref(id),
+                                 json_pack("{s:s,s:{s:{s:s}},s:s}", "resultType", "input_required",
+                                           "inputRequests", "where", "method", "roots/list",
+                                           "requestState", "asked-once")));
+            return;
+        }
+        const char *state = json_string_value(json_object_get(params, "requestState"));
+        char *text = json_dumps(roots, JSON_COMPACT);
+        send_msg(jrpc_result(json_incref(id),
+                             json_pack("{s:s,s:[{s:s,s:s}],s:{s:s}}", "resultType", "complete",
+                                       "content", "type", "text", "text", text, "structuredContent",
+                                       "state", state ? state : "")));
+        free(text);
+    } else {
+        send_msg(jrpc_error(json_incref(id), -32601, "method not found", NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *route = argc > 1 ? argv[1] : "";
+    long n_arg = argc > 2 ? atol(argv[2]) : 0;
+    const char *protocol = strcmp(route, "batch") == 0 ? "2025-03-26" : "2025-11-25";
+    if (strcmp(route, "proto") == 0 && argc > 2)
+        protocol = argv[2];
+    bool stateless = strcmp(route, "stateless") == 0;
+    signal(SIGPIPE, SIG_DFL);
+    if (strcmp(route, "noise") == 0)
+        send_noise();
     struct line_reader lr;
     lr_init(&lr, 1 << 20);
     for (;;) {
@@ -100,16 +224,22 @@ int main(int argc, char **argv)
             json_decref(msg);
             continue;
         }
+        if (stateless) {
+            serve_stateless(method, id, json_object_get(msg, "params"));
+            json_decref(msg);
+            continue;
+        }
         if (strcmp(method, "initialize") == 0) {
+            for (long i = 0; strcmp(route, "startburst") == 0 && i < n_arg; i++)
+                send_msg(log_message("starting up"));
             if (strcmp(route, "init-error") == 0)
                 send_msg(jrpc_error(json_incref(id), -32000, payload, NULL));
             else
-                send_msg(
-                    jrpc_result(json_incref(id),
-                                json_pack("{s:s,s:{s:{}},s:{s:s,s:s}}", "protocolVersion",
-                                          strcmp(route, "version") == 0 ? payload : "2025-11-25",
-                                          "capabilities", "tools", "serverInfo", "name", "rawspoke",
-                                          "version", "1")));
+                send_msg(jrpc_result(json_incref(id),
+                                     json_pack("{s:s,s:{s:{}},s:{s:s,s:s}}", "protocolVersion",
+                                               strcmp(route, "version") == 0 ? payload : protocol,
+                                               "capabilities", "tools", "serverInfo", "name",
+                                               "rawspoke", "version", "1")));
         } else if (strcmp(method, "tools/list") == 0) {
             json_t *tools = json_array();
             json_array_append_new(tools, tool(strcmp(route, "tools") == 0 ? payload : "poke"));
@@ -125,11 +255,46 @@ int main(int argc, char **argv)
                 json_decref(msg);
                 continue;
             }
+            if (strcmp(route, "noise") == 0)
+                send_noise();
+            for (long kib = 0; strcmp(route, "noiseflood") == 0 && kib < n_arg; kib++)
+                for (int k = 0; k < 16; k++)
+                    send_raw("npm WARN a line of sixty-four bytes that is not a frame ....\n");
+            if (strcmp(route, "badenvelope") == 0)
+                send_raw("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,"
+                         "\"message\":\"both\"}}\n");
+            if (strcmp(route, "batch") == 0) {
+                json_t *b = json_pack(
+                    "[o,o]", log_message("in a batch"),
+                    jrpc_result(json_incref(id), json_pack("{s:[{s:s,s:s}]}", "content", "type",
+                                                           "text", "text", "batched")));
+                char *text = json_dumps(b, JSON_COMPACT);
+                send_raw(text);
+                send_raw("\n");
+                free(text);
+                json_decref(b);
+                json_decref(msg);
+                continue;
+            }
             if (strcmp(route, "log") == 0)
                 send_msg(jrpc_notification("notifications/message",
                                            json_pack("{s:s,s:s,s:s}", "level", "warning", "logger",
                                                      payload, "data", payload)));
-            if (strcmp(route, "call-error") == 0)
+            if (strcmp(route, "roots") == 0) {
+                char *answer = ask_hub(&lr, "roots/list");
+                send_msg(jrpc_result(json_incref(id), json_pack("{s:[{s:s,s:s}]}", "content",
+                                                                "type", "text", "text", answer)));
+                free(answer);
+            } else if (strcmp(route, "proto") == 0) {
+                json_t *content = json_pack("[{s:s,s:s}]", "type", "text", "text", protocol);
+                if (argc > 3 && strcmp(argv[3], "audio") == 0)
+                    json_array_append_new(content,
+                                          json_pack("{s:s,s:s,s:s}", "type", "audio", "data",
+                                                    "AAAA", "mimeType", "audio/wav"));
+                send_msg(jrpc_result(json_incref(id),
+                                     json_pack("{s:o,s:{s:s}}", "content", content,
+                                               "structuredContent", "unchecked", "data")));
+            } else if (strcmp(route, "call-error") == 0)
                 send_msg(jrpc_error(json_incref(id), -32000, payload, NULL));
             else
                 send_msg(jrpc_result(json_incref(id), json_pack("{s:[{s:s,s:s}]}", "content",

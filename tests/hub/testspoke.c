@@ -239,7 +239,9 @@ static int t_garbage(struct mcp_server *s, const json_t *a, json_t **r, void *ud
 {
     (void)a;
     (void)ud;
-    raw(s, "this is not JSON, and the hub must not believe it\n");
+    /* Text that is not JSON-RPC is skipped (test_hub_framing.sh); a frame that claims
+     * to be JSON-RPC and breaks its envelope is not. */
+    raw(s, "{\"jsonrpc\":\"2.0\",\"method\":7,\"note\":\"the hub must not believe it\"}\n");
     *r = mcp_text_result("sent garbage");
     return 0;
 }

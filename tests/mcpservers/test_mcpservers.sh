@@ -172,7 +172,9 @@ like "... and the reason says so" "$out" 'does not offer resources/list \(no "re
 # ---- the filesystem server reaches nothing but its /data ----
 echo "host-secret-$$" >"$TMP/host-secret.txt"
 chmod 644 "$TMP/host-secret.txt"
-add fs_root -- "$MODS/.bin/mcp-server-filesystem" /
+# --no-roots: the hub offers no roots (which the server would take instead of "/"), so
+# that only the jail stands between the server and the host.
+add fs_root --no-roots -- "$MODS/.bin/mcp-server-filesystem" /
 is "a filesystem server allowed \"/\" is added" "$?" 0
 hub call --config "$CONF" fs_root.read_text_file "{\"path\":\"$TMP/host-secret.txt\"}" \
     fs_root.read_text_file '{"path":"/etc/shadow"}' fs_root.list_directory '{"path":"/"}' \
@@ -191,6 +193,17 @@ expected=$(printf '%s\n' data dev etc lib lib64 proc tmp usr "$code_top" | sort 
 is "its \"/\" is the jail's root: its /data, the node runtime, the server's code, nothing else" \
     "$root_list" "${expected% }"
 unlike "... not even the test's temporary directory" "$(sed -n 4p "$TMP/calls.fs_root")" "host-secret"
+
+# ---- roots/list: the filesystem server takes the hub's roots over its command line ----
+add fs_roots -- "$MODS/.bin/mcp-server-filesystem" /
+is "the same server with roots (the default) is added" "$?" 0
+# The server asks for roots once initialized and applies them when it has checked
+# them (after the first calls, here): its own log line says what it took.
+hub call --config "$CONF" fs_roots.list_allowed_directories '{}' >"$TMP/out" 2>&1
+is "... and answers" "$?" 0
+log=$(find "$TMP" -name fs_roots.log)
+is "... it took the hub's two roots (its /data and its code) over its command line's \"/\"" \
+    "$(awk '/spoke fs_roots .* started/ {n = 0} /Updated allowed directories from MCP roots: 2 valid/ {n++} END {print n}' "$log")" 1
 
 # ---- a rug pull: one description changed after pinning ----
 add drift --env MEMORY_FILE_PATH=/data/memory.jsonl -- \
