@@ -14,6 +14,7 @@ int cmd_repl_server(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_client(int argc, char **argv);
+int cmd_approvals(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 void cmd_assistant_usage(FILE *f);
 
@@ -31,6 +32,7 @@ static const struct command commands[] = {
     {"casestudies", cmd_casestudies, "the paper's four case studies in each isolation mode"},
     {"serve", cmd_serve, "the sandboxed apps for any MCP client (stdio or Streamable HTTP)"},
     {"repl-server", cmd_repl_server, "serve sandboxed Python sessions over TCP (length + JSON)"},
+    {"approvals", cmd_approvals, "list and answer the questions hub serve waits on (out of band)"},
     {"client", cmd_client, "write the hub into an MCP client's configuration (add/remove/list)"},
     {"schema", cmd_schema, "validate JSON values (one per line on stdin) against a JSON Schema"},
 };

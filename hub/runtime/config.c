@@ -311,7 +311,8 @@ static bool load_audit(struct jf_ctx *jc, const json_t *root, struct hub_config 
 /* hub serve's control socket (hub/serve/serve_control.c). */
 static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
-    static const char *const keys[] = {"control_socket", "control_users", NULL};
+    static const char *const keys[] = {"control_socket", "control_users", "approval_wait_s",
+                                       "approvals_only", NULL};
     json_t *s = json_object_get(root, "serve");
     if (!s)
         return true;
@@ -321,6 +322,11 @@ static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config 
     if (!jf_string(jc, s, "serve", "control_socket", false, 107, &sock) ||
         !jf_string(jc, s, "serve", "control_users", false, 16, &users))
         return false;
+    uint64_t wait = c->approval_wait_s;
+    if (!get_u64(jc, s, "serve", "approval_wait_s", 0, 86400, &wait) ||
+        !jf_bool(jc, s, "serve", "approvals_only", false, &c->approvals_only))
+        return false;
+    c->approval_wait_s = (unsigned)wait;
     if (sock) {
         free(c->control_socket);
         c->control_socket = sock[0] ? resolve(c->file, sock) : xstrdup("");

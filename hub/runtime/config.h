@@ -66,6 +66,11 @@ struct hub_config {
      * their account's name. */
     char *control_socket;
     enum { CONTROL_USERS_ROOT, CONTROL_USERS_UNIX } control_users;
+    /* Questions no client can be asked wait this long for `hub approvals` (0: --answers
+     * decides at once); approvals_only: every question waits there (the operator's
+     * policy), none goes to a client. */
+    unsigned approval_wait_s;
+    bool approvals_only;
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL),

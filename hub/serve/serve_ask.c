@@ -199,6 +199,8 @@ static void perm_finish(struct perm_ctx *pc, enum perm_decision d, const char *r
     free(pc);
 }
 
+static void perm_apply(struct perm_ctx *pc, enum perm_answer a, const char *via);
+
 static void on_perm_answer(void *ud, json_t *result, int code, const char *message)
 {
     struct perm_ctx *pc = ud;
@@ -227,6 +229,14 @@ static void on_perm_answer(void *ud, json_t *result, int code, const char *messa
         return;
     }
     json_decref(result);
+    perm_apply(pc, a, "through the client");
+}
+
+/* The user's answer a, given via (how: "through the client", or hub approvals' whole
+ * reason): kept for its scope, and the question settled. */
+static void perm_apply(struct perm_ctx *pc, enum perm_answer a, const char *via)
+{
+    char reason[300];
     if (a == PERM_ANSWER_ALWAYS && pc->irreversible)
         a = PERM_ANSWER_ONCE; /* never offered; a client that sends it anyway gets once */
     struct serve_session *ss = pc->sc->ss;
@@ -235,9 +245,26 @@ static void on_perm_answer(void *ud, json_t *result, int code, const char *messa
     if ((a == PERM_ANSWER_ALWAYS || a == PERM_ANSWER_NEVER) &&
         !store_answer(pc->sv, pc->user, &pc->q, a == PERM_ANSWER_ALWAYS))
         grant_put(&serve_user_get(pc->sv, pc->user)->always, pc->key, a == PERM_ANSWER_ALWAYS);
-    snprintf(reason, sizeof(reason), "the user answered %s through the client",
-             perm_answer_name(a));
+    if (strncmp(via, "the user answered", 17) == 0)
+        snprintf(reason, sizeof(reason), "%s", via);
+    else
+        snprintf(reason, sizeof(reason), "the user answered %s %s", perm_answer_name(a), via);
     perm_finish(pc, perm_answer_decision(a), reason);
+}
+
+/* A question settled in the queue: answered out of band, or left to --answers. */
+static void on_queued(void *ud, bool answered, enum perm_answer a, const char *why)
+{
+    struct perm_ctx *pc = ud;
+    if (answered) {
+        perm_apply(pc, a, why);
+        return;
+    }
+    char reason[300], decided[120];
+    enum perm_answer d = answers_decide(pc->sv->answers, &pc->q, decided, sizeof(decided));
+    snprintf(reason, sizeof(reason), "%s; --answers decided %s (%s)", why, perm_answer_name(d),
+             decided);
+    perm_finish(pc, perm_answer_decision(d), reason);
 }
 
 static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_done_fn done,
@@ -286,10 +313,19 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
                     g->allow ? "the user answered always" : "the user answered never");
         return;
     }
-    if (ss && ss->can_elicit &&
+    bool only_queue = sv->cfg->approvals_only;
+    if (!only_queue && ss && ss->can_elicit &&
         serve_session_request(ss, sc->req_id, "elicitation/create", question_params(ss, q),
                               on_perm_answer, pc) == 0)
         return;
+    /* Nobody to ask here: the question waits for hub approvals, when the operator set
+     * a wait (or sends every question there). */
+    if (ss && (only_queue || sv->cfg->approval_wait_s > 0)) {
+        char text[BODY_QUOTE_MAX + 600], id[16];
+        question_text(q, text, sizeof(text));
+        if (serve_queue_add(sv, sc, pc->user, &pc->q, text, on_queued, pc, id, sizeof(id)) == 0)
+            return;
+    }
     char why[200], reason[300];
     enum perm_answer a = answers_decide(sv->answers, q, why, sizeof(why));
     snprintf(reason, sizeof(reason), "%s; --answers decided %s (%s)",

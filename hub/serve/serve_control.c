@@ -151,6 +151,21 @@ const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, 
     return buf;
 }
 
+bool serve_control_peer_is_root(const struct ctl_conn *c)
+{
+    return c->uid == 0;
+}
+
+unsigned serve_control_peer_uid(const struct ctl_conn *c)
+{
+    return (unsigned)c->uid;
+}
+
+struct serve *serve_control_serve(const struct ctl_conn *c)
+{
+    return c->sv;
+}
+
 static void on_ending(evutil_socket_t fd, short what, void *ud)
 {
     (void)fd;
@@ -227,7 +242,7 @@ static void on_request(struct ctl_conn *c, const char *line, size_t len)
         serve_control_refuse(c, "a request is a JSON object with an op");
     else if (strcmp(op, "attach") == 0)
         op_attach(c, req);
-    else
+    else if (!serve_queue_control(c, op, req))
         serve_control_refuse(c, "unknown op %.40s", op);
     json_decref(req);
 }

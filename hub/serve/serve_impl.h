@@ -21,6 +21,9 @@
 #define SERVE_MAX_CALLS 64
 /* The gateway shape's separator in the names it makes: APP__TOOL, APP__PROMPT. */
 #define GATEWAY_SEP "__"
+/* How long a question waits for `hub approvals` under serve.approvals_only when
+ * serve.approval_wait_s says nothing. */
+#define SERVE_APPROVAL_WAIT_S 300
 /* Grants remembered per session and per user ("session"/"always" answers). */
 #define SERVE_MAX_GRANTS 256
 
@@ -90,6 +93,9 @@ struct serve {
     struct event *ev_ctl;
     LIST_HEAD(, ctl_conn) ctl_conns;
     size_t n_ctl_conns;
+    /* questions waiting for hub approvals (serve_queue.c) */
+    TAILQ_HEAD(, approval) approvals;
+    size_t n_approvals;
 };
 
 enum serve_session_state { SS_NEW, SS_READY, SS_CLOSED };
@@ -173,6 +179,9 @@ void serve_session_error(struct serve_session *ss, const json_t *id, int code, c
 int serve_session_request(struct serve_session *ss, const json_t *related, const char *method,
                           json_t *params, serve_answer_fn done, void *ud);
 struct serve_session *serve_session_find(struct serve *sv, const char *id);
+/* The client's request related was cancelled: the questions asked for it are taken
+ * back (notifications/cancelled to the client) and settled as not answered. */
+void serve_session_withdraw(struct serve_session *ss, const json_t *related, const char *why);
 /* 0 (debug) .. 7 (emergency), or -1 for a name that is not a level. */
 int serve_log_level(const char *name);
 
@@ -182,10 +191,31 @@ struct ctl_conn;
  * hub's, for root; its account for control_users "unix"), NULL after refusing it. */
 const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, size_t len);
 void serve_control_reply(struct ctl_conn *c, json_t *msg);
+bool serve_control_peer_is_root(const struct ctl_conn *c);
+unsigned serve_control_peer_uid(const struct ctl_conn *c);
+struct serve *serve_control_serve(const struct ctl_conn *c);
 /* Closes the socket and every connection (attached sessions end). */
 void serve_control_stop(struct serve *sv);
 void serve_control_refuse(struct ctl_conn *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* ---- serve_queue.c ---- */
+/* A queued question's end: answered (with ans) by hub approvals, or not (withdrawn,
+ * expired, the hub ending), reason saying which. Runs exactly once. */
+typedef void (*serve_approval_fn)(void *ud, bool answered, enum perm_answer ans,
+                                  const char *reason);
+/* Queues question q of user for call sc (its text for the person who answers) and tells
+ * the client: 0 and its id, or -1 when the queue is full (done not called). */
+int serve_queue_add(struct serve *sv, struct serve_call *sc, const char *user,
+                    const struct perm_request *q, const char *question, serve_approval_fn done,
+                    void *ud, char *id, size_t idlen);
+/* Withdraws the questions of call sc (cancelled, its session gone): not answered. */
+void serve_queue_withdraw(struct serve *sv, const struct serve_call *sc, const char *why);
+void serve_queue_withdraw_session(struct serve *sv, const struct serve_session *ss,
+                                  const char *why);
+void serve_queue_free(struct serve *sv);
+/* The control socket's approvals requests; false for an op that is not one. */
+bool serve_queue_control(struct ctl_conn *c, const char *op, const json_t *req);
 
 /* ---- serve_stdio.c ---- */
 struct serve_stream;

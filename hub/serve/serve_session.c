@@ -157,8 +157,7 @@ static void on_request(struct serve_session *ss, struct jrpc_msg *msg)
     }
     if (strcmp(m, "tools/list") == 0) {
         serve_session_send(
-            ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss))),
-            msg->id);
+            ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss))), msg->id);
     } else if (strcmp(m, "tools/call") == 0) {
         if (!json_is_object(msg->params)) {
             serve_session_error(ss, msg->id, JRPC_INVALID_PARAMS, "params must be an object");
@@ -262,6 +261,30 @@ int serve_session_request(struct serve_session *ss, const json_t *related, const
     return 0;
 }
 
+void serve_session_withdraw(struct serve_session *ss, const json_t *related, const char *why)
+{
+    for (bool again = true; again;) {
+        again = false;
+        struct serve_ask *a;
+        LIST_FOREACH(a, &ss->asks, link)
+        if (a->related && json_equal(a->related, (json_t *)related))
+            break;
+        if (!a)
+            break;
+        LIST_REMOVE(a, link);
+        ss->n_asks--;
+        serve_session_send(ss,
+                           jrpc_notification("notifications/cancelled",
+                                             json_pack("{s:I,s:s}", "requestId", (json_int_t)a->id,
+                                                       "reason", why)),
+                           a->related);
+        a->done(a->ud, NULL, -32800, why);
+        json_decref(a->related);
+        free(a);
+        again = true;
+    }
+}
+
 void serve_session_close(struct serve_session *ss, const char *reason)
 {
     if (ss->state == SS_CLOSED)
@@ -269,6 +292,7 @@ void serve_session_close(struct serve_session *ss, const char *reason)
     bool was_ready = ss->state == SS_READY;
     ss->state = SS_CLOSED;
     ss->tr = NULL;
+    serve_queue_withdraw_session(ss->sv, ss, "withdrawn: the client's session ended");
     while (!LIST_EMPTY(&ss->asks)) {
         struct serve_ask *a = LIST_FIRST(&ss->asks);
         LIST_REMOVE(a, link);

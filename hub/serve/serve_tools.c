@@ -119,7 +119,9 @@ static json_t *refusal_result(const struct serve_call *sc, const struct call_res
 {
     const char *layer = r->layer ? r->layer : "hub";
     char text[1200];
-    if (strcmp(layer, "permission") == 0 && sc->denial[0])
+    /* The denial's reason once: the runtime's message may quote it already. */
+    if (strcmp(layer, "permission") == 0 && sc->denial[0] &&
+        !(r->message && strstr(r->message, sc->denial)))
         snprintf(text, sizeof(text), "The hub refused %s.%s [%s]: %s (%s).", sc->app, sc->tool,
                  layer, r->message ? r->message : "refused", sc->denial);
     else
@@ -239,7 +241,13 @@ void serve_tools_cancel(struct serve_session *ss, const json_t *request_id)
     serve_call_detach(sc);
     if (ss->tr && ss->tr->forget)
         ss->tr->forget(ss->t, sc->req_id);
+    /* Its questions are taken back, where they wait: a question to the client, and one
+     * waiting for hub approvals. Settling them may end the hub's call: sc is held. */
+    sc->refs++;
+    serve_session_withdraw(ss, sc->req_id, "withdrawn: the client cancelled its call");
+    serve_queue_withdraw(ss->sv, sc, "withdrawn: the client cancelled its call");
     hub_call_cancel(ss->sv->hub, sc);
+    serve_call_unref(sc);
 }
 
 /* ---- the app's other offerings: resources, prompts, completion ---- */
