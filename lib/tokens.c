@@ -73,7 +73,8 @@ struct tokens *tokens_load(const char *path, char *err, size_t errlen)
         t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
         struct token_entry *e = &t->v[t->n++];
         for (int i = 0; i < SHA256_LEN; i++)
-            e->hash[i] = (unsigned char)(hex_digit_value(hex[2 * i]) << 4 | hex_digit_value(hex[2 * i + 1]));
+            e->hash[i] =
+                (unsigned char)(hex_digit_value(hex[2 * i]) << 4 | hex_digit_value(hex[2 * i + 1]));
         str_copy(e->user, user, sizeof(e->user));
     }
     fclose(f);
@@ -93,8 +94,7 @@ void tokens_free(struct tokens *t)
     free(t);
 }
 
-const char *tokens_check(const struct tokens *t, const char *token, size_t len,
-                               size_t *index)
+const char *tokens_check(const struct tokens *t, const char *token, size_t len, size_t *index)
 {
     unsigned char h[SHA256_LEN];
     if (len == 0 || len > 512 || !sha256(token, len, h))
@@ -108,6 +108,22 @@ const char *tokens_check(const struct tokens *t, const char *token, size_t len,
             *index = i;
         }
     return found;
+}
+
+size_t tokens_find_line(const struct tokens *t, const struct tokens *old, size_t i)
+{
+    if (!t || !old || i >= old->n)
+        return SIZE_MAX;
+    for (size_t j = 0; j < t->n; j++)
+        if (memcmp(t->v[j].hash, old->v[i].hash, SHA256_LEN) == 0 &&
+            strcmp(t->v[j].user, old->v[i].user) == 0)
+            return j;
+    return SIZE_MAX;
+}
+
+size_t tokens_count(const struct tokens *t)
+{
+    return t ? t->n : 0;
 }
 
 int tokens_add(const char *path, const char *user)

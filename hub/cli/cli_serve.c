@@ -47,6 +47,12 @@ static void usage(FILE *f)
             "  --max-sessions-per-token N   (default 100)\n"
             "  --max-inflight-per-token N   requests in flight per token (default 64)\n"
             "  --idle-timeout S   end HTTP sessions idle this long (default 1800)\n"
+            "  --max-connections N  HTTP connections at once (default: half the open-files\n"
+            "                     limit, at most 1024); at the cap the oldest anonymous or\n"
+            "                     idle one is closed to make room\n"
+            "  --max-connections-per-source N  from one address, an IPv6 /64 (default 64;\n"
+            "                     behind a proxy, above the proxy's own connection limit)\n"
+            "  --request-timeout S  each request must arrive whole within S (default 30)\n"
             "  --metrics ADDR:PORT  Prometheus text on GET /metrics\n"
             "  --llm SPEC         answer a spoke's sampling request with this LLM (a base\n"
             "                     URL, or replay:FILE) when the client samples no model\n"
@@ -106,6 +112,10 @@ int cmd_serve(int argc, char **argv)
                                          {"max-sessions-per-token", required_argument, NULL, 'T'},
                                          {"max-inflight-per-token", required_argument, NULL, 'F'},
                                          {"idle-timeout", required_argument, NULL, 'i'},
+                                         {"max-connections", required_argument, NULL, 'C'},
+                                         {"max-connections-per-source", required_argument, NULL,
+                                          'P'},
+                                         {"request-timeout", required_argument, NULL, 'R'},
                                          {"metrics", required_argument, NULL, 'm'},
                                          {"llm", required_argument, NULL, 'L'},
                                          CLI_LLM_OPTIONS,
@@ -119,6 +129,7 @@ int cmd_serve(int argc, char **argv)
                                  .max_sessions_per_token = 100,
                                  .max_inflight_per_token = 64,
                                  .idle_timeout_s = 1800,
+                                 .request_timeout_s = 30,
                                  .allow_origins = origins};
     bool stdio = false, standalone = false;
     const char *llm_spec = NULL;
@@ -180,6 +191,21 @@ int cmd_serve(int argc, char **argv)
         case 'i':
             if (!cli_u64_option("idle-timeout", optarg, 1, 86400 * 7, " seconds",
                                 &ho.idle_timeout_s))
+                return EXIT_USAGE;
+            break;
+        case 'C':
+        case 'P':
+            if (!cli_u64_option(opt == 'C' ? "max-connections" : "max-connections-per-source",
+                                optarg, 1, 100000, "", &v))
+                return EXIT_USAGE;
+            if (opt == 'C')
+                ho.max_connections = v;
+            else
+                ho.max_connections_per_source = v;
+            break;
+        case 'R':
+            if (!cli_u64_option("request-timeout", optarg, 1, 3600, " seconds",
+                                &ho.request_timeout_s))
                 return EXIT_USAGE;
             break;
         case 'L':

@@ -82,6 +82,11 @@ struct serve_http_opts {
     const char **allow_origins; /* extra Origin values accepted (NULL-terminated) */
     size_t max_sessions, max_sessions_per_token, max_inflight_per_token;
     uint64_t idle_timeout_s;
+    /* Connections at once, in total (0: half of RLIMIT_NOFILE, at most 1024) and from
+     * one source address (an IPv6 /64); each request must arrive whole within
+     * request_timeout_s. */
+    size_t max_connections, max_connections_per_source;
+    uint64_t request_timeout_s;
 };
 
 /* Serves Streamable HTTP until the hub is asked to quit. 0, or -1 after saying why. */

@@ -89,3 +89,16 @@ void serve_audit_http(struct serve *sv, const char *remote, const char *outcome,
     client(rec, remote);
     put(sv, rec);
 }
+
+void serve_audit_conn(struct serve *sv, const char *remote, const char *reason, int status,
+                      uint64_t suppressed)
+{
+    json_t *rec = record("serve-http-refused", "failure");
+    audit_set_str(rec, "event.category", "network");
+    audit_set(rec, "event.reason", audit_string(reason, strlen(reason), 300));
+    audit_set_int(rec, "http.response.status_code", status);
+    if (suppressed)
+        audit_set_int(rec, "isolate.serve.suppressed", (int64_t)suppressed);
+    client(rec, remote);
+    put(sv, rec);
+}

@@ -19,7 +19,7 @@
  * OpenSSL bufferevents) unless --insecure-http. */
 #include "log.h"
 #include "notify.h"
-#include "serve_impl.h"
+#include "serve_http.h"
 #include "tokens.h"
 #include "util.h"
 
@@ -28,7 +28,6 @@
 #include <malloc.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/err.h>
@@ -39,15 +38,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define HTTP_MAX_BODY (4 * 1024 * 1024)
-#define HTTP_MAX_HEADERS (16 * 1024)
 #define HTTP_READ_TIMEOUT_S 30
 #define HTTP_MAX_STREAMS 4096
 #define HTTP_MAX_PENDING_OUT (8 * 1024 * 1024) /* unsent bytes on one stream */
 #define SWEEP_INTERVAL_S 5
-
-struct http_server;
-struct http_sess;
 
 /* A client request waiting for its answer, or a GET stream. */
 struct http_stream {
@@ -72,38 +66,14 @@ struct http_sess {
     uint64_t last_active;
 };
 
-struct token_use {
-    size_t sessions, inflight;
-};
-
-struct http_server {
-    struct serve *sv;
-    const struct serve_http_opts *o;
-    struct evhttp *http;
-    struct tokens *tokens;
-    struct token_use *use; /* per token line; the last slot: no tokens file */
-    size_t n_use;
-    SSL_CTX *ssl;
-    bool loopback;
-    uint16_t port;
-    LIST_HEAD(, http_sess) sessions;
-    size_t n_sessions, n_streams;
-    struct event *ev_sweep;
-};
-
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
 
 /* ---- replies ---- */
 
-static void reply_text(struct evhttp_request *req, int status, const char *reason, const char *text)
+/* A HEAD request gets the headers its GET would, and no body. */
+static bool is_head(struct evhttp_request *req)
 {
-    struct evbuffer *b = evbuffer_new();
-    if (text)
-        evbuffer_add_printf(b, "%s\n", text);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/plain; charset=utf-8");
-    evhttp_send_reply(req, status, reason, b);
-    evbuffer_free(b);
+    return evhttp_request_get_command(req) == EVHTTP_REQ_HEAD;
 }
 
 static void reply_json(struct evhttp_request *req, int status, const char *reason, json_t *msg)
@@ -111,7 +81,7 @@ static void reply_json(struct evhttp_request *req, int status, const char *reaso
     char *text = json_dumps(msg, JSON_COMPACT);
     json_decref(msg);
     struct evbuffer *b = evbuffer_new();
-    if (text)
+    if (text && !is_head(req))
         evbuffer_add(b, text, strlen(text));
     free(text);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
@@ -150,19 +120,15 @@ static void stream_free(struct http_stream *s)
         if (s->hs->get_stream == s)
             s->hs->get_stream = NULL;
     }
-    if (s->req) {
-        struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
-        if (evcon)
-            evhttp_connection_set_closecb(evcon, NULL, NULL);
-    }
+    if (s->req)
+        http_conn_watch(srv, s->req, NULL, NULL);
     srv->n_streams--;
     json_decref(s->id);
     free(s);
 }
 
-static void on_stream_closed(struct evhttp_connection *evcon, void *ud)
+static void on_stream_closed(void *ud)
 {
-    (void)evcon;
     struct http_stream *s = ud;
     struct evhttp_request *req = s->req;
     s->req = NULL;
@@ -181,9 +147,7 @@ static void stream_end_with(struct http_stream *s, int status)
 {
     if (s->req) {
         stream_timeout(s->req, HTTP_READ_TIMEOUT_S);
-        struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
-        if (evcon)
-            evhttp_connection_set_closecb(evcon, NULL, NULL);
+        http_conn_watch(s->srv, s->req, NULL, NULL);
         if (s->sse)
             evhttp_send_reply_end(s->req);
         else if (status == 202)
@@ -212,9 +176,7 @@ static void sse_start(struct http_stream *s)
 /* false when the stream was ended for not reading. */
 static bool sse_event(struct http_stream *s, const char *data)
 {
-    struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
-    struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
-    if (bev && evbuffer_get_length(bufferevent_get_output(bev)) > HTTP_MAX_PENDING_OUT) {
+    if (http_conn_pending_out(s->req) > HTTP_MAX_PENDING_OUT) {
         log_warnx("serve: a client does not read its event stream; ending it");
         stream_end(s);
         return false;
@@ -259,9 +221,7 @@ static void http_send(void *t, json_t *msg, const json_t *related)
         evbuffer_add(b, text, strlen(text));
         evhttp_add_header(evhttp_request_get_output_headers(s->req), "Content-Type",
                           "application/json");
-        struct evhttp_connection *evcon = evhttp_request_get_connection(s->req);
-        if (evcon)
-            evhttp_connection_set_closecb(evcon, NULL, NULL);
+        http_conn_watch(s->srv, s->req, NULL, NULL);
         stream_timeout(s->req, HTTP_READ_TIMEOUT_S);
         evhttp_send_reply(s->req, 200, "OK", b);
         evbuffer_free(b);
@@ -317,6 +277,31 @@ static struct http_sess *sess_find(struct http_server *srv, const char *id, size
     return NULL;
 }
 
+void http_sessions_remap(struct http_server *srv, const size_t *map, size_t n_old)
+{
+    struct http_sess *hs = LIST_FIRST(&srv->sessions), *next;
+    for (; hs; hs = next) {
+        next = LIST_NEXT(hs, link);
+        if (hs->token < n_old && map[hs->token] == SIZE_MAX)
+            sess_end(hs, "its token was removed from the tokens file");
+    }
+    /* The counters follow the tokens to their new lines. */
+    memset(srv->use, 0, HTTP_TOKEN_SLOTS * sizeof(*srv->use));
+    LIST_FOREACH(hs, &srv->sessions, link)
+    {
+        if (hs->token < n_old)
+            hs->token = map[hs->token];
+        srv->use[hs->token].sessions++;
+        struct http_stream *s;
+        LIST_FOREACH(s, &hs->streams, link)
+        {
+            s->token = hs->token;
+            if (s->counted)
+                srv->use[s->token].inflight++;
+        }
+    }
+}
+
 static void on_sweep(evutil_socket_t fd, short what, void *ud)
 {
     (void)fd;
@@ -344,68 +329,6 @@ static void on_sweep(evutil_socket_t fd, short what, void *ud)
 
 /* ---- checks ---- */
 
-static bool loopback_host(const char *host)
-{
-    return strcasecmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
-           strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
-}
-
-/* "name" or "name:port" (or "[v6]:port"): the name, port checked against ours. */
-static bool host_header_ok(const struct http_server *srv, const char *value)
-{
-    if (!value || strlen(value) > 255)
-        return false;
-    char host[256];
-    str_copy(host, value, sizeof(host));
-    char *port = NULL;
-    if (host[0] == '[') {
-        char *end = strchr(host, ']');
-        if (!end)
-            return false;
-        if (end[1] == ':')
-            port = end + 2;
-        else if (end[1] != '\0')
-            return false;
-        end[1] = '\0';
-    } else {
-        port = strchr(host, ':');
-        if (port)
-            *port++ = '\0';
-    }
-    if (port) {
-        uint64_t p;
-        if (!parse_u64(port, 1, 65535, &p) || p != srv->port)
-            return false;
-    }
-    return loopback_host(host);
-}
-
-static bool origin_ok(const struct http_server *srv, const char *origin)
-{
-    for (const char **o = srv->o->allow_origins; o && *o; o++)
-        if (strcasecmp(*o, origin) == 0)
-            return true;
-    const char *rest;
-    if (strncasecmp(origin, "http://", 7) == 0)
-        rest = origin + 7;
-    else if (strncasecmp(origin, "https://", 8) == 0)
-        rest = origin + 8;
-    else
-        return false;
-    if (strchr(rest, '/'))
-        return false;
-    /* Any port: the page is on this machine; the host name is what a rebinding attack
-     * cannot fake in Origin. */
-    char host[256];
-    if (strlen(rest) >= sizeof(host))
-        return false;
-    str_copy(host, rest, sizeof(host));
-    char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
-    if (colon)
-        colon[host[0] == '[' ? 1 : 0] = '\0';
-    return loopback_host(host);
-}
-
 static bool accepts(const char *accept, const char *type)
 {
     return accept && (strstr(accept, type) || strstr(accept, "*/*"));
@@ -421,36 +344,69 @@ static void peer(struct evhttp_request *req, char *out, size_t len)
     snprintf(out, len, "%s:%u", addr ? addr : "?", (unsigned)port);
 }
 
-/* Which token line (or the no-tokens slot); false after answering 401. */
-static bool authenticate(struct http_server *srv, struct evhttp_request *req, const char *remote,
-                         size_t *token, const char **user)
+/* A request the gate refused: 403 for Host and Origin, 401 with WWW-Authenticate and how
+ * to send a token; audited unless the connection's gate did it already. */
+static void refuse(struct http_server *srv, struct evhttp_request *req, enum gate_result r,
+                   const char *remote, bool audited)
 {
-    if (!srv->tokens) {
-        *token = srv->n_use - 1;
-        *user = srv->o->user;
-        return true;
+    int status = http_gate_status(r);
+    if (status == 403)
+        srv->sv->m.http_forbidden++;
+    else
+        srv->sv->m.http_unauthorized++;
+    if (!audited)
+        serve_audit_http(srv->sv, remote, "failure", http_gate_reason(r), status);
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    evhttp_add_header(out, "Connection", "close");
+    if (r == GATE_HOST) {
+        reply_rpc_error(req, 403, "Forbidden", -32000,
+                        "Host must name this machine's loopback (DNS rebinding protection)");
+        return;
     }
-    const char *auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    const char *why = "no bearer token";
-    if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
-        const char *tok = auth + 7;
-        while (*tok == ' ')
-            tok++;
-        *user = tokens_check(srv->tokens, tok, strlen(tok), token);
-        if (*user)
-            return true;
-        why = "the bearer token is not valid";
+    if (r == GATE_ORIGIN) {
+        reply_rpc_error(req, 403, "Forbidden", -32000, "Origin not allowed");
+        return;
     }
-    srv->sv->m.http_unauthorized++;
-    serve_audit_http(srv->sv, remote, "failure", why, 401);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
-                      auth ? "Bearer realm=\"isolategpt\", error=\"invalid_token\""
-                           : "Bearer realm=\"isolategpt\"");
-    reply_rpc_error(req, 401, "Unauthorized", -32001, why);
-    return false;
+    /* RFC 6750: no error code when no credentials came; the text says what to do. */
+    evhttp_add_header(out, "WWW-Authenticate",
+                      r == GATE_BAD_TOKEN ? "Bearer realm=\"isolategpt\", error=\"invalid_token\", "
+                                            "error_description=\"the bearer token is not valid\""
+                                          : "Bearer realm=\"isolategpt\"");
+    reply_rpc_error(req, 401, "Unauthorized", -32001,
+                    r == GATE_BAD_TOKEN
+                        ? "the bearer token is not valid (mistyped, or removed from the hub's "
+                          "tokens file): send 'Authorization: Bearer TOKEN' with a token the "
+                          "hub's operator made with 'hub serve token add USER --tokens FILE'"
+                        : "no bearer token: send the header 'Authorization: Bearer TOKEN' with a "
+                          "token the hub's operator made with 'hub serve token add USER --tokens "
+                          "FILE' (this hub takes static tokens, not OAuth)");
 }
 
 /* ---- methods ---- */
+
+static bool sess_idle(const struct http_sess *hs)
+{
+    return LIST_EMPTY(&hs->streams) && hs->ss->n_calls == 0 && hs->ss->n_asks == 0;
+}
+
+/* At the limits, the token's own oldest idle session ends to make room: clients that
+ * never send DELETE (most do not) would otherwise lock their token out until the idle
+ * timeout. A token never ends another token's sessions; false when nothing is idle. */
+static bool room_for_session(struct http_server *srv, size_t token)
+{
+    if (srv->n_sessions < srv->o->max_sessions &&
+        srv->use[token].sessions < srv->o->max_sessions_per_token)
+        return true;
+    struct http_sess *hs, *oldest = NULL;
+    LIST_FOREACH(hs, &srv->sessions, link)
+    if (hs->token == token && sess_idle(hs) && (!oldest || hs->last_active <= oldest->last_active))
+        oldest = hs;
+    if (!oldest)
+        return false;
+    sess_end(oldest, "replaced by a new session of the same token (its oldest idle one, at the "
+                     "session limit)");
+    return true;
+}
 
 static void on_post(struct http_server *srv, struct evhttp_request *req, size_t token,
                     const char *user, const char *remote)
@@ -485,8 +441,7 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
     bool init = msg.kind == JRPC_REQUEST && strcmp(msg.method, "initialize") == 0;
     struct http_sess *hs = NULL;
     if (init && !sid) {
-        if (srv->n_sessions >= srv->o->max_sessions ||
-            srv->use[token].sessions >= srv->o->max_sessions_per_token) {
+        if (!room_for_session(srv, token)) {
             srv->sv->m.http_limited++;
             evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "10");
             reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many sessions");
@@ -553,7 +508,7 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
     srv->use[token].inflight++;
     srv->n_streams++;
     LIST_INSERT_HEAD(&hs->streams, s, link);
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_stream_closed, s);
+    http_conn_watch(srv, req, on_stream_closed, s);
     stream_timeout(req, (int)srv->o->idle_timeout_s);
     struct serve_session *ss = hs->ss;
     serve_session_on_message(ss, &msg);
@@ -562,29 +517,40 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
         sess_end(hs, "initialize failed"); /* its stream answered the error already */
 }
 
-static void on_get(struct http_server *srv, struct evhttp_request *req, size_t token)
+/* GET opens the session's event stream; HEAD answers as GET would, without opening it. */
+static void on_get(struct http_server *srv, struct evhttp_request *req, size_t token, bool head)
 {
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
     if (!accepts(evhttp_find_header(in, "Accept"), "text/event-stream")) {
-        reply_text(req, 406, "Not Acceptable", "Accept must list text/event-stream");
+        reply_rpc_error(req, 406, "Not Acceptable", JRPC_INVALID_REQUEST,
+                        "Accept must list text/event-stream");
         return;
     }
     const char *sid = evhttp_find_header(in, "Mcp-Session-Id");
     struct http_sess *hs = sid ? sess_find(srv, sid, token) : NULL;
     if (!sid) {
-        reply_text(req, 400, "Bad Request", "Mcp-Session-Id header required");
+        reply_rpc_error(req, 400, "Bad Request", JRPC_INVALID_REQUEST,
+                        "Mcp-Session-Id header required");
         return;
     }
     if (!hs) {
-        reply_text(req, 404, "Not Found", "no such session");
+        reply_rpc_error(req, 404, "Not Found", -32001, "no such session");
         return;
     }
     if (hs->get_stream) {
-        reply_text(req, 409, "Conflict", "this session has an event stream open already");
+        reply_rpc_error(req, 409, "Conflict", JRPC_INVALID_REQUEST,
+                        "this session has an event stream open already");
         return;
     }
     if (srv->n_streams >= HTTP_MAX_STREAMS) {
-        reply_text(req, 429, "Too Many Requests", "too many streams");
+        reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many streams");
+        return;
+    }
+    if (head) {
+        struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+        evhttp_add_header(h, "Content-Type", "text/event-stream");
+        evhttp_add_header(h, "Cache-Control", "no-cache");
+        evhttp_send_reply(req, 200, "OK", NULL);
         return;
     }
     struct http_stream *s = xcalloc(1, sizeof(*s));
@@ -596,7 +562,7 @@ static void on_get(struct http_server *srv, struct evhttp_request *req, size_t t
     srv->n_streams++;
     LIST_INSERT_HEAD(&hs->streams, s, link);
     hs->get_stream = s;
-    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_stream_closed, s);
+    http_conn_watch(srv, req, on_stream_closed, s);
     stream_timeout(req, (int)srv->o->idle_timeout_s);
     sse_start(s);
 }
@@ -606,70 +572,125 @@ static void on_delete(struct http_server *srv, struct evhttp_request *req, size_
     const char *sid = evhttp_find_header(evhttp_request_get_input_headers(req), "Mcp-Session-Id");
     struct http_sess *hs = sid ? sess_find(srv, sid, token) : NULL;
     if (!hs) {
-        reply_text(req, sid ? 404 : 400, sid ? "Not Found" : "Bad Request",
-                   sid ? "no such session" : "Mcp-Session-Id header required");
+        if (sid)
+            reply_rpc_error(req, 404, "Not Found", -32001, "no such session");
+        else
+            reply_rpc_error(req, 400, "Bad Request", JRPC_INVALID_REQUEST,
+                            "Mcp-Session-Id header required");
         return;
     }
     sess_end(hs, "the client ended the session");
     evhttp_send_reply(req, 200, "OK", NULL);
 }
 
+#define ALLOWED_METHODS "GET, HEAD, POST, DELETE, OPTIONS"
+
+/* OPTIONS, a browser's CORS preflight among them: it carries no token, so it is answered
+ * after the Host and Origin checks alone; the request it announces is checked whole. */
+static void on_options(struct evhttp_request *req, const char *origin)
+{
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    evhttp_add_header(out, "Allow", ALLOWED_METHODS);
+    if (origin) {
+        evhttp_add_header(out, "Access-Control-Allow-Methods", ALLOWED_METHODS);
+        evhttp_add_header(out, "Access-Control-Allow-Headers",
+                          "Authorization, Content-Type, Accept, Mcp-Session-Id, "
+                          "MCP-Protocol-Version, Last-Event-ID");
+        evhttp_add_header(out, "Access-Control-Max-Age", "600");
+    }
+    evhttp_send_reply(req, 204, "No Content", NULL);
+}
+
+/* OAuth clients look for these after a 401 (RFC 9728 protected-resource metadata, RFC
+ * 8414 and OpenID discovery, RFC 7591 registration): a JSON 404 tells them this hub has
+ * no authorization server, and they fall back to the token configured for them. */
+static bool oauth_path(const char *path)
+{
+    static const char *const prefixes[] = {"/.well-known/oauth-protected-resource",
+                                           "/.well-known/oauth-authorization-server",
+                                           "/.well-known/openid-configuration",
+                                           "/register",
+                                           "/authorize",
+                                           "/token",
+                                           NULL};
+    for (const char *const *p = prefixes; *p; p++) {
+        size_t n = strlen(*p);
+        if (strncmp(path, *p, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    /* RFC 8414's form for a path-bearing issuer: /mcp/.well-known/openid-configuration */
+    return strncmp(path, "/mcp/.well-known/", 17) == 0;
+}
+
+static void not_found(struct evhttp_request *req, const char *path)
+{
+    json_t *body = json_pack(
+        "{s:s, s:s}", "error", "not_found", "error_description",
+        oauth_path(path) ? "this hub takes a static bearer token, not OAuth: configure the client "
+                           "to send 'Authorization: Bearer TOKEN' to /mcp"
+                         : "the MCP endpoint is /mcp");
+    reply_json(req, 404, "Not Found", body);
+}
+
 static void on_request(struct evhttp_request *req, void *ud)
 {
     struct http_server *srv = ud;
+    bool audited;
+    bool gated = http_conn_request(srv, req, &audited);
     char remote[80];
     peer(req, remote, sizeof(remote));
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-    if (srv->loopback && !host_header_ok(srv, evhttp_find_header(in, "Host"))) {
-        srv->sv->m.http_forbidden++;
-        serve_audit_http(srv->sv, remote, "failure", "Host is not a loopback name", 403);
-        reply_rpc_error(req, 403, "Forbidden", -32000,
-                        "Host must name this machine's loopback (DNS rebinding protection)");
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+    const char *host = evhttp_find_header(in, "Host");
+    const char *origin = evhttp_find_header(in, "Origin");
+    /* A connection whose header block did not pass the gate gets this one answer. */
+    if (!gated)
+        evhttp_add_header(out, "Connection", "close");
+    enum gate_result g = http_gate_origin(srv, host, origin);
+    if (g != GATE_OK) {
+        refuse(srv, req, g, remote, audited);
         return;
     }
-    const char *origin = evhttp_find_header(in, "Origin");
-    if (origin && !origin_ok(srv, origin)) {
-        srv->sv->m.http_forbidden++;
-        serve_audit_http(srv->sv, remote, "failure", "foreign Origin", 403);
-        reply_rpc_error(req, 403, "Forbidden", -32000, "Origin not allowed");
+    if (origin) {
+        evhttp_add_header(out, "Access-Control-Allow-Origin", origin);
+        evhttp_add_header(out, "Vary", "Origin");
+        evhttp_add_header(out, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate");
+    }
+    if (cmd == EVHTTP_REQ_OPTIONS) {
+        on_options(req, origin);
         return;
     }
     if (!path || strcmp(path, "/mcp") != 0) {
-        reply_text(req, 404, "Not Found", "the MCP endpoint is /mcp");
+        not_found(req, path ? path : "");
         return;
     }
-    size_t token;
-    const char *user;
-    if (!authenticate(srv, req, remote, &token, &user))
+    struct gate_verdict v;
+    http_gate(srv, host, origin, evhttp_find_header(in, "Authorization"), &v);
+    if (v.result != GATE_OK) {
+        refuse(srv, req, v.result, remote, audited);
         return;
-    switch (evhttp_request_get_command(req)) {
+    }
+    switch (cmd) {
     case EVHTTP_REQ_POST:
-        on_post(srv, req, token, user, remote);
+        on_post(srv, req, v.token, v.user, remote);
         break;
     case EVHTTP_REQ_GET:
-        on_get(srv, req, token);
+    case EVHTTP_REQ_HEAD:
+        on_get(srv, req, v.token, cmd == EVHTTP_REQ_HEAD);
         break;
     case EVHTTP_REQ_DELETE:
-        on_delete(srv, req, token);
+        on_delete(srv, req, v.token);
         break;
     default:
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, POST, DELETE");
-        reply_text(req, 405, "Method Not Allowed", NULL);
+        evhttp_add_header(out, "Allow", ALLOWED_METHODS);
+        reply_rpc_error(req, 405, "Method Not Allowed", JRPC_INVALID_REQUEST,
+                        "the MCP endpoint takes " ALLOWED_METHODS);
     }
 }
 
 /* ---- TLS ---- */
-
-static struct bufferevent *tls_bev(struct event_base *base, void *ud)
-{
-    SSL_CTX *ctx = ud;
-    SSL *ssl = SSL_new(ctx);
-    if (!ssl)
-        return NULL;
-    return bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
-                                          BEV_OPT_CLOSE_ON_FREE);
-}
 
 static SSL_CTX *tls_context(const char *cert, const char *key, char *err, size_t errlen)
 {
@@ -699,6 +720,7 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
 {
     struct http_server srv = {.sv = sv, .o = o};
     LIST_INIT(&srv.sessions);
+    http_conns_init(&srv);
     char err[512];
     int rc = -1;
     bool secure = o->tls_cert || o->insecure_http;
@@ -724,17 +746,12 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     getsockname(fd, (struct sockaddr *)&bound, &blen);
     srv.port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                  : ((struct sockaddr_in *)&bound)->sin_port);
-    if (o->tokens_file) {
-        srv.tokens = tokens_load(o->tokens_file, err, sizeof(err));
-        if (!srv.tokens) {
-            log_warnx("--tokens: %s", err);
-            close(fd);
-            return -1;
-        }
+    if (o->tokens_file && http_tokens_load(&srv, err, sizeof(err)) < 0) {
+        log_warnx("--tokens: %s", err);
+        close(fd);
+        return -1;
     }
-    /* One counter slot per token line, plus one for the tokens-less mode. */
-    srv.n_use = 10001;
-    srv.use = xcalloc(srv.n_use, sizeof(*srv.use));
+    srv.use = xcalloc(HTTP_TOKEN_SLOTS, sizeof(*srv.use));
     if (o->tls_cert) {
         srv.ssl = tls_context(o->tls_cert, o->tls_key, err, sizeof(err));
         if (!srv.ssl) {
@@ -744,19 +761,23 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
         }
     }
     srv.http = evhttp_new(sv->base);
-    evhttp_set_allowed_methods(srv.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
-                                             EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PUT);
-    evhttp_set_max_body_size(srv.http, HTTP_MAX_BODY);
+    evhttp_set_allowed_methods(srv.http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                             EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                                             EVHTTP_REQ_PUT | EVHTTP_REQ_PATCH);
+    /* Raised per connection once its header block passes the gate (serve_http_conn.c). */
+    evhttp_set_max_body_size(srv.http, HTTP_MAX_BODY_ANON);
     evhttp_set_max_headers_size(srv.http, HTTP_MAX_HEADERS);
     evhttp_set_timeout(srv.http, HTTP_READ_TIMEOUT_S);
+    /* No text/html on replies without a body (202, DELETE's 200): each reply names its
+     * own type. */
+    evhttp_set_default_content_type(srv.http, NULL);
     evhttp_set_gencb(srv.http, on_request, &srv);
-    if (srv.ssl)
-        evhttp_set_bevcb(srv.http, tls_bev, srv.ssl);
-    if (!evhttp_accept_socket_with_handle(srv.http, fd)) {
-        log_warnx("--http %s: cannot serve", o->listen);
+    if (http_conns_listen(&srv, fd, err, sizeof(err)) < 0) {
+        log_warnx("--http %s: %s", o->listen, err);
         close(fd);
         goto out;
     }
+    http_tokens_follow(&srv);
     srv.ev_sweep = event_new(sv->base, -1, EV_PERSIST, on_sweep, &srv);
     struct timeval tv = {.tv_sec = o->idle_timeout_s < 2 * SWEEP_INTERVAL_S ? 1 : SWEEP_INTERVAL_S};
     event_add(srv.ev_sweep, &tv);
@@ -776,8 +797,10 @@ out:
         sess_end(LIST_FIRST(&srv.sessions), "the hub is shutting down");
     if (srv.ev_sweep)
         event_free(srv.ev_sweep);
+    http_tokens_unfollow(&srv);
     if (srv.http)
         evhttp_free(srv.http);
+    http_conns_free(&srv);
     if (srv.ssl)
         SSL_CTX_free(srv.ssl);
     tokens_free(srv.tokens);

@@ -290,5 +290,9 @@ void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const cha
                       const char *layer, const char *message);
 void serve_audit_http(struct serve *sv, const char *remote, const char *outcome, const char *reason,
                       int status);
+/* A connection refused or ended before a request (caps, deadlines, descriptors);
+ * suppressed: how many such records were left out since the last one. */
+void serve_audit_conn(struct serve *sv, const char *remote, const char *reason, int status,
+                      uint64_t suppressed);
 
 #endif

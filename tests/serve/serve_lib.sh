@@ -45,5 +45,6 @@ serve_http_start() {
     PORT=$port
     bg "$BIN/hub" serve --http "127.0.0.1:$port" --config "$CONF" "$@" 2>>"$TMP/serve.err"
     SERVE_PID=$BG_PID
-    wait_for "hub serve on port $port" 10 curl -s -o /dev/null "http://127.0.0.1:$port/"
+    # A connection is enough (with TLS a plain HTTP request gets no answer).
+    wait_for "hub serve on port $port" 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
 }

@@ -19,7 +19,7 @@ refute "the token itself is not stored" grep -q -- "$T1" "$TOKENS"
 is "the tokens file is private" "$(stat -c %a "$TOKENS")" 600
 
 MPORT=$(free_port)
-serve_http_start --tokens "$TOKENS" --max-sessions-per-token 3 --idle-timeout 2 \
+serve_http_start --tokens "$TOKENS" --max-sessions-per-token 3 --idle-timeout 4 \
     --metrics "127.0.0.1:$MPORT"
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
 CALL='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}'
@@ -66,11 +66,30 @@ like "GET opens the session's event stream" "$(grep -i '^content-type' "$TMP/h")
 is "PUT: 405" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $T1" "$URL")" 405
 is "another path: 404" "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $T1" "${URL%/mcp}/admin")" 404
 
-# Sessions per token: 3 (S1 and two more), the fourth is refused; another token is not.
+# Sessions per token: 3. A client that never sends DELETE (most do not) is not locked
+# out: at the limit its token's oldest idle session makes room; one busy with a stream is
+# never taken, so a token whose sessions are all busy gets 429. Another token is not
+# affected.
 post "$T1" "$INIT" >/dev/null
 S2=$(sid)
 post "$T1" "$INIT" >/dev/null
-is "the fourth session of one token: 429" "$(post "$T1" "$INIT")" 429
+S3=$(sid)
+is "the fourth session of one token: served" "$(post "$T1" "$INIT")" 200
+S4=$(sid)
+is "... in place of its oldest idle one" "$(post "$T1" "$CALL" -H "Mcp-Session-Id: $S1")" 404
+is "... on record" "$(audit_count 'g(r,"event.action")=="serve-session-end" and g(r,"event.reason").startswith("replaced by a new session of the same token")')" 1
+getting() { # the session has its event stream open: a second one is refused
+    test "$(curl -s -o /dev/null -w '%{http_code}' -m 2 -H 'Accept: text/event-stream' \
+        -H "Authorization: Bearer $T1" -H "Mcp-Session-Id: $1" "$URL")" = 409
+}
+STREAMS=()
+for S in "$S2" "$S3" "$S4"; do
+    bg curl -s -N -o /dev/null -m 30 -H 'Accept: text/event-stream' -H "Authorization: Bearer $T1" \
+        -H "Mcp-Session-Id: $S" "$URL"
+    STREAMS+=("$BG_PID")
+    wait_for "the event stream of $S" 10 getting "$S"
+done
+is "every session of the token busy (a stream open): 429" "$(post "$T1" "$INIT")" 429
 is "... another token still gets one" "$(post "$T2" "$INIT")" 200
 SM=$(sid)
 WHO='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"alpha__whoami","arguments":{}}}'
@@ -85,8 +104,10 @@ is "DELETE ends a session" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -
     -H "Mcp-Session-Id: $S2" "$URL")" 200
 is "... which is gone afterwards" "$(post "$T1" "$CALL" -H "Mcp-Session-Id: $S2")" 404
 is "... and makes room for a new one" "$(post "$T1" "$INIT")" 200
-sleep 3.5
-is "an idle session ends (--idle-timeout 2)" "$(post "$T1" "$CALL" -H "Mcp-Session-Id: $S1")" 404
+kill "${STREAMS[@]}" 2>/dev/null
+wait "${STREAMS[@]}" 2>/dev/null
+sleep 5.5
+is "an idle session ends (--idle-timeout 4)" "$(post "$T1" "$CALL" -H "Mcp-Session-Id: $S3")" 404
 
 M=$(curl -s "http://127.0.0.1:$MPORT/metrics")
 like "metrics: sessions" "$M" 'isolate_serve_sessions_total [1-9]'
@@ -95,6 +116,37 @@ like "metrics: 401s counted" "$M" 'isolate_serve_http_refused_total\{reason="una
 like "metrics: 403s counted" "$M" 'isolate_serve_http_refused_total\{reason="forbidden"\} 4'
 like "metrics: latency histogram" "$M" 'isolate_serve_call_seconds_count 3'
 is "refusals are in the audit log" "$(audit_count 'g(r,"event.action")=="serve-http-refused"')" 6
+
+# What clients expect of HTTP (issue 26, point 3).
+like "a 401 says how to send a token" "$(post "" "$INIT"; cat "$TMP/b")" "send the header 'Authorization: Bearer TOKEN'"
+for p in /.well-known/oauth-protected-resource /.well-known/oauth-protected-resource/mcp \
+    /.well-known/oauth-authorization-server /.well-known/openid-configuration; do
+    is "OAuth discovery $p: 404" "$(curl -s -o "$TMP/b" -D "$TMP/h" -w '%{http_code}' "${URL%/mcp}$p")" 404
+    like "... as JSON saying to use the configured token" \
+        "$(grep -i '^content-type' "$TMP/h") $(jget 'd["error_description"]' <"$TMP/b")" \
+        'application/json.* static bearer token, not OAuth'
+done
+is "dynamic client registration (POST /register): 404" \
+    "$(curl -s -o "$TMP/b" -D "$TMP/h" -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary '{"client_name":"x","redirect_uris":["http://localhost:1/cb"]}' "${URL%/mcp}/register")" 404
+is "... with a JSON error" "$(jget 'd["error"]' <"$TMP/b")" not_found
+is "HEAD /mcp without a token: 401, not 501" "$(curl -s -o /dev/null -w '%{http_code}' -I "$URL")" 401
+post "$T1" "$INIT" >/dev/null
+S5=$(sid)
+is "HEAD /mcp of a session: 200" "$(curl -s -o "$TMP/b" -D "$TMP/h" -w '%{http_code}' -I -H 'Accept: text/event-stream' \
+    -H "Authorization: Bearer $T1" -H "Mcp-Session-Id: $S5" "$URL")" 200
+like "... with GET's content type" "$(grep -i '^content-type' "$TMP/h")" 'text/event-stream'
+is "... and no stream opened (a GET still gets one)" "$(curl -s -o /dev/null -w '%{http_code}' -m 1 \
+    -H 'Accept: text/event-stream' -H "Authorization: Bearer $T1" -H "Mcp-Session-Id: $S5" "$URL")" 200
+is "a CORS preflight from a loopback page: 204" "$(curl -s -o /dev/null -D "$TMP/h" -w '%{http_code}' -X OPTIONS \
+    -H 'Origin: http://localhost:5173' -H 'Access-Control-Request-Method: POST' \
+    -H 'Access-Control-Request-Headers: authorization, content-type, mcp-session-id' "$URL")" 204
+like "... allowing that origin" "$(grep -i '^access-control-allow-origin' "$TMP/h")" 'http://localhost:5173'
+like "... and the MCP headers" "$(grep -i '^access-control-allow-headers' "$TMP/h")" 'Mcp-Session-Id'
+is "a preflight from a foreign page: 403" "$(curl -s -o /dev/null -w '%{http_code}' -X OPTIONS \
+    -H 'Origin: https://evil.example' -H 'Access-Control-Request-Method: POST' "$URL")" 403
+is "a notification's 202" "$(post "$T1" '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "Mcp-Session-Id: $S5")" 202
+is "... has no content type (no text/html)" "$(grep -ci '^content-type' "$TMP/h")" 0
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
 
 # Beyond loopback: refused without TLS (nothing is bound), and without tokens.
