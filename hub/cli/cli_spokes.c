@@ -32,7 +32,8 @@ static json_t *limits_json(const struct manifest_limits *l)
              {"fsize_mb", l->fsize_mb}, {"nofile", l->nofile},
              {"nproc", l->nproc},       {"wall_s", l->wall_s},
              {"call_s", l->call_s},     {"memory_mb", l->memory_mb},
-             {"pids", l->pids},         {"cpu_percent", l->cpu_percent}};
+             {"pids", l->pids},         {"cpu_percent", l->cpu_percent},
+             {"start_s", l->start_s}};
     for (size_t i = 0; i < ARRAY_LEN(f); i++)
         if (f[i].v)
             json_object_set_new(o, f[i].k, json_integer((json_int_t)f[i].v));

@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 #include "jsonfile.h"
 #include "log.h"
+#include "termtext.h"
 #include "util.h"
 
 #include <errno.h>
@@ -47,6 +48,12 @@ static void usage(FILE *f)
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
                "  --description T    the spoke's description (default: the server's name)\n"
+               "  --memory-mb N      memory of its cgroup (RAM, shmem and tmpfs)\n"
+               "  --nofile N         open files (RLIMIT_NOFILE; the node profile's is 1024)\n"
+               "  --pids N           processes and threads of its cgroup\n"
+               "  --cpu-percent N    CPU share of its cgroup (100: one core)\n"
+               "  --timeout-s S      a call's deadline, and its start's when longer than\n"
+               "                     hub.json's start_timeout_ms\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
                "                     answered with its /data and the paths bound for it)\n"
                "  --yes              do not ask\n" CLI_COMMON_HELP);
@@ -59,7 +66,21 @@ struct pin_opts {
     const char *env[MAX_ENV];
     size_t n_env;
     bool yes, no_roots;
+    /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
+    struct {
+        uint64_t value;
+    } limits[5];
 };
+
+/* The limit options: manifest "limits" keys and their bounds (as the manifest's). */
+static const struct {
+    const char *option, *key;
+    uint64_t max;
+} limit_opts[] = {{"memory-mb", "memory_mb", 1 << 20},
+                  {"nofile", "nofile", 1 << 20},
+                  {"pids", "pids", 1 << 16},
+                  {"cpu-percent", "cpu_percent", 100000},
+                  {"timeout-s", "call_s", 86400}};
 
 /* ---- showing what a server offers ---- */
 
@@ -260,6 +281,41 @@ static char *protocol_diff(const json_t *root, const struct discovered *d)
     return xasprintf("protocol: pinned MCP %.40s, the server speaks %.40s", pinned, now);
 }
 
+/* The last lines of the spoke's log on stderr, quoted (the server wrote them), after
+ * its path: what a server says when it cannot start. */
+#define LOG_TAIL_LINES 12
+#define LOG_TAIL_BYTES 4096
+static void show_log_tail(const struct hub_config *cfg, const char *name)
+{
+    char *path = hub_spoke_log_path(cfg, cfg->user, name, NULL);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        log_warnx("its log %s: %s", path, strerror(errno));
+        free(path);
+        return;
+    }
+    char buf[LOG_TAIL_BYTES + 1];
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
+    long from = size > LOG_TAIL_BYTES ? size - LOG_TAIL_BYTES : 0;
+    size_t n = fseek(f, from, SEEK_SET) == 0 ? fread(buf, 1, LOG_TAIL_BYTES, f) : 0;
+    fclose(f);
+    buf[n] = '\0';
+    /* From the start of the LOG_TAIL_LINES-th line before the end. */
+    size_t start = n, lines = 0;
+    while (start > 0 && n > 0) {
+        if (buf[start - 1] == '\n' && start != n && ++lines == LOG_TAIL_LINES)
+            break;
+        start--;
+    }
+    log_warnx("the last lines of its log, %s:", path);
+    fflush(stderr);
+    struct tt_stream ts;
+    tt_stream_init(&ts, stderr, "  | ", 0);
+    tt_stream_write(&ts, buf + start, n - start);
+    tt_stream_end(&ts);
+    free(path);
+}
+
 /* ---- add ---- */
 
 /* The nearest enclosing "node_modules" of a script (its package and every dependency),
@@ -372,6 +428,18 @@ static json_t *new_manifest(const char *name, const struct pin_opts *po, char **
         json_object_set(root, "mounts", mounts);
     if (po->no_roots)
         json_object_set_new(root, "roots", json_false());
+    json_t *limits = json_object();
+    for (size_t i = 0; i < ARRAY_LEN(limit_opts); i++)
+        if (po->limits[i].value)
+            json_object_set_new(limits, limit_opts[i].key,
+                                json_integer((json_int_t)po->limits[i].value));
+    /* --timeout-s also gives a slow server that long to start. */
+    json_t *call_s = json_object_get(limits, "call_s");
+    if (call_s)
+        json_object_set(limits, "start_s", call_s);
+    if (json_object_size(limits))
+        json_object_set(root, "limits", limits);
+    json_decref(limits);
     json_decref(mounts);
     if (po->allow) {
         json_t *net = json_object(), *allow = json_array();
@@ -466,6 +534,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
         log_warnx("spoke %s: %s", name, err);
+        show_log_tail(cfg, name);
+        log_warnx("nothing written");
         rc = EXIT_CALL_FAILED;
         goto out;
     }
@@ -591,6 +661,11 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"description", required_argument, NULL, 'd'},
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
+                                         {"memory-mb", required_argument, NULL, 2000},
+                                         {"nofile", required_argument, NULL, 2001},
+                                         {"pids", required_argument, NULL, 2002},
+                                         {"cpu-percent", required_argument, NULL, 2003},
+                                         {"timeout-s", required_argument, NULL, 2004},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
@@ -641,6 +716,19 @@ int cmd_spokes_pin(int argc, char **argv)
         case 'R':
             po.no_roots = true;
             break;
+        case 2000: /* after CLI_COMMON_OPTIONS' codes */
+        case 2001:
+        case 2002:
+        case 2003:
+        case 2004: {
+            size_t k = (size_t)(opt - 2000);
+            if (!parse_u64(optarg, 1, limit_opts[k].max, &po.limits[k].value)) {
+                log_warnx("--%s must be a number from 1 to %llu", limit_opts[k].option,
+                          (unsigned long long)limit_opts[k].max);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case 'h':
             usage(stdout);
             return EXIT_OK;

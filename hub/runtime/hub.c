@@ -414,6 +414,13 @@ void hub_call_cancel(struct hub *h, void *ud)
     }
 }
 
+char *hub_spoke_log_path(const struct hub_config *cfg, const char *user, const char *app,
+                         const char *instance)
+{
+    return instance ? xasprintf("%s/spokes/%s/%s.%s.log", cfg->run_dir, user, app, instance)
+                    : xasprintf("%s/spokes/%s/%s.log", cfg->run_dir, user, app);
+}
+
 const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char *app,
                                     const char *instance)
 {

@@ -142,6 +142,10 @@ bool hub_request_method_known(const char *method);
  * HUB_ERR_CANCELLED. The spoke keeps running. */
 void hub_call_cancel(struct hub *h, void *ud);
 
+/* Where a spoke's stderr goes (<run_dir>/spokes/USER/APP[.INSTANCE].log), malloc'd. */
+char *hub_spoke_log_path(const struct hub_config *cfg, const char *user, const char *app,
+                         const char *instance);
+
 /* The spoke's answer to initialize (serverInfo, capabilities, instructions) from its
  * last start, borrowed until it is stopped; NULL when it is not running. */
 const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char *app,

@@ -207,6 +207,7 @@ struct spoke {
     char host_ip[16];
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
+    char *log_path; /* its stderr's file, from its last spawn */
     uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
     /* A host /data in namespace mode: its stable host id (hostid.h) and that id's
      * host-wide lock, -1 when not held. Another hub's spoke holding it means that the

@@ -220,7 +220,7 @@ static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m
 {
     static const char *const keys[] = {"cpu_s", "as_mb",       "fsize_mb", "nofile",
                                        "nproc", "wall_s",      "call_s",   "memory_mb",
-                                       "pids",  "cpu_percent", NULL};
+                                       "pids",  "cpu_percent", "start_s", NULL};
     json_t *l = json_object_get(root, "limits");
     if (!l)
         return true;
@@ -236,6 +236,7 @@ static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m
         {"nproc", &m->limits.nproc, 1 << 16},       {"wall_s", &m->limits.wall_s, 86400 * 7},
         {"call_s", &m->limits.call_s, 86400},       {"memory_mb", &m->limits.memory_mb, 1 << 20},
         {"pids", &m->limits.pids, 1 << 16},         {"cpu_percent", &m->limits.cpu_percent, 100000},
+        {"start_s", &m->limits.start_s, 600},
     };
     for (size_t i = 0; i < ARRAY_LEN(f); i++) {
         int64_t v = 0;

@@ -39,7 +39,8 @@ struct manifest_tool {
 struct manifest_limits {
     uint64_t cpu_s, as_mb, fsize_mb, nofile, nproc, wall_s;
     uint64_t memory_mb, pids, cpu_percent;
-    uint64_t call_s; /* deadline of one tools/call; 0: hub.json call_timeout_ms */
+    uint64_t call_s;  /* deadline of one tools/call; 0: hub.json call_timeout_ms */
+    uint64_t start_s; /* start to ready, when longer than hub.json's start_timeout_ms */
 };
 
 struct manifest {

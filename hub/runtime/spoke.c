@@ -161,13 +161,21 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
     event_active(sp->ev_read, EV_READ, 0);
 }
 
+/* hub.json's start_timeout_ms, or the manifest's limits.start_s when longer (a server
+ * that loads much, or installs itself, on its first start). */
+static uint64_t start_timeout_ms(const struct spoke *sp)
+{
+    uint64_t ms = sp->hub->cfg->start_timeout_ms;
+    return sp->m->limits.start_s * 1000 > ms ? sp->m->limits.start_s * 1000 : ms;
+}
+
 static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     struct spoke *sp = arg;
     spoke_kill(sp, "start-timeout", true, "spoke %s did not finish initializing within %llu ms",
-               sp->m->name, (unsigned long long)sp->hub->cfg->start_timeout_ms);
+               sp->m->name, (unsigned long long)start_timeout_ms(sp));
 }
 
 /* ---- start ---- */
@@ -394,10 +402,9 @@ static void spoke_spawn(struct spoke *sp)
         start_failed(sp, 125, err);
         return;
     }
-    char *log_path =
-        sp->instance
-            ? xasprintf("%s/%s/%s.%s.log", h->spoke_log_dir, sp->user, sp->m->name, sp->instance)
-            : xasprintf("%s/%s/%s.log", h->spoke_log_dir, sp->user, sp->m->name);
+    free(sp->log_path);
+    sp->log_path = hub_spoke_log_path(h->cfg, sp->user, sp->m->name, sp->instance);
+    const char *log_path = sp->log_path;
     struct spawn_spec ss = {
         .mode = mode,
         .m = sp->m,
@@ -415,7 +422,6 @@ static void spoke_spawn(struct spoke *sp)
         .gateway_fd = net ? gateway_netns_fd(h->gw) : -1,
     };
     struct proc *p = proc_spawn(h, &ss, &code, err, sizeof(err));
-    free(log_path);
     spoke_env_free(env);
     close(sv[1]);
     /* The jail holds its own copy of the id's lock from now on (or failed). */
@@ -445,7 +451,7 @@ static void spoke_spawn(struct spoke *sp)
     sp->ev_start = evtimer_new(h->base, on_start_timeout, sp);
     sp->ev_eof = evtimer_new(h->base, on_eof_grace, sp);
     event_add(sp->ev_read, NULL);
-    uint64_t ms = h->cfg->start_timeout_ms;
+    uint64_t ms = start_timeout_ms(sp);
     struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     evtimer_add(sp->ev_start, &tv);
     sp->next_id = 1;
@@ -608,10 +614,17 @@ static void close_connection(struct spoke *sp)
 /* Ends the instance. kill_record: the hub decided (an audit "spoke-kill"); otherwise
  * the spoke ended by itself and its exit record says how. */
 static void spoke_end(struct spoke *sp, const char *reason, const char *layer, bool kill_record,
-                      bool fail_q, const char *msg)
+                      bool fail_q, const char *why)
 {
     if (sp->state == SP_STOPPED)
         return;
+    /* A spoke that failed to start, or exited, says where its own words are. */
+    char msg[768];
+    bool starting = sp->state == SP_STARTING || sp->state == SP_LISTING;
+    if (sp->log_path && (starting || strcmp(reason, "exited") == 0))
+        snprintf(msg, sizeof(msg), "%s (its log: %s)", why, sp->log_path);
+    else
+        snprintf(msg, sizeof(msg), "%s", why);
     if (sp->start_queued) {
         TAILQ_REMOVE(&sp->hub->start_queue, sp, start_link);
         sp->start_queued = false;
@@ -709,5 +722,6 @@ void spoke_free(struct spoke *sp)
     fail_queue(sp, HUB_ERR_SHUTDOWN, "hub", "the spoke was closed");
     free(sp->user);
     free(sp->instance);
+    free(sp->log_path);
     free(sp);
 }

@@ -8,7 +8,7 @@ FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 # The sources each harness needs besides lib/ (only these are compiled in the fuzz build,
 # which keeps `make check` short; a new dependency shows up as a link error here).
 FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
-FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c
+FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c netproxy/connect.c
 FUZZ_SRCS_jsonrpc :=
 FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c

@@ -25,6 +25,10 @@
  *                refuses a request without the revision in _meta (-32022), and asks
  *                for roots through an InputRequiredResult before it answers a call
  *   roots        asks the hub roots/list during the call and answers with the roots
+ * start failures (tests/hub/test_hub_spokes_add.sh):
+ *   dies         says why on stderr and exits 1 before any frame
+ *   mute         never answers initialize
+ *   slowinit MS  answers initialize after MS milliseconds
  * Otherwise it is a well-behaved MCP server with one tool, "poke". */
 #include "jsonrpc.h"
 
@@ -204,6 +208,11 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_DFL);
     if (strcmp(route, "noise") == 0)
         send_noise();
+    if (strcmp(route, "dies") == 0) {
+        fprintf(stderr, "Error: GITHUB_PERSONAL_ACCESS_TOKEN is not set\n"
+                        "    at main (rawspoke:1:1)\n");
+        return 1;
+    }
     struct line_reader lr;
     lr_init(&lr, 1 << 20);
     for (;;) {
@@ -229,6 +238,12 @@ int main(int argc, char **argv)
             json_decref(msg);
             continue;
         }
+        if (strcmp(method, "initialize") == 0 && strcmp(route, "mute") == 0) {
+            json_decref(msg);
+            continue;
+        }
+        if (strcmp(method, "initialize") == 0 && strcmp(route, "slowinit") == 0)
+            usleep((useconds_t)n_arg * 1000);
         if (strcmp(method, "initialize") == 0) {
             for (long i = 0; strcmp(route, "startburst") == 0 && i < n_arg; i++)
                 send_msg(log_message("starting up"));

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `hub spokes add` limits and failures (issue 25, item 6), with raw spokes
+# (tests/hub/rawspoke.c) in process mode: --memory-mb, --nofile, --pids, --cpu-percent
+# and --timeout-s land in the manifest's limits (the last also gives a slow server
+# that long to start); a server that fails at start leaves no manifest, and add prints
+# the last lines of its log and the log's path; `hub call` names the log of a spoke
+# that could not start or exited.
+. "$(dirname "$0")/../lib.sh"
+MODE=process
+. "$ROOT/tests/hub/hub_lib.sh"
+hub_setup '{"start_timeout_ms": 1000}'
+cp "$BIN/tests/hub/rawspoke" "$BINDIR/"
+NEW=$TMP/new
+mkdir -p "$NEW"
+add() { "$BIN/hub" spokes add --config "$CONF" --spokes "$NEW" --yes "$@"; }
+LOGS=$RUN/spokes/tester
+
+# ---- limits ----
+add limited --memory-mb 300 --nofile 2048 --pids 50 --cpu-percent 50 --timeout-s 30 -- \
+    rawspoke >"$TMP/out" 2>&1
+is "add with the limit options works" "$?" 0
+is "... the limits are in the manifest (--timeout-s also the start's)" \
+    "$(jget 'json.dumps(d["limits"], sort_keys=True)' <"$NEW/limited.json" 2>/dev/null ||
+        $PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["limits"], sort_keys=True))' "$NEW/limited.json")" \
+    '{"call_s": 30, "cpu_percent": 50, "memory_mb": 300, "nofile": 2048, "pids": 50, "start_s": 30}'
+add badlimit --nofile 0 -- rawspoke >/dev/null 2>"$TMP/err"
+is "a limit out of range is a usage error (exit 2)" "$?" 2
+like "... saying the range" "$(cat "$TMP/err")" "--nofile must be a number from 1 to"
+
+# ---- a server that fails at start: nothing written, its log shown ----
+add dies -- rawspoke dies >"$TMP/out" 2>"$TMP/err"
+is "a server that exits at start: add fails (exit 3)" "$?" 3
+check "... and writes nothing" test ! -e "$NEW/dies.json"
+like "... the error names the spoke's log" "$(cat "$TMP/err")" "exited with status 1 \\(its log: $LOGS/dies.log\\)"
+like "... and add shows the log's last lines, quoted" "$(cat "$TMP/err")" \
+    "  \\| Error: GITHUB_PERSONAL_ACCESS_TOKEN is not set"
+like "... after naming the file" "$(cat "$TMP/err")" "the last lines of its log, $LOGS/dies.log:"
+add mute -- rawspoke mute >"$TMP/out" 2>"$TMP/err"
+is "a server that never answers initialize: add fails (exit 3)" "$?" 3
+like "... with the start timeout, naming the log" "$(cat "$TMP/err")" \
+    "did not finish initializing within 1000 ms \\(its log: $LOGS/mute.log\\)"
+check "... and writes nothing" test ! -e "$NEW/mute.json"
+
+# ---- --timeout-s gives a slow server the time it needs to start ----
+add slow -- rawspoke slowinit 2500 >"$TMP/out" 2>"$TMP/err"
+is "a server that needs 2.5 s to start, hub.json allowing 1 s: add fails" "$?" 3
+add slow --timeout-s 20 -- rawspoke slowinit 2500 >"$TMP/out" 2>"$TMP/err"
+is "... with --timeout-s 20 it is added" "$?" 0
+"$BIN/hub" call --config "$CONF" --spokes "$NEW" slow.poke '{}' >"$TMP/out" 2>"$TMP/err"
+is "... and called (its start gets 20 s every time)" "$?" 0
+
+# ---- hub call names the log of a spoke that cannot start ----
+$PY - <<EOF
+import json
+m = json.load(open("$NEW/slow.json"))
+m["name"] = "broken"; m["command"] = ["rawspoke", "dies"]; m.pop("limits")
+json.dump(m, open("$NEW/broken.json", "w"))
+EOF
+"$BIN/hub" call --config "$CONF" --spokes "$NEW" broken.poke '{}' >"$TMP/out" 2>"$TMP/err"
+is "hub call of a spoke that exits at start fails (exit 3)" "$?" 3
+like "... naming its log" "$(cat "$TMP/err")" "\\(its log: $LOGS/broken.log\\)"
+is "no process is left behind" "$(leftover_procs)" 0
+done_testing
