@@ -314,7 +314,7 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
         return;
     }
     bool only_queue = sv->cfg->approvals_only;
-    if (!only_queue && ss && ss->can_elicit &&
+    if (!only_queue && ss && ss->can_elicit && !sc->modern &&
         serve_session_request(ss, sc->req_id, "elicitation/create", question_params(ss, q),
                               on_perm_answer, pc) == 0)
         return;
@@ -326,10 +326,12 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
         if (serve_queue_add(sv, sc, pc->user, &pc->q, text, on_queued, pc, id, sizeof(id)) == 0)
             return;
     }
-    char why[200], reason[300];
+    char why[200], reason[400];
     enum perm_answer a = answers_decide(sv->answers, q, why, sizeof(why));
     snprintf(reason, sizeof(reason), "%s; --answers decided %s (%s)",
-             !ss              ? "the client's session has ended"
+             !ss ? "the client's session has ended"
+             : sc->modern
+                 ? "the client cannot be asked (a 2026-07-28 request: the hub sends it no requests)"
              : ss->can_elicit ? "the client has too many questions open"
                               : "the client cannot be asked (it declared no elicitation)",
              perm_answer_name(a), why);
@@ -365,7 +367,7 @@ static bool forward(const struct hook_request *req, const char *method, json_t *
                     hook_done_fn done, void *done_ud, bool capable)
 {
     struct serve_call *sc = req->origin;
-    if (!sc || !sc->ss || !capable) {
+    if (!sc || !sc->ss || !capable || sc->modern) {
         json_decref(params);
         return false;
     }

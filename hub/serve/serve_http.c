@@ -18,6 +18,7 @@
  * are bounded; idle sessions end. Beyond loopback the listener wants TLS (libevent's
  * OpenSSL bufferevents) unless --insecure-http. */
 #include "log.h"
+#include "mcpver.h"
 #include "notify.h"
 #include "serve_http.h"
 #include "tokens.h"
@@ -31,6 +32,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,10 @@ struct http_stream {
     bool sse;                   /* the reply has started as text/event-stream */
     bool accepts_sse;
     bool counted; /* in its token's requests in flight */
+    bool modern;  /* a 2026-07-28 request: closing its stream cancels it */
+    /* its connection's peer closing (EPOLLRDHUP): evhttp does not read while the hub
+     * works on a request, so it would not see that itself */
+    struct event *ev_closed;
     size_t token;
 };
 
@@ -64,9 +70,17 @@ struct http_sess {
     LIST_HEAD(, http_stream) streams;
     struct http_stream *get_stream;
     uint64_t last_active;
+    /* A 2026-07-28 request's own session, ended once its answer is out (ev_end). */
+    bool ephemeral;
+    struct event *ev_end;
 };
 
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+                                       NULL};
+
+static void ephemeral_done(struct http_sess *hs);
+static void sess_end(struct http_sess *hs, const char *reason);
+static int modern_error_status(const json_t *msg);
 
 /* ---- replies ---- */
 
@@ -124,7 +138,12 @@ static void stream_free(struct http_stream *s)
         http_conn_watch(srv, s->req, NULL, NULL);
     srv->n_streams--;
     json_decref(s->id);
+    if (s->ev_closed)
+        event_free(s->ev_closed);
+    struct http_sess *hs = s->hs;
     free(s);
+    if (hs && hs->ephemeral && LIST_EMPTY(&hs->streams))
+        ephemeral_done(hs);
 }
 
 static void on_stream_closed(void *ud)
@@ -132,7 +151,13 @@ static void on_stream_closed(void *ud)
     struct http_stream *s = ud;
     struct evhttp_request *req = s->req;
     s->req = NULL;
+    /* 2026-07-28: a request's stream closed before its answer is its cancellation. */
+    struct serve_session *cancel = s->modern && s->id && s->hs ? s->hs->ss : NULL;
+    json_t *id = cancel ? json_incref(s->id) : NULL;
     stream_free(s);
+    if (cancel)
+        serve_tools_cancel(cancel, id);
+    json_decref(id);
     /* A request the client hung up on before its answer was finished is taken off the
      * connection and left to us (libevent 2.1): ending it frees it. One still on the
      * connection is freed with it. */
@@ -212,6 +237,7 @@ static void http_send(void *t, json_t *msg, const json_t *related)
         json_decref(msg); /* nowhere to say it: the client keeps no stream open */
         return;
     }
+    int status = s->modern && answer ? modern_error_status(msg) : 200;
     char *text = json_dumps(msg, JSON_COMPACT);
     json_decref(msg);
     if (!text)
@@ -223,7 +249,11 @@ static void http_send(void *t, json_t *msg, const json_t *related)
                           "application/json");
         http_conn_watch(s->srv, s->req, NULL, NULL);
         stream_timeout(s->req, HTTP_READ_TIMEOUT_S);
-        evhttp_send_reply(s->req, 200, "OK", b);
+        evhttp_send_reply(s->req, status,
+                          status == 200   ? "OK"
+                          : status == 404 ? "Not Found"
+                                          : "Bad Request",
+                          b);
         evbuffer_free(b);
         s->req = NULL;
         stream_free(s);
@@ -249,18 +279,188 @@ static void http_forget(void *t, const json_t *related)
 
 static const struct serve_transport http_transport = {.send = http_send, .forget = http_forget};
 
+/* ---- 2026-07-28: stateless requests ---- */
+
+static void on_ephemeral_end(evutil_socket_t fd, short what, void *ud)
+{
+    (void)fd;
+    (void)what;
+    sess_end(ud, "the request was answered");
+}
+
+/* A modern request's session is done with its last stream: ended after this turn of
+ * the loop (the session may still be on the stack). */
+static void ephemeral_done(struct http_sess *hs)
+{
+    if (!hs->ev_end)
+        hs->ev_end = evtimer_new(hs->srv->sv->base, on_ephemeral_end, hs);
+    struct timeval now = {0, 0};
+    evtimer_add(hs->ev_end, &now);
+}
+
+/* A header value as sent, or the UTF-8 text of its "=?base64?...?=" form; NULL when
+ * that does not decode. */
+static char *header_value(const char *v)
+{
+    size_t n = strlen(v);
+    if (n < 12 || strncmp(v, "=?base64?", 9) != 0 || strcmp(v + n - 2, "?=") != 0)
+        return xstrdup(v);
+    size_t blen = n - 11;
+    unsigned char *out = xmalloc(blen + 1);
+    int len = EVP_DecodeBlock(out, (const unsigned char *)v + 9, (int)blen);
+    if (len < 0) {
+        free(out);
+        return NULL;
+    }
+    /* EVP_DecodeBlock counts the padding's zero bytes in. */
+    for (size_t i = blen; i > 0 && v[9 + i - 1] == '='; i--)
+        len--;
+    out[len] = '\0';
+    if (strlen((char *)out) != (size_t)len) { /* a NUL inside: never a name */
+        free(out);
+        return NULL;
+    }
+    return (char *)out;
+}
+
+/* The request metadata headers against the body (the 2026-07-28 transport): false
+ * after answering 400 with HeaderMismatch, or -32602 for a _meta without what it must
+ * carry. */
+static bool modern_headers_ok(struct evhttp_request *req, const struct jrpc_msg *msg)
+{
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    const char *pv = evhttp_find_header(in, "MCP-Protocol-Version");
+    json_t *meta = json_object_get(msg->params, "_meta");
+    const char *body_pv = json_string_value(json_object_get(meta, MCP_META_PROTOCOL_VERSION));
+    char why[300] = "";
+    if (!body_pv || !json_is_object(json_object_get(meta, MCP_META_CLIENT_CAPABILITIES))) {
+        reply_json(req, 400, "Bad Request",
+                   jrpc_error(msg->id, JRPC_INVALID_PARAMS,
+                              "the request's _meta must carry " MCP_META_PROTOCOL_VERSION
+                              " and " MCP_META_CLIENT_CAPABILITIES,
+                              NULL));
+        return false;
+    }
+    const char *method = evhttp_find_header(in, "Mcp-Method");
+    if (!pv || strcmp(pv, body_pv) != 0)
+        snprintf(why, sizeof(why), "Header mismatch: MCP-Protocol-Version %.40s, the body's %.40s",
+                 pv ? pv : "(none)", body_pv);
+    else if (!method || strcmp(method, msg->method) != 0)
+        snprintf(why, sizeof(why), "Header mismatch: Mcp-Method %.60s, the body's %.60s",
+                 method ? method : "(none)", msg->method);
+    else if (strcmp(msg->method, "tools/call") == 0 || strcmp(msg->method, "prompts/get") == 0 ||
+             strcmp(msg->method, "resources/read") == 0) {
+        const char *body_name =
+            json_string_value(json_object_get(msg->params, msg->method[0] == 'r' ? "uri" : "name"));
+        const char *raw = evhttp_find_header(in, "Mcp-Name");
+        char *name = raw ? header_value(raw) : NULL;
+        if (!name || !body_name || strcmp(name, body_name) != 0)
+            snprintf(why, sizeof(why), "Header mismatch: Mcp-Name %.80s, the body's %.80s",
+                     raw ? raw : "(none)", body_name ? body_name : "(none)");
+        free(name);
+    }
+    if (!why[0])
+        return true;
+    reply_json(req, 400, "Bad Request", jrpc_error(msg->id, MCP_ERR_HEADER_MISMATCH, why, NULL));
+    return false;
+}
+
+/* The client hung up on a modern request: that is its cancellation (the transport's
+ * rule); the cancellation ends the stream (forget). */
+static void on_peer_closed(evutil_socket_t fd, short what, void *ud)
+{
+    (void)fd;
+    (void)what;
+    struct http_stream *s = ud;
+    event_free(s->ev_closed);
+    s->ev_closed = NULL;
+    if (!s->hs || !s->hs->ss || !s->id)
+        return;
+    json_t *id = json_incref(s->id);
+    serve_tools_cancel(s->hs->ss, id);
+    json_decref(id);
+}
+
+/* A modern request: served on a session of its own, which ends with its answer; the
+ * Mcp-Session-Id header is ignored. */
+static void modern_post(struct http_server *srv, struct evhttp_request *req, struct jrpc_msg *msg,
+                        size_t token, const char *user, const char *remote, bool sse_ok)
+{
+    if (msg->kind != JRPC_REQUEST) {
+        evhttp_send_reply(req, 202, "Accepted", NULL); /* none is defined over HTTP */
+        return;
+    }
+    if (!modern_headers_ok(req, msg))
+        return;
+    if (srv->use[token].inflight >= srv->o->max_inflight_per_token ||
+        srv->n_streams >= HTTP_MAX_STREAMS) {
+        srv->sv->m.http_limited++;
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+        reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many requests in flight");
+        return;
+    }
+    struct http_sess *hs = xcalloc(1, sizeof(*hs));
+    hs->srv = srv;
+    hs->token = token;
+    hs->ephemeral = true;
+    hs->last_active = now_mono_ns();
+    LIST_INIT(&hs->streams);
+    LIST_INSERT_HEAD(&srv->ephemeral, hs, link);
+    hs->ss = serve_session_new(srv->sv, &http_transport, hs, user, remote, "http");
+    struct http_stream *s = xcalloc(1, sizeof(*s));
+    s->srv = srv;
+    s->hs = hs;
+    s->req = req;
+    s->id = json_deep_copy(msg->id);
+    s->accepts_sse = sse_ok;
+    s->modern = true;
+    s->token = token;
+    s->counted = true;
+    srv->use[token].inflight++;
+    srv->n_streams++;
+    LIST_INSERT_HEAD(&hs->streams, s, link);
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    http_conn_watch(srv, req, on_stream_closed, s);
+    evutil_socket_t fd = bufferevent_getfd(evhttp_connection_get_bufferevent(evcon));
+    if (fd >= 0 && (event_base_get_features(srv->sv->base) & EV_FEATURE_EARLY_CLOSE)) {
+        s->ev_closed = event_new(srv->sv->base, fd, EV_CLOSED, on_peer_closed, s);
+        event_add(s->ev_closed, NULL);
+    }
+    stream_timeout(req, (int)srv->o->idle_timeout_s);
+    serve_session_on_message(hs->ss, msg);
+}
+
+/* The status of a modern request's error answer: the transport's (404 for a method it
+ * does not have, 400 for the protocol's own errors), else 200. */
+static int modern_error_status(const json_t *msg)
+{
+    json_int_t code = json_integer_value(json_object_get(json_object_get(msg, "error"), "code"));
+    if (code == JRPC_METHOD_NOT_FOUND)
+        return 404;
+    if (code == MCP_ERR_HEADER_MISMATCH || code == MCP_ERR_MISSING_CLIENT_CAPABILITY ||
+        code == MCP_ERR_UNSUPPORTED_PROTOCOL_VERSION)
+        return 400;
+    return 200;
+}
+
 /* ---- sessions ---- */
 
 static void sess_end(struct http_sess *hs, const char *reason)
 {
     struct http_server *srv = hs->srv;
+    bool ephemeral = hs->ephemeral;
+    hs->ephemeral = false; /* its streams' ends must not schedule it again */
     while (!LIST_EMPTY(&hs->streams))
         stream_end_with(LIST_FIRST(&hs->streams), 404);
     if (hs->ss)
         serve_session_close(hs->ss, reason);
     LIST_REMOVE(hs, link);
-    srv->n_sessions--;
-    srv->use[hs->token].sessions--;
+    if (hs->ev_end)
+        event_free(hs->ev_end);
+    if (!ephemeral) {
+        srv->n_sessions--;
+        srv->use[hs->token].sessions--;
+    }
     free(hs);
     /* The last session gone: what the busy time took from the heap goes back to the
      * system, so that a burst does not leave a hub at its peak size. */
@@ -435,6 +635,13 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
     if (len == 0 || !text || jrpc_parse(text, len, &msg, &code, err, sizeof(err)) < 0) {
         reply_rpc_error(req, 400, "Bad Request", len ? code : JRPC_PARSE_ERROR,
                         len ? err : "empty body");
+        return;
+    }
+    const char *pv_header = evhttp_find_header(in, "MCP-Protocol-Version");
+    if ((msg.kind == JRPC_REQUEST && serve_modern_meta(msg.params)) ||
+        (pv_header && mcpver_modern(mcpver_parse(pv_header)))) {
+        modern_post(srv, req, &msg, token, user, remote, sse_ok);
+        jrpc_msg_free(&msg);
         return;
     }
     const char *sid = evhttp_find_header(in, "Mcp-Session-Id");
@@ -720,6 +927,7 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
 {
     struct http_server srv = {.sv = sv, .o = o};
     LIST_INIT(&srv.sessions);
+    LIST_INIT(&srv.ephemeral);
     http_conns_init(&srv);
     char err[512];
     int rc = -1;
@@ -795,6 +1003,8 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
 out:
     while (!LIST_EMPTY(&srv.sessions))
         sess_end(LIST_FIRST(&srv.sessions), "the hub is shutting down");
+    while (!LIST_EMPTY(&srv.ephemeral))
+        sess_end(LIST_FIRST(&srv.ephemeral), "the hub is shutting down");
     if (srv.ev_sweep)
         event_free(srv.ev_sweep);
     http_tokens_unfollow(&srv);

@@ -43,6 +43,7 @@ struct http_server {
     bool loopback;
     uint16_t port;
     LIST_HEAD(, http_sess) sessions;
+    LIST_HEAD(, http_sess) ephemeral; /* 2026-07-28 requests' own sessions (serve_http.c) */
     size_t n_sessions, n_streams;
     struct event *ev_sweep, *ev_sighup, *ev_tokens;
     /* serve_http_conn.c's */

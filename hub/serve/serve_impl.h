@@ -118,6 +118,10 @@ struct serve_session {
      * shape: --app's, or what an attached hub serve --stdio asked for. */
     char app[MANIFEST_NAME_MAX + 1];
     bool ask_exec; /* --ask-exec: the exec question before every call */
+    /* 2026-07-28 requests in flight (serve_modern.c): id -> {method, level}; and whether
+     * the request being handled now is one */
+    json_t *modern_ids;
+    bool in_modern;
     LIST_HEAD(, serve_call) calls;
     size_t n_calls;
     LIST_HEAD(, serve_ask) asks;
@@ -126,6 +130,12 @@ struct serve_session {
     uint64_t t_start, calls_total;
     struct serve_grants grants; /* "session" answers */
 };
+
+/* The server's capabilities, identity and instructions, as initialize and
+ * server/discover give them. */
+json_t *serve_capabilities(const struct serve_session *ss, bool modern);
+json_t *serve_server_info(const struct serve_session *ss);
+const char *serve_instructions(const struct serve_session *ss, char *buf, size_t len);
 
 /* Rewrites an app's answer in place into the names the client knows (the gateway's). */
 typedef void (*serve_rewrite_fn)(json_t *result, const char *app);
@@ -146,6 +156,7 @@ struct serve_call {
     char session_id[33], user[65]; /* of the session that made it */
     uint64_t t0;
     bool cancelled;
+    bool modern;      /* a 2026-07-28 request: the hub asks its client nothing */
     char denial[300]; /* why the last question was answered no */
 };
 
@@ -233,6 +244,22 @@ struct serve_session *serve_stream_session(struct serve_stream *st);
 /* Ends the session and frees the stream; drain: wait until the last answers are
  * written (the hub's own stdout), else write what goes at once. */
 void serve_stream_close(struct serve_stream *st, const char *why, bool drain);
+
+/* The methods after initialize (or of a modern request), for either. */
+void serve_session_dispatch(struct serve_session *ss, struct jrpc_msg *msg);
+
+/* ---- serve_modern.c ---- */
+/* Whether a request's params name a protocol version in _meta (2026-07-28 and on). */
+bool serve_modern_meta(const json_t *params);
+/* Serves it statelessly: checks its _meta, answers server/discover, else dispatches. */
+void serve_modern_request(struct serve_session *ss, struct jrpc_msg *msg);
+/* Completes an answer to a modern request on its way out (resultType, serverInfo,
+ * caching hints). */
+void serve_modern_outgoing(struct serve_session *ss, json_t *msg);
+/* The log level for messages about request related (a modern one's own, else the
+ * session's); 8: none at all. */
+int serve_session_level_for(const struct serve_session *ss, const json_t *related);
+bool serve_session_modern(const struct serve_session *ss, const json_t *related);
 
 /* ---- serve_tools.c ---- */
 json_t *serve_tools_list(struct serve_session *ss);

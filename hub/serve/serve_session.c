@@ -63,6 +63,8 @@ void serve_session_send(struct serve_session *ss, json_t *msg, const json_t *rel
         json_decref(msg);
         return;
     }
+    if (ss->modern_ids)
+        serve_modern_outgoing(ss, msg);
     ss->tr->send(ss->t, msg, related);
 }
 
@@ -113,35 +115,60 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
     str_copy(ss->client_version, version ? version : "", sizeof(ss->client_version));
     ss->state = SS_READY;
     serve_audit_session(ss, "serve-session-start", NULL);
-
     char instructions[400];
+    json_t *result =
+        json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities",
+                  serve_capabilities(ss, false), "serverInfo", serve_server_info(ss),
+                  "instructions", serve_instructions(ss, instructions, sizeof(instructions)));
+    serve_session_send(ss, jrpc_result((json_t *)id, result), id);
+}
+
+json_t *serve_server_info(const struct serve_session *ss)
+{
     const char *one = ss->app[0] ? ss->app : NULL; /* --app: the one app's shape */
-    if (one)
-        snprintf(instructions, sizeof(instructions),
+    return json_pack("{s:s,s:s,s:s}", "name", one ? one : SERVE_NAME, "title",
+                     one ? one : "IsolateGPT hub", "version", SERVE_VERSION);
+}
+
+const char *serve_instructions(const struct serve_session *ss, char *buf, size_t len)
+{
+    if (ss->app[0])
+        snprintf(buf, len,
                  "The app %s, run in its own sandbox by the IsolateGPT hub, which mediates every "
                  "call and asks before one app acts for or sees another.",
-                 one);
+                 ss->app);
     else
-        snprintf(instructions, sizeof(instructions),
+        snprintf(buf, len,
                  "Every app installed in the IsolateGPT hub, each in its own sandbox; tools and "
                  "prompts are named APP__NAME, resources isolategpt:APP:URI. The hub mediates "
                  "every call and asks before one app acts for or sees another.");
-    json_t *result =
-        json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion", chosen,
-                  "capabilities", "tools", "listChanged", 1, "logging", "completions", "serverInfo",
-                  "name", one ? one : SERVE_NAME, "title", one ? one : "IsolateGPT hub", "version",
-                  SERVE_VERSION, "instructions", instructions);
-    /* Resources and prompts too: the one app's, or every app's under the gateway's
-     * names (serve_gateway.c); an app without them adds empty lists. */
-    json_t *offered = json_object_get(result, "capabilities");
-    json_object_set_new(offered, "resources", json_object());
-    json_object_set_new(offered, "prompts", json_object());
-    serve_session_send(ss, jrpc_result((json_t *)id, result), id);
+    return buf;
+}
+
+json_t *serve_capabilities(const struct serve_session *ss, bool modern)
+{
+    (void)ss;
+    /* Resources and prompts too: the one app's, or every app's under the gateway's names
+     * (serve_gateway.c); an app without them adds empty lists. The lists change when the
+     * spokes directory does (serve_watch.c): said on a legacy session; a modern client
+     * has no such stream here (no subscriptions/listen), so it is not promised one. */
+    json_t *c = json_pack("{s:{},s:{},s:{},s:{},s:{}}", "tools", "logging", "completions",
+                          "resources", "prompts");
+    if (!modern) {
+        json_object_set_new(json_object_get(c, "tools"), "listChanged", json_true());
+        json_object_set_new(json_object_get(c, "resources"), "listChanged", json_true());
+        json_object_set_new(json_object_get(c, "prompts"), "listChanged", json_true());
+    }
+    return c;
 }
 
 static void on_request(struct serve_session *ss, struct jrpc_msg *msg)
 {
     const char *m = msg->method;
+    if (serve_modern_meta(msg->params)) {
+        serve_modern_request(ss, msg); /* 2026-07-28: no session needed */
+        return;
+    }
     if (strcmp(m, "initialize") == 0) {
         on_initialize(ss, msg->id, msg->params);
         return;
@@ -152,9 +179,16 @@ static void on_request(struct serve_session *ss, struct jrpc_msg *msg)
     }
     if (ss->state != SS_READY) {
         serve_session_error(ss, msg->id, JRPC_INVALID_REQUEST,
-                            "the session is not initialized: send initialize first");
+                            "the session is not initialized: send initialize first, or name "
+                            "protocol 2026-07-28 in the request's _meta (server/discover)");
         return;
     }
+    serve_session_dispatch(ss, msg);
+}
+
+void serve_session_dispatch(struct serve_session *ss, struct jrpc_msg *msg)
+{
+    const char *m = msg->method;
     if (strcmp(m, "tools/list") == 0) {
         serve_session_send(
             ss, jrpc_result(msg->id, json_pack("{s:o}", "tools", serve_tools_list(ss))), msg->id);
@@ -311,5 +345,6 @@ void serve_session_close(struct serve_session *ss, const char *reason)
         serve_audit_session(ss, "serve-session-end", reason);
     LIST_REMOVE(ss, link);
     ss->sv->m.sessions_open--;
+    json_decref(ss->modern_ids);
     free(ss);
 }

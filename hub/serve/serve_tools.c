@@ -109,6 +109,7 @@ struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, 
     audit_new_id(sc->audit_id);
     str_copy(sc->session_id, ss->id, sizeof(sc->session_id));
     str_copy(sc->user, ss->user, sizeof(sc->user));
+    sc->modern = ss->in_modern;
     sc->t0 = now_mono_ns();
     LIST_INSERT_HEAD(&ss->calls, sc, link);
     ss->n_calls++;
@@ -152,7 +153,7 @@ static void on_call_event(void *ud, const struct call_event *ev)
         serve_session_send(ss, jrpc_notification("notifications/progress", p), sc->req_id);
     } else {
         int level = ev->level ? serve_log_level(ev->level) : -1;
-        if (level < ss->log_level)
+        if (level < serve_session_level_for(ss, sc->req_id))
             return;
         json_t *p = json_pack("{s:s,s:s}", "level", ev->level, "data", ev->text ? ev->text : "");
         char logger[80];

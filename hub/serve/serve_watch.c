@@ -23,8 +23,14 @@ static void tell_sessions(struct serve *sv)
 {
     struct serve_session *ss;
     LIST_FOREACH(ss, &sv->sessions, link)
-    if (ss->state == SS_READY)
+    if (ss->state == SS_READY) {
+        /* An app's tools, prompts and resources come and go with its manifest. */
         serve_session_send(ss, jrpc_notification("notifications/tools/list_changed", NULL), NULL);
+        serve_session_send(ss, jrpc_notification("notifications/prompts/list_changed", NULL),
+                           NULL);
+        serve_session_send(ss, jrpc_notification("notifications/resources/list_changed", NULL),
+                           NULL);
+    }
 }
 
 static void on_quiet(evutil_socket_t fd, short what, void *arg)

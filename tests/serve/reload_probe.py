@@ -143,6 +143,10 @@ beta_starts = starts_of("beta")
 # an app added
 write_manifest("epsilon")
 ok(cl.notified(5), "an app added: the client is told (notifications/tools/list_changed)")
+if isinstance(cl, Stdio):
+    ok(StdioClient.notified(cl, "notifications/prompts/list_changed", 5) and
+       StdioClient.notified(cl, "notifications/resources/list_changed", 5),
+       "... and that its prompts and resources changed (prompts.listChanged, resources.listChanged)")
 now = names()
 ok("epsilon__echo" in now and before <= now, "... tools/list offers it, and the others still",
    str(sorted(now)))

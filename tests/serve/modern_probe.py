@@ -1,0 +1,128 @@
+"""MCP 2026-07-28 against hub serve (tests/serve/test_serve_modern.sh): stateless requests
+with per-request _meta over stdio (beside a legacy initialize on the same stream) and
+over HTTP (the request metadata headers), as a dual-era client sends them. Prints
+"KEY VALUE" lines."""
+import base64
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, sys.argv[3])
+from mcp_stdio import StdioClient  # noqa: E402
+
+hub, conf, _, url = sys.argv[1:5]
+V = "2026-07-28"
+
+
+def meta(version=V, caps=None, **extra):
+    m = {"io.modelcontextprotocol/protocolVersion": version,
+         "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+         "io.modelcontextprotocol/clientInfo": {"name": "modern-probe", "version": "1"}}
+    m.update(extra)
+    return m
+
+
+def out(key, value):
+    print(key, json.dumps(value, sort_keys=True) if not isinstance(value, str) else value)
+
+
+# ---- stdio ----
+c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf])
+r = c.request("server/discover", {"_meta": meta()})
+out("discover", r["result"])
+r = c.request("tools/list", {"_meta": meta()})["result"]
+out("list", {k: r[k] for k in ("resultType", "ttlMs", "cacheScope")} |
+    {"n": len(r["tools"]), "server": r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]})
+r = c.request("tools/call", {"_meta": meta(), "name": "alpha__echo", "arguments": {"text": "hi"}})
+out("call", {"resultType": r["result"].get("resultType"), "sc": r["result"].get("structuredContent")})
+out("bad-version", c.request("tools/list", {"_meta": meta("1900-01-01")})["error"])
+out("no-caps", c.request("tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": V}})["error"])
+out("ping", c.request("ping", {"_meta": meta()})["error"]["code"])
+# log messages only for a request that named a level
+c.notes.clear()
+c.request("tools/call", {"_meta": meta(), "name": "conformance__test_tool_with_logging", "arguments": {}})
+out("log-without-level", sum(1 for m in c.notes if m.get("method") == "notifications/message"))
+c.notes.clear()
+c.request("tools/call", {"_meta": meta(**{"io.modelcontextprotocol/logLevel": "info"}),
+                         "name": "conformance__test_tool_with_logging", "arguments": {}})
+out("log-with-level", sum(1 for m in c.notes if m.get("method") == "notifications/message"))
+# a question for a modern request: never a request to the client, even one that elicits
+c.notes.clear()
+r = c.request("tools/call", {"_meta": meta(caps={"elicitation": {}}), "name": "alpha__relay",
+                             "arguments": {"tool": "beta.echo", "arguments": {"text": "x"}}})
+out("question", r["result"]["structuredContent"].get("message", ""))
+out("requests-sent", sum(1 for m in c.notes if "id" in m and "method" in m))
+# the same stream still takes the legacy handshake
+r = c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "legacy", "version": "1"}})
+out("legacy", r["result"]["protocolVersion"])
+out("legacy-ping", "result" in c.request("ping", {}))
+out("stdio-rc", c.close())
+
+
+# ---- HTTP ----
+def post(body, headers):
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    h.update(headers)
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=h, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            return resp.status, resp.headers, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, json.loads(e.read() or b"null")
+
+
+def modern(i, method, params, name=None, hdr=None):
+    h = {"MCP-Protocol-Version": V, "Mcp-Method": method}
+    if name is not None:
+        h["Mcp-Name"] = name
+    h.update(hdr or {})
+    return post({"jsonrpc": "2.0", "id": i, "method": method,
+                 "params": dict(params, _meta=params.get("_meta", meta()))}, h)
+
+
+st, hd, b = modern(1, "server/discover", {})
+out("h-discover", [st, b["result"]["supportedVersions"], b["result"]["resultType"],
+                   hd.get("Mcp-Session-Id")])
+call = {"name": "alpha__echo", "arguments": {"text": "over http"}}
+st, hd, b = modern(2, "tools/call", call, "alpha__echo")
+out("h-call", [st, b["result"]["structuredContent"], b["result"]["resultType"]])
+enc = "=?base64?" + base64.b64encode(b"alpha__echo").decode() + "?="
+out("h-b64", modern(3, "tools/call", call, enc)[0])
+st, hd, b = modern(4, "tools/call", call, "alpha__relay")
+out("h-name-mismatch", [st, b["error"]["code"], b["id"]])
+out("h-no-name", [modern(5, "tools/call", call)[0], modern(5, "tools/call", call)[2]["error"]["code"]])
+st, hd, b = modern(6, "tools/call", call, "alpha__echo", {"Mcp-Method": "tools/list"})
+out("h-method-mismatch", [st, b["error"]["code"]])
+st, hd, b = modern(7, "tools/list", {}, None, {"MCP-Protocol-Version": "2025-11-25"})
+out("h-version-mismatch", [st, b and b.get("error", {}).get("code")])
+st, hd, b = modern(8, "nope/nothing", {})
+out("h-unknown", [st, b["error"]["code"]])
+st, hd, b = post({"jsonrpc": "2.0", "id": 9, "method": "tools/list",
+                  "params": {"_meta": meta("2099-01-01")}},
+                 {"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"})
+out("h-unsupported", [st, b["error"]["code"], b["error"]["data"]["supported"][:2]])
+st, hd, b = modern(10, "tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": V}})
+out("h-no-caps", [st, b["error"]["code"]])
+# a legacy session that names 2024-11-05 in its header is served
+st, hd, b = post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                             "clientInfo": {"name": "old", "version": "1"}}}, {})
+sid = hd.get("Mcp-Session-Id")
+st, hd, b = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+                 {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2024-11-05"})
+out("h-2024", [st, len(b["result"]["tools"]) > 0])
+# closing a modern request's stream cancels it
+h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+     "MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": "alpha__sleep"}
+req = urllib.request.Request(url, method="POST", headers=h, data=json.dumps(
+    {"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+     "params": {"name": "alpha__sleep", "arguments": {"ms": 5000}, "_meta": meta()}}).encode())
+try:
+    urllib.request.urlopen(req, timeout=1)
+except Exception:
+    pass
+time.sleep(1)
+out("h-closed", "done")
