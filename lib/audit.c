@@ -1,6 +1,7 @@
 #include "audit.h"
 #include "jsonline.h"
 #include "log.h"
+#include "redact.h"
 #include "util.h"
 
 #include <errno.h>
@@ -205,10 +206,18 @@ static int write_line_locked(struct audit *a, const char *line, size_t len)
 
 int audit_write_line(struct audit *a, const char *line, size_t len)
 {
+    /* A secret the process holds never reaches a log (lib/redact.h). */
+    size_t rlen = 0;
+    char *redacted = len ? redact_copy(line, len, &rlen) : NULL;
+    if (redacted) {
+        line = redacted;
+        len = rlen;
+    }
     pthread_mutex_lock(&a->lock);
     int rc = len ? write_line_locked(a, line, len) : audit_lost(a, EOVERFLOW);
     int saved = errno;
     pthread_mutex_unlock(&a->lock);
+    free(redacted);
     errno = saved;
     return rc;
 }
