@@ -60,10 +60,13 @@ static json_t *manifest_json(const struct manifest *m)
     for (size_t i = 0; i < m->n_mounts; i++)
         json_array_append_new(
             mounts, json_pack("{s:s,s:s}", "host", m->mounts[i].src, "path", m->mounts[i].dst));
-    return json_pack("{s:s,s:s,s:s,s:o,s:o,s:{s:o,s:o},s:o,s:o}", "name", m->name, "description",
-                     m->description, "runtime", m->runtime, "command", cmd, "mounts", mounts,
-                     "network", "allow", allow, "ports", ports, "limits", limits_json(&m->limits),
-                     "tools", tools);
+    json_t *secrets = json_object();
+    for (size_t i = 0; i < m->n_secret_env; i++)
+        json_object_set_new(secrets, m->secret_env[i].var, json_string(m->secret_env[i].secret));
+    return json_pack("{s:s,s:s,s:s,s:o,s:o,s:{s:o,s:o},s:o,s:o,s:o}", "name", m->name,
+                     "description", m->description, "runtime", m->runtime, "command", cmd, "mounts",
+                     mounts, "network", "allow", allow, "ports", ports, "secrets", secrets,
+                     "limits", limits_json(&m->limits), "tools", tools);
 }
 
 static void print_text(const struct manifest_set *ms, const struct hub_config *cfg)
@@ -92,6 +95,9 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
         } else {
             printf("  network:  none\n");
         }
+        for (size_t k = 0; k < m->n_secret_env; k++)
+            printf("  secret:   %s from the store's %s\n", m->secret_env[k].var,
+                   m->secret_env[k].secret);
         json_t *l = limits_json(&m->limits);
         char *ls = json_dumps(l, JSON_COMPACT);
         printf("  limits:   %s\n", json_object_size(l) ? ls : "profile defaults");

@@ -47,6 +47,8 @@ static void usage(FILE *f)
                "  --bind-ro H[:P]    a host path bound read-only (repeatable); the code of a\n"
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
+               "  --secret N=SECRET  variable N holds secret SECRET of the store (hub secrets\n"
+               "                     set), or a stand-in netproxy swaps for it (repeatable)\n"
                "  --description T    the spoke's description (default: the server's name)\n"
                "  --memory-mb N      memory of its cgroup (RAM, shmem and tmpfs)\n"
                "  --nofile N         open files (RLIMIT_NOFILE; the node profile's is 1024)\n"
@@ -65,6 +67,8 @@ struct pin_opts {
     size_t n_binds;
     const char *env[MAX_ENV];
     size_t n_env;
+    const char *secret[MAX_ENV];
+    size_t n_secret;
     bool yes, no_roots;
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
@@ -379,6 +383,81 @@ static int add_strings(json_t *arr, const char *csv, bool ports, char *err, size
     return 0;
 }
 
+/* --secret VAR=NAME: "env": {"VAR": {"secret": "NAME"}}. */
+static int add_secret_env(json_t *root, const struct pin_opts *po, char *err, size_t errlen)
+{
+    json_t *env = json_object_get(root, "env");
+    if (!env) {
+        env = json_object();
+        json_object_set_new(root, "env", env);
+    }
+    for (size_t i = 0; i < po->n_secret; i++) {
+        const char *eq = strchr(po->secret[i], '=');
+        if (!eq || eq == po->secret[i] || !secret_name_valid(eq + 1)) {
+            snprintf(err, errlen, "--secret must be VAR=SECRET (\"%.60s\")", po->secret[i]);
+            return -1;
+        }
+        char *n = xstrndup(po->secret[i], (size_t)(eq - po->secret[i]));
+        json_object_set_new(env, n, json_pack("{s:s}", "secret", eq + 1));
+        free(n);
+    }
+    return 0;
+}
+
+/* Says what --env and --secret mean for the server's keys before anything starts: a
+ * literal value that looks like a key is warned about (it would sit in the manifest
+ * and the jail); a secret must be in the store, and its hosts within --allow. */
+static int check_keys(const struct hub_config *cfg, const struct pin_opts *po)
+{
+    for (size_t i = 0; i < po->n_env; i++) {
+        const char *eq = strchr(po->env[i], '='), *why;
+        if (eq && keylike(eq + 1, &why))
+            log_warnx("--env %.*s=...: the value looks like %s; it would be written into the "
+                      "manifest and given to the server as it is: keep it in the secret store "
+                      "(hub secrets set NAME) and use --secret %.*s=NAME",
+                      (int)(eq - po->env[i]), po->env[i], why, (int)(eq - po->env[i]), po->env[i]);
+    }
+    struct secret_store *st = secret_store_new(cfg);
+    int rc = 0;
+    for (size_t i = 0; i < po->n_secret && rc == 0; i++) {
+        const char *eq = strchr(po->secret[i], '=');
+        if (!eq || !secret_name_valid(eq + 1))
+            continue; /* said by new_manifest */
+        struct secret_meta meta;
+        char err[512];
+        int r = secret_store_get(st, eq + 1, &meta, NULL, NULL, err, sizeof(err));
+        if (r <= 0) {
+            if (r == 0)
+                log_warnx("secret %s is not in the store %s: add it first with `hub secrets set "
+                          "%s`",
+                          eq + 1, secret_store_dir(st), eq + 1);
+            else
+                log_warnx("%s", err);
+            rc = -1;
+            break;
+        }
+        for (char **h = meta.hosts; *h; h++) {
+            const char *host = strncmp(*h, "*.", 2) == 0 ? *h + 2 : *h;
+            bool covered = false;
+            char *copy = po->allow ? xstrdup(po->allow) : NULL, *save = NULL;
+            for (char *d = copy ? strtok_r(copy, ",", &save) : NULL; d && !covered;
+                 d = strtok_r(NULL, ",", &save)) {
+                size_t hl = strlen(host), dl = strlen(d);
+                covered = strcmp(host, d) == 0 ||
+                          (hl > dl && host[hl - dl - 1] == '.' && strcmp(host + hl - dl, d) == 0);
+            }
+            free(copy);
+            if (!covered)
+                log_warnx("secret %s is put into requests to %s, which --allow does not let the "
+                          "server reach",
+                          meta.name, *h);
+        }
+        secret_meta_clear(&meta);
+    }
+    secret_store_free(st);
+    return rc;
+}
+
 /* The manifest of NAME for COMMAND, tools not yet known. */
 static json_t *new_manifest(const char *name, const struct pin_opts *po, char **cmd, int ncmd,
                             char *err, size_t errlen)
@@ -469,6 +548,8 @@ static json_t *new_manifest(const char *name, const struct pin_opts *po, char **
         }
         json_object_set_new(root, "env", env);
     }
+    if (po->n_secret && add_secret_env(root, po, err, errlen) < 0)
+        goto fail;
     return root;
 fail:
     json_decref(root);
@@ -527,6 +608,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
         goto out;
     }
+    if (check_keys(cfg, po) < 0)
+        goto out;
     root = new_manifest(name, po, cmd, ncmd, err, sizeof(err));
     if (!root) {
         log_warnx("%s", err);
@@ -658,6 +741,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"ports", required_argument, NULL, 'p'},
                                          {"bind-ro", required_argument, NULL, 'b'},
                                          {"env", required_argument, NULL, 'e'},
+                                         {"secret", required_argument, NULL, 's'},
                                          {"description", required_argument, NULL, 'd'},
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
@@ -706,6 +790,13 @@ int cmd_spokes_pin(int argc, char **argv)
                 return EXIT_USAGE;
             }
             po.env[po.n_env++] = optarg;
+            break;
+        case 's':
+            if (po.n_secret == MAX_ENV) {
+                log_warnx("at most %d --secret", MAX_ENV);
+                return EXIT_USAGE;
+            }
+            po.secret[po.n_secret++] = optarg;
             break;
         case 'd':
             po.description = optarg;

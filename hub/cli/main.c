@@ -15,6 +15,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
+int cmd_secrets(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 void cmd_assistant_usage(FILE *f);
 
@@ -35,6 +36,7 @@ static const struct command commands[] = {
     {"approvals", cmd_approvals, "list and answer the questions hub serve waits on (out of band)"},
     {"client", cmd_client, "write the hub into an MCP client's configuration (add/remove/list)"},
     {"schema", cmd_schema, "validate JSON values (one per line on stdin) against a JSON Schema"},
+    {"secrets", cmd_secrets, "the tools' keys: set (from stdin), list, rm; never shown"},
 };
 
 static void usage(FILE *f)

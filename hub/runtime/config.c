@@ -71,6 +71,8 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->netproxy_allow_cidr = xcalloc(1, sizeof(char *));
     c->netproxy_ping_ms = 5000;
     c->netproxy_workers = 1;
+    c->secrets_dir = xstrdup("/var/lib/isolategpt/secrets");
+    c->secrets_key_file = xstrdup("/var/lib/isolategpt/secrets.key");
     c->llm_key_env = xstrdup("OPENAI_API_KEY");
 }
 
@@ -90,6 +92,9 @@ void config_free(struct hub_config *c)
     free(c->netproxy_audit);
     jf_strv_free(c->netproxy_resolve);
     jf_strv_free(c->netproxy_allow_cidr);
+    free(c->netproxy_upstream_ca);
+    free(c->secrets_dir);
+    free(c->secrets_key_file);
     free(c->llm_key_env);
     free(c->control_socket);
     secret_free(c->llm_api_key); /* wipes it */
@@ -219,13 +224,15 @@ static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_confi
 static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
     static const char *const keys[] = {
-        "binary", "audit", "resolve", "upstream_allow_cidr", "ping_interval_ms", "workers", NULL};
+        "binary",           "audit",   "resolve",     "upstream_allow_cidr",
+        "ping_interval_ms", "workers", "upstream_ca", NULL};
     json_t *n = json_object_get(root, "netproxy");
     if (!n)
         return true;
     if (!jf_object(jc, n, "netproxy", keys))
         return false;
     if (!get_path(jc, n, "netproxy", "binary", c->file, &c->netproxy_bin) ||
+        !get_path(jc, n, "netproxy", "upstream_ca", c->file, &c->netproxy_upstream_ca) ||
         !get_u64(jc, n, "netproxy", "ping_interval_ms", 50, 600000, &c->netproxy_ping_ms) ||
         !get_u64(jc, n, "netproxy", "workers", 1, 64, &c->netproxy_workers))
         return false;
@@ -259,6 +266,18 @@ static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_conf
         c->netproxy_allow_cidr = list;
     }
     return true;
+}
+
+/* "secrets": {"dir", "key_file"}: the secret store (secrets.h). */
+static bool load_secrets(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    static const char *const keys[] = {"dir", "key_file", NULL};
+    json_t *s = json_object_get(root, "secrets");
+    if (!s)
+        return true;
+    return jf_object(jc, s, "secrets", keys) &&
+           get_path(jc, s, "secrets", "dir", c->file, &c->secrets_dir) &&
+           get_path(jc, s, "secrets", "key_file", c->file, &c->secrets_key_file);
 }
 
 const char *audit_content_name(enum audit_content v)
@@ -360,6 +379,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
                                        "spoke_log_max_bytes",
                                        "network",
                                        "netproxy",
+                                       "secrets",
                                        "llm",
                                        "memory",
                                        "serve",
@@ -393,7 +413,8 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
     c->max_call_depth = (unsigned)depth;
     c->max_spokes = spokes;
     c->spoke_log_max = logmax;
-    if (!load_network(jc, root, c) || !load_netproxy(jc, root, c) || !load_serve(jc, root, c))
+    if (!load_network(jc, root, c) || !load_netproxy(jc, root, c) || !load_serve(jc, root, c) ||
+        !load_secrets(jc, root, c))
         return false;
     json_t *llm = json_object_get(root, "llm");
     if (llm) {

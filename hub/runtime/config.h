@@ -59,6 +59,12 @@ struct hub_config {
     char **netproxy_allow_cidr; /* NULL-terminated */
     uint64_t netproxy_ping_ms;  /* health check interval */
     uint64_t netproxy_workers;  /* its event loops (--workers), 1-64 */
+    char *netproxy_upstream_ca; /* CA bundle netproxy verifies upstreams with, where it
+                                   opens TLS to put a secret in (NULL: the system's) */
+
+    /* The secret store (secrets.h) */
+    char *secrets_dir;
+    char *secrets_key_file;
 
     /* hub serve's control socket (serve.control_socket; NULL: run_dir/serve.sock, "":
      * none), where clients of this host attach and approvals are answered, and who may

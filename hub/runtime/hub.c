@@ -145,13 +145,14 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         snprintf(err, errlen, "run directory %s: %s", h->spoke_log_dir, strerror(errno));
         audit_close(h->audit);
         audit_close(h->transcript);
-        audit_close(h->transcript);
         free(h->spoke_log_dir);
         free(h);
         return NULL;
     }
     h->veth_slots = slots_new(veth_pool_size(&cfg->veth_pool));
     h->lock_dir = -1;
+    h->secrets = secret_store_new(cfg);
+    spoke_secrets_known(h->secrets, ms, &h->known_secrets);
     h->perm = xcalloc(1, sizeof(*h->perm));
     h->perm->ask = deny_all;
     h->perm->free = free_plain;
@@ -274,6 +275,8 @@ void hub_free(struct hub *h)
     free(h->spokes);
     proc_reap_all(h, SHUTDOWN_GRACE_MS);
     proxy_sup_free(h->proxy);
+    spoke_secrets_free(&h->known_secrets);
+    secret_store_free(h->secrets);
     gateway_free(h->gw);
     slots_free(h->veth_slots);
     if (h->lock_dir >= 0)

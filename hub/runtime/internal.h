@@ -8,6 +8,8 @@
 #include "jsonrpc.h"
 #include "mcpver.h"
 #include "tokenbucket.h"
+#include "redact.h"
+#include "spoke_secrets.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -45,12 +47,14 @@ struct proc {
     int err_fd;
     struct event *ev_err;
     int log_fd;
+    struct redact_stream log_redact;
     size_t log_bytes;
     bool log_capped;
     /* resources returned when reaped */
     int veth_slot;       /* -1: none */
     int veth_lock;       /* its host-wide lock (lib/hostlock.h), -1: none */
     struct spoke *owner; /* NULL once the spoke has moved on */
+    struct spoke_secrets secrets; /* what it was given (spoke_secrets.h) */
 };
 
 /* ---- calls (call.c) ---- */
@@ -308,6 +312,8 @@ struct hub {
     int lock_dir; /* HOSTLOCK_DIR, opened with the network; -1 */
     struct gateway *gw;
     struct proxy_sup *proxy;
+    struct secret_store *secrets;
+    struct spoke_secrets known_secrets; /* the manifests' secrets, for redaction */
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;

@@ -1,5 +1,8 @@
 #include "manifest.h"
 #include "jsonfile.h"
+#include "keylike.h"
+#include "log.h"
+#include "secrets.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -254,7 +257,9 @@ static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
     if (!env)
         return true;
     if (!json_is_object(env) || json_object_size(env) > ENV_MAX)
-        return jf_fail(c, "", "env", "must be an object of at most %d NAME: \"value\" pairs",
+        return jf_fail(c, "", "env",
+                       "must be an object of at most %d NAME: \"value\" or NAME: "
+                       "{\"secret\": \"SECRET\"} pairs",
                        ENV_MAX);
     size_t n = 0;
     const char *name;
@@ -265,12 +270,47 @@ static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
             return jf_fail(c, "env", name, "must be a name of A-Z, 0-9 and _");
         if (reserved_env_name(name))
             return jf_fail(c, "env", name, "is set by the hub and cannot be overridden");
+        if (json_is_object(v)) {
+            static const char *const keys[] = {"secret", NULL};
+            char where[80];
+            snprintf(where, sizeof(where), "env.%s", name);
+            const char *secret = NULL;
+            if (!jf_object(c, v, where, keys) ||
+                !jf_string(c, v, where, "secret", true, SECRET_NAME_MAX, &secret))
+                return false;
+            if (!secret_name_valid(secret))
+                return jf_fail(c, where, "secret",
+                               "must be a secret's name (1 to 64 of A-Z a-z 0-9 _ . -)");
+            m->secret_env = xrealloc(m->secret_env, (m->n_secret_env + 1) * sizeof(*m->secret_env));
+            m->secret_env[m->n_secret_env++] =
+                (struct manifest_secret_env){.var = xstrdup(name), .secret = xstrdup(secret)};
+            continue;
+        }
         if (!json_is_string(v) || json_string_length(v) > 4096 ||
             memchr(json_string_value(v), '\0', json_string_length(v)))
-            return jf_fail(c, "env", name, "must be a string of at most 4096 bytes");
+            return jf_fail(c, "env", name,
+                           "must be a string of at most 4096 bytes, or {\"secret\": \"NAME\"}");
         m->env[n++] = xasprintf("%s=%s", name, json_string_value(v));
     }
     return true;
+}
+
+char *manifest_keylike_env(const struct manifest *m)
+{
+    char *out = NULL;
+    for (char **e = m->env; e && *e; e++) {
+        const char *eq = strchr(*e, '='), *why;
+        if (!eq || !keylike(eq + 1, &why))
+            continue;
+        char *line = xasprintf("%s%s: env.%.*s looks like %s; keep it in the secret store "
+                               "(hub secrets set NAME, then \"env\": {\"%.*s\": {\"secret\": "
+                               "\"NAME\"}})\n",
+                               out ? out : "", m->file ? m->file : m->name, (int)(eq - *e), *e, why,
+                               (int)(eq - *e), *e);
+        free(out);
+        out = line;
+    }
+    return out;
 }
 
 /* An absolute path without "." or ".." parts, doubled or trailing slashes. */
@@ -445,6 +485,12 @@ struct manifest *manifest_load(const char *path, char *err, size_t errlen)
     if (m)
         m->canonical = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(root);
+    char *keys = m ? manifest_keylike_env(m) : NULL;
+    if (keys) {
+        keys[strlen(keys) - 1] = '\0';
+        log_warnx("%s", keys);
+        free(keys);
+    }
     return m;
 }
 
@@ -471,6 +517,11 @@ void manifest_free(struct manifest *m)
     free(m->profile);
     jf_strv_free(m->allow);
     jf_strv_free(m->env);
+    for (size_t i = 0; i < m->n_secret_env; i++) {
+        free(m->secret_env[i].var);
+        free(m->secret_env[i].secret);
+    }
+    free(m->secret_env);
     for (size_t i = 0; i < m->n_mounts; i++) {
         free(m->mounts[i].src);
         free(m->mounts[i].dst);
@@ -548,6 +599,9 @@ bool manifest_env_names(const struct manifest *m, const char *var)
     size_t n = strlen(var);
     for (char **e = m->env; e && *e; e++)
         if (strncmp(*e, var, n) == 0 && (*e)[n] == '=')
+            return true;
+    for (size_t i = 0; i < m->n_secret_env; i++)
+        if (strcmp(m->secret_env[i].var, var) == 0)
             return true;
     return false;
 }

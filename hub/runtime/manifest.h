@@ -56,6 +56,12 @@ struct manifest {
     size_t n_ports;
     struct manifest_limits limits;
     char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
+    /* Variables whose value comes from the secret store ("env": {"VAR": {"secret":
+     * "NAME"}}): the value itself, or a stand-in that netproxy swaps for it (secrets.h). */
+    struct manifest_secret_env {
+        char *var, *secret;
+    } *secret_env;
+    size_t n_secret_env;
     /* Host paths bound read-only into the jail (a server's code), as SRC and DST
      * (DST = SRC when the manifest gives one path). */
     struct manifest_mount {
@@ -106,6 +112,11 @@ void manifest_set_free(struct manifest_set *set);
 
 const struct manifest *manifest_find(const struct manifest_set *set, const char *name);
 const struct manifest_tool *manifest_tool(const struct manifest *m, const char *name);
+
+/* Literal env values that look like a key ("env.GITHUB_TOKEN looks like a GitHub
+ * token (ghp_)"), one message per line in a malloc'd string, or NULL for none. The
+ * value itself is never in the message. */
+char *manifest_keylike_env(const struct manifest *m);
 
 /* True when the manifest's env sets var (the LLM key's variable: a config error, the
  * key must never reach a spoke). */

@@ -409,8 +409,10 @@ void proxy_sup_free(struct proxy_sup *p)
 }
 
 int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
-              const uint16_t *ports, size_t n_ports, const char *listen, int fd)
+              const uint16_t *ports, size_t n_ports, const char *listen, int fd,
+              const struct spoke_secrets *sec)
 {
+    (void)sec; /* host-mode secrets: netproxy does not take them yet */
     if (p->given_up) {
         errno = ECONNREFUSED;
         return -1;

@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "config.h"
+#include "spoke_secrets.h"
 
 #include <event2/event.h>
 #include <stdbool.h>
@@ -28,9 +29,12 @@ struct proxy_sup *proxy_sup_new(struct event_base *base, struct audit *audit,
 /* SIGTERM, a short wait, then SIGKILL. */
 void proxy_sup_free(struct proxy_sup *p);
 
-/* Registers a spoke's listener (fd is duplicated; the caller keeps its own). */
+/* Registers a spoke's listener (fd is duplicated; the caller keeps its own) and the
+ * secrets netproxy puts into its requests (sec may be NULL; its host-mode bindings are
+ * copied). */
 int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
-              const uint16_t *ports, size_t n_ports, const char *listen, int fd);
+              const uint16_t *ports, size_t n_ports, const char *listen, int fd,
+              const struct spoke_secrets *sec);
 void proxy_remove(struct proxy_sup *p, const char *key);
 
 bool proxy_alive(const struct proxy_sup *p);

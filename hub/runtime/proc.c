@@ -44,6 +44,13 @@ char *proc_resolve_command(const char *cmd, const char *bin_dir)
 
 /* ---- the spoke's stderr, copied into its log file with a cap ---- */
 
+/* A secret the hub handed out never reaches the log (lib/redact.h). */
+static int log_write(void *ud, const char *buf, size_t len)
+{
+    struct proc *p = ud;
+    return write_all(p->log_fd, buf, len);
+}
+
 /* Appends to the spoke's log, up to its cap (then a note, once). */
 static void log_append(struct proc *p, const char *buf, size_t n)
 {
@@ -55,10 +62,11 @@ static void log_append(struct proc *p, const char *buf, size_t n)
         take = cap > p->log_bytes ? cap - p->log_bytes : 0;
         p->log_capped = true;
     }
-    if (take && write_all(p->log_fd, buf, take) == 0)
+    if (take && redact_stream_feed(&p->log_redact, buf, take, log_write, p) == 0)
         p->log_bytes += take;
     if (p->log_capped) {
         static const char note[] = "\n[hub: log cap reached; further output dropped]\n";
+        (void)redact_stream_flush(&p->log_redact, log_write, p);
         write_all(p->log_fd, note, sizeof(note) - 1);
     }
 }
@@ -128,8 +136,12 @@ static void proc_free(struct proc *p)
     }
     if (p->err_fd >= 0)
         close(p->err_fd);
-    if (p->log_fd >= 0)
+    if (p->log_fd >= 0) {
+        (void)redact_stream_flush(&p->log_redact, log_write, p);
         close(p->log_fd);
+    }
+    free(p->log_redact.held);
+    spoke_secrets_free(&p->secrets);
     if (p->pidfd >= 0)
         close(p->pidfd);
     if (p->veth_slot >= 0)

@@ -2,7 +2,8 @@
  * include): the hub itself (hub.h, which brings the configuration, manifests and their
  * schemas, and the permission, sampling and elicitation hooks), the scripted permission
  * answers (answers.h), the spokes' environment and data paths (spoke_env.h) and the pin
- * of a spoke's tools (pin.h, for `hub spokes add|update|verify`). The other runtime
+ * of a spoke's tools (pin.h, for `hub spokes add|update|verify`), the secret store and
+ * what `hub secrets` checks a value with (secrets.h, standin.h, keylike.h). The other runtime
  * headers are its own; the network pieces (netproxy's supervision, the gateway
  * namespace, the veth pool) are its net_*.c. */
 #ifndef HUB_RUNTIME_H
@@ -10,7 +11,10 @@
 
 #include "answers.h"
 #include "hub.h"
+#include "keylike.h"
 #include "pin.h"
+#include "secrets.h"
 #include "spoke_env.h"
+#include "standin.h"
 
 #endif

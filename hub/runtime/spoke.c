@@ -10,6 +10,7 @@
 #include "net_proxy.h"
 #include "slots.h"
 #include "spoke_env.h"
+#include "spoke_secrets.h"
 #include "util.h"
 #include "net_vethpool.h"
 
@@ -239,7 +240,8 @@ static void start_failed(struct spoke *sp, int code, const char *msg)
  * one that another hub holds (its lock, lib/hostlock.h) is skipped, so hubs of one
  * configuration never hand out the same addresses; so is one whose address is still
  * held here (the proxy has not closed an old listener yet). */
-static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, size_t errlen)
+static int setup_network(struct spoke *sp, struct veth_addrs *va, const struct spoke_secrets *sec,
+                         char *err, size_t errlen)
 {
     struct hub *h = sp->hub;
     if (hub_network_up(h, err, errlen) < 0)
@@ -281,7 +283,7 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, char *err, siz
         char listen[40];
         snprintf(listen, sizeof(listen), "%s:%u", va->host_ip, h->cfg->proxy_port);
         if (proxy_add(h->proxy, sp->proxy_key, sp->user, sp->m->allow, sp->m->ports, sp->m->n_ports,
-                      listen, fd) < 0) {
+                      listen, fd, sec) < 0) {
             snprintf(err, errlen, "netproxy is not available: %s", strerror(errno));
             sp->proxy_key[0] = '\0';
             return -1;
@@ -380,8 +382,14 @@ static void spoke_spawn(struct spoke *sp)
     struct veth_addrs va;
     bool net = ns && sp->m->n_allow > 0;
     char proxy_url[64] = "";
+    struct spoke_secrets sec;
+    if (spoke_secrets_resolve(h->secrets, sp->m, false, &sec, err, sizeof(err)) < 0) {
+        start_failed(sp, 125, err);
+        return;
+    }
     if (net) {
-        if (setup_network(sp, &va, err, sizeof(err)) < 0) {
+        if (setup_network(sp, &va, &sec, err, sizeof(err)) < 0) {
+            spoke_secrets_free(&sec);
             start_failed(sp, 125, err);
             return;
         }
@@ -393,11 +401,13 @@ static void spoke_spawn(struct spoke *sp)
         .data_dir = ns ? "/data" : sp->data_dir,
         .https_proxy = net ? proxy_url : NULL,
         .secret_name = h->cfg->llm_key_env,
+        .secret_env = sec.env,
     };
     char **env = spoke_env_build(&es);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
         spoke_env_free(env);
+        spoke_secrets_free(&sec);
         snprintf(err, sizeof(err), "socketpair: %s", strerror(errno));
         start_failed(sp, 125, err);
         return;
@@ -430,13 +440,16 @@ static void spoke_spawn(struct spoke *sp)
     sp->host_id_lock = -1;
     sp->data_wait_deadline = 0;
     if (!p) {
+        spoke_secrets_free(&sec);
         close(sv[0]);
         char msg[700];
         snprintf(msg, sizeof(msg), "spoke %s could not start: %s", sp->m->name, err);
         start_failed(sp, code, msg);
         return;
     }
-    /* The slots now belong to the process: handed back when it is reaped. */
+    /* The slots now belong to the process: handed back when it is reaped. So do its
+     * secrets, registered for redaction as long as it may still write. */
+    p->secrets = sec;
     p->owner = sp;
     p->veth_slot = sp->veth_slot;
     p->veth_lock = sp->veth_lock;

@@ -18,6 +18,8 @@ char **spoke_env_build(const struct spoke_env_spec *s)
     size_t n = 0, cap = 16;
     for (char **e = s->m->env; *e; e++)
         cap++;
+    for (char *const *e = s->secret_env; e && *e; e++)
+        cap++;
     char **env = xcalloc(cap + 1, sizeof(char *));
     env[n++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
     env[n++] = xstrdup("LANG=C.UTF-8");
@@ -40,6 +42,9 @@ char **spoke_env_build(const struct spoke_env_spec *s)
             continue;
         env[n++] = xstrdup(*e);
     }
+    for (char *const *e = s->secret_env; e && *e; e++)
+        if (!secret_len || strncmp(*e, s->secret_name, secret_len) != 0 || (*e)[secret_len] != '=')
+            env[n++] = xstrdup(*e);
     env[n] = NULL;
     return env;
 }
@@ -48,8 +53,10 @@ void spoke_env_free(char **env)
 {
     if (!env)
         return;
-    for (char **e = env; *e; e++)
+    for (char **e = env; *e; e++) {
+        explicit_bzero(*e, strlen(*e));
         free(*e);
+    }
     free(env);
 }
 

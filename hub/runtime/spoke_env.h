@@ -21,9 +21,11 @@ struct spoke_env_spec {
     const char *data_dir;    /* as the spoke sees it: "/data", or the host path */
     const char *https_proxy; /* "http://169.254.64.1:3128" or NULL */
     const char *secret_name; /* never passed, whatever the manifest says */
+    char *const *secret_env; /* "VAR=value" of the manifest's secrets (spoke_secrets.h) */
 };
 
-/* NULL-terminated "NAME=VALUE" list; free with spoke_env_free(). */
+/* NULL-terminated "NAME=VALUE" list; free with spoke_env_free(), which wipes it (a
+ * secret may be among the values). */
 char **spoke_env_build(const struct spoke_env_spec *s);
 void spoke_env_free(char **env);
 

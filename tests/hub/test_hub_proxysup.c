@@ -133,8 +133,8 @@ int main(int argc, char **argv)
         return test_done();
     char *allow[] = {"example.com", NULL};
     uint16_t ports[] = {443};
-    proxy_add(p, "alpha-1", "tester", allow, ports, 1, "169.254.104.1:3128", lfd);
-    proxy_add(p, "beta-2", "tester", allow, ports, 1, "169.254.104.5:3128", lfd2);
+    proxy_add(p, "alpha-1", "tester", allow, ports, 1, "169.254.104.1:3128", lfd, NULL);
+    proxy_add(p, "beta-2", "tester", allow, ports, 1, "169.254.104.5:3128", lfd2, NULL);
     CHECK(wait_state(base, "alpha-1 169.254.104.1:3128", true),
           "the proxy holds alpha's listening socket, bound where the message says");
     CHECK(wait_state(base, "beta-2 169.254.104.5:3128", true), "... and beta's");

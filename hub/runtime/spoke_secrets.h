@@ -1,0 +1,60 @@
+/* A spoke's secrets, resolved from the store when it starts (manifest "env": {"VAR":
+ * {"secret": "NAME"}}).
+ *
+ * A secret without hosts (env mode) is given to the spoke's environment as it is. A
+ * secret with hosts (host mode) is given as a stand-in (standin.h), and the binding
+ * (name, stand-in, value, hosts, header, query) goes to netproxy with the spoke's
+ * listener, so that the value is put into the spoke's requests to those hosts and
+ * nowhere else; the value never enters the jail. Host mode needs netproxy, so in the
+ * none and process isolation modes (no egress proxy) the spoke gets the value itself
+ * and the hub says so. Every value handed out is registered for redaction
+ * (lib/redact.h) until the spoke's secrets are freed. */
+#ifndef HUB_SPOKE_SECRETS_H
+#define HUB_SPOKE_SECRETS_H
+
+#include "secrets.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct manifest;
+struct manifest_set;
+
+/* One host-mode secret of a spoke. */
+struct secret_binding {
+    struct secret_meta meta;
+    char *standin;
+    char *value; /* secret memory */
+    size_t len;
+};
+
+struct spoke_secrets {
+    char **env; /* NULL-terminated "VAR=value or stand-in"; wiped when freed */
+    struct secret_binding *b;
+    size_t n;
+};
+
+/* Resolves m's secret variables. egress: the spoke's traffic goes through netproxy
+ * (namespace mode with network), so host-mode secrets get stand-ins. 0, or -1 and err
+ * (a secret missing from the store names the command that adds it). */
+int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, bool egress,
+                          struct spoke_secrets *out, char *err, size_t errlen);
+void spoke_secrets_free(struct spoke_secrets *s);
+
+/* Registers for redaction the value of every secret the manifests name (those that
+ * can be read now), so that the hub never writes one, also before a spoke that uses
+ * it has started (a user who pastes a key into a call's arguments). out keeps them
+ * registered until spoke_secrets_free(). */
+void spoke_secrets_known(struct secret_store *st, const struct manifest_set *ms,
+                         struct spoke_secrets *out);
+
+/* Copies of bindings (netproxy's supervisor keeps them to hand over again after a
+ * restart, and to rotate). */
+void secret_binding_copy(struct secret_binding *dst, const struct secret_binding *src);
+void secret_binding_clear(struct secret_binding *b);
+/* Replaces b's value and metadata with a newer version of the same secret (rotation);
+ * the stand-in stays, since the spoke holds it. */
+void secret_binding_rotate(struct secret_binding *b, const struct secret_meta *meta,
+                           const char *value, size_t len);
+
+#endif
