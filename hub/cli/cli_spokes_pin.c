@@ -458,6 +458,40 @@ static int check_keys(const struct hub_config *cfg, const struct pin_opts *po)
     return rc;
 }
 
+/* Code under a path the jail makes its own (/tmp, /data, ...: a clone under /tmp, a
+ * server unpacked there) cannot be bound where it is: it is bound at
+ * /opt/spoke-code/N/BASENAME instead, and each argument under it rewritten to match (the hub
+ * maps them back in the modes without a mount namespace). */
+#define RELOCATED_CODE "/opt/spoke-code"
+static void relocate_code(json_t *mounts, json_t *argv)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(mounts, i, v)
+    {
+        const char *src = json_string_value(v);
+        if (strchr(src, ':') || !manifest_mount_dst_reserved(src))
+            continue;
+        /* The last name stays: node finds packages in a directory named node_modules. */
+        char *dst = xasprintf(RELOCATED_CODE "/%zu/%s", i, strrchr(src, '/') + 1);
+        size_t n = strlen(src), k;
+        json_t *a;
+        json_array_foreach(argv, k, a)
+        {
+            const char *arg = json_string_value(a);
+            if (strncmp(arg, src, n) == 0 && (arg[n] == '\0' || arg[n] == '/')) {
+                char *moved = xasprintf("%s%s", dst, arg + n);
+                json_array_set_new(argv, k, json_string(moved));
+                free(moved);
+            }
+        }
+        char *item = xasprintf("%s:%s", src, dst);
+        json_array_set_new(mounts, i, json_string(item));
+        free(item);
+        free(dst);
+    }
+}
+
 /* The manifest of NAME for COMMAND, tools not yet known. */
 static json_t *new_manifest(const char *name, const struct pin_opts *po, char **cmd, int ncmd,
                             char *err, size_t errlen)
@@ -500,6 +534,7 @@ static json_t *new_manifest(const char *name, const struct pin_opts *po, char **
     free(first);
     for (size_t i = 0; i < po->n_binds; i++)
         json_array_append_new(mounts, json_string(po->binds[i]));
+    relocate_code(mounts, argv);
     json_t *root =
         json_pack("{s:s,s:s,s:o,s:s}", "name", name, "description",
                   po->description ? po->description : name, "command", argv, "runtime", runtime);
@@ -574,7 +609,12 @@ static void print_summary(const char *name, const json_t *root, const struct dis
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(root, "mounts"), i, v)
-        printf("  binds read-only: %s (the server's code)\n", json_string_value(v));
+    {
+        const char *m = json_string_value(v), *colon = strchr(m, ':');
+        printf("  binds read-only: %.*s%s%s (the server's code)\n",
+               colon ? (int)(colon - m) : (int)strlen(m), m, colon ? " at " : "",
+               colon ? colon + 1 : "");
+    }
     const json_t *allow = json_object_get(json_object_get(root, "network"), "allow");
     if (allow) {
         char *a = json_dumps(allow, JSON_COMPACT);

@@ -334,7 +334,7 @@ static bool clean_abs_path(const char *p)
 
 /* Where a mount may not go: over the jail's own /data, its kernel interfaces or its
  * root. */
-static bool reserved_mount_dst(const char *d)
+bool manifest_mount_dst_reserved(const char *d)
 {
     static const char *const reserved[] = {"/data", "/proc", "/dev", "/sys", "/tmp", NULL};
     if (strcmp(d, "/") == 0)
@@ -345,6 +345,18 @@ static bool reserved_mount_dst(const char *d)
             return true;
     }
     return false;
+}
+
+char *manifest_host_path(const struct manifest *m, const char *arg)
+{
+    for (size_t i = 0; i < m->n_mounts; i++) {
+        const struct manifest_mount *mt = &m->mounts[i];
+        size_t n = strlen(mt->dst);
+        if (strcmp(mt->src, mt->dst) != 0 && strncmp(arg, mt->dst, n) == 0 &&
+            (arg[n] == '\0' || arg[n] == '/'))
+            return xasprintf("%s%s", mt->src, arg + n);
+    }
+    return xstrdup(arg);
 }
 
 static bool load_mounts(struct jf_ctx *c, const json_t *root, struct manifest *m)
@@ -369,7 +381,7 @@ static bool load_mounts(struct jf_ctx *c, const json_t *root, struct manifest *m
                          "item %zu (\"%.80s\") must be HOSTPATH or HOSTPATH:PATH, absolute paths "
                          "without \".\" or \"..\"",
                          i, v[i]);
-        else if (reserved_mount_dst(dst))
+        else if (manifest_mount_dst_reserved(dst))
             ok = jf_fail(c, "", "mounts",
                          "item %zu (\"%.80s\") cannot be bound over /, /data, /proc, /dev, /sys "
                          "or /tmp",

@@ -117,6 +117,13 @@ const struct manifest_tool *manifest_tool(const struct manifest *m, const char *
  * token (ghp_)"), one message per line in a malloc'd string, or NULL for none. The
  * value itself is never in the message. */
 char *manifest_keylike_env(const struct manifest *m);
+/* Where the jail has its own and nothing may be bound: /, /data, /proc, /dev, /sys,
+ * /tmp and below. */
+bool manifest_mount_dst_reserved(const char *path);
+/* arg as the host has it: a path under a mount bound elsewhere in the jail
+ * ("HOSTPATH:PATH") goes back to HOSTPATH, for the modes without a mount namespace.
+ * malloc'd. */
+char *manifest_host_path(const struct manifest *m, const char *arg);
 
 /* True when the manifest's env sets var (the LLM key's variable: a config error, the
  * key must never reach a spoke). */

@@ -371,8 +371,8 @@ _Noreturn static void spawn_child_fail(int report, int in_exec, int err)
 
 /* The vfork child of spawn_plain(): it shares the hub's memory until it execs, so it
  * makes plain syscalls only, writes nothing but its own stack, and never returns. */
-_Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, int err_w,
-                                  int report, pid_t hub_pid)
+_Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, char *const *argv,
+                                  int err_w, int report, pid_t hub_pid)
 {
     /* Its own session and process group, so that ending the spoke ends everything it
      * started and a terminal's ^C reaches only the hub. */
@@ -391,7 +391,7 @@ _Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, 
         spawn_child_fail(report, 0, errno);
     if (close_fds_except(&report, 1) < 0 || chdir(s->data_dir) < 0)
         spawn_child_fail(report, 0, errno);
-    execve(path, s->m->command, s->envp);
+    execve(path, argv, s->envp);
     spawn_child_fail(report, 1, errno);
 }
 
@@ -400,8 +400,8 @@ _Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, 
  * does at 2-3 ms per spoke here. Signals stay blocked until the child has reset its
  * handlers, so no hub handler runs on the shared memory. A close-on-exec pipe tells
  * whether the exec happened. */
-static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w, int *code,
-                         char *err, size_t errlen)
+static pid_t spawn_plain(const struct spawn_spec *s, const char *path, char *const *argv,
+                         int err_w, int *code, char *err, size_t errlen)
 {
     int report[2];
     if (pipe2(report, O_CLOEXEC) < 0) {
@@ -415,7 +415,7 @@ static pid_t spawn_plain(const struct spawn_spec *s, const char *path, int err_w
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = vfork();
     if (pid == 0)
-        spawn_child(s, path, err_w, report[1], hub_pid);
+        spawn_child(s, path, argv, err_w, report[1], hub_pid);
     int vfork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(report[1]);
@@ -483,6 +483,7 @@ static bool bound_already(const struct jail_config *jc, const char *path)
  * binds, rlimits and seccomp settings; the manifest's limits and runtime override it;
  * everything put into the jail_config is a copy it owns. */
 static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const char *path,
+                               char *const *cmd,
                                int err_w, int *code, char *err, size_t errlen)
 {
     struct jail_config jc;
@@ -575,12 +576,12 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.cwd = xstrdup(s->data_dir);
     }
     size_t argc = 0;
-    while (s->m->command[argc])
+    while (cmd[argc])
         argc++;
     char **argv = xcalloc(argc + 1, sizeof(char *));
     argv[0] = (char *)path;
     for (size_t i = 1; i < argc; i++)
-        argv[i] = s->m->command[i];
+        argv[i] = cmd[i];
     struct jail_error je;
     /* The loop goes on while the jail is set up: its outcome arrives on jail_fd(). */
     struct jail *j = jail_start_async(&jc, argv, &je);
@@ -626,14 +627,23 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return NULL;
     }
-    char *path = proc_resolve_command(s->m->command[0], h->cfg->spoke_bin_dir);
+    /* Without a mount namespace the code is where the host has it: paths under a
+     * mount bound elsewhere in the jail go back to their host path. */
+    size_t argc = 0;
+    while (s->m->command[argc])
+        argc++;
+    char **argv = xcalloc(argc + 1, sizeof(char *));
+    for (size_t i = 0; i < argc; i++)
+        argv[i] = s->mode == ISO_NAMESPACE ? xstrdup(s->m->command[i])
+                                           : manifest_host_path(s->m, s->m->command[i]);
+    char *path = proc_resolve_command(argv[0], h->cfg->spoke_bin_dir);
     pid_t pid = -1;
     struct jail *jail = NULL;
     if (s->mode == ISO_NONE) {
-        pid = spawn_plain(s, path, errpipe[1], code, err, errlen);
+        pid = spawn_plain(s, path, argv, errpipe[1], code, err, errlen);
     } else {
 #ifdef HUB_HAVE_JAIL
-        jail = spawn_jail(h, s, path, errpipe[1], code, err, errlen);
+        jail = spawn_jail(h, s, path, argv, errpipe[1], code, err, errlen);
         if (jail)
             pid = jail_pid(jail);
 #else
@@ -644,6 +654,9 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
 #endif
     }
     free(path);
+    for (size_t i = 0; i < argc; i++)
+        free(argv[i]);
+    free(argv);
     close(errpipe[1]);
     if (pid < 0) {
         close(errpipe[0]);

@@ -59,5 +59,16 @@ EOF
 "$BIN/hub" call --config "$CONF" --spokes "$NEW" broken.poke '{}' >"$TMP/out" 2>"$TMP/err"
 is "hub call of a spoke that exits at start fails (exit 3)" "$?" 3
 like "... naming its log" "$(cat "$TMP/err")" "\\(its log: $LOGS/broken.log\\)"
+# ---- code under /tmp (where the jail has its own): bound elsewhere, the command rewritten ----
+mkdir -p "$TMP/code"
+echo data >"$TMP/code/server.js"
+add tmpcode -- rawspoke proto 2025-06-18 "$TMP/code/server.js" >"$TMP/out" 2>"$TMP/err"
+is "a server whose code is under /tmp is added" "$?" 0
+is "... its code is bound at /opt/spoke-code/N, keeping its last name" \
+    "$(jget 'd["mounts"][0]' <"$NEW/tmpcode.json")" "$TMP/code:/opt/spoke-code/0/code"
+is "... and its command names it there" "$(jget 'd["command"][-1]' <"$NEW/tmpcode.json")" \
+    /opt/spoke-code/0/code/server.js
+"$BIN/hub" call --config "$CONF" --spokes "$NEW" tmpcode.poke '{}' >"$TMP/out" 2>"$TMP/err"
+is "... and called in process mode (the path mapped back to the host's)" "$?" 0
 is "no process is left behind" "$(leftover_procs)" 0
 done_testing
