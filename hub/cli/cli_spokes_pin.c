@@ -6,9 +6,11 @@
  * irreversible, and after the user's yes writes <spokes dir>/NAME.json with every
  * tool's MCP object pinned. update lists again and shows what changed, verify checks
  * what is installed against what the servers list now. */
+#include "cli_spokes_npm.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
+#include "rmtree.h"
 #include "log.h"
 #include "termtext.h"
 #include "util.h"
@@ -32,6 +34,7 @@ int cmd_spokes_pin(int argc, char **argv);
 static void usage(FILE *f)
 {
     fprintf(f, "usage: hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
+               "       hub spokes add NAME [OPTIONS] -- npm:PACKAGE[@VERSION] [ARG...]\n"
                "       hub spokes update NAME [OPTIONS]\n"
                "       hub spokes verify [NAME] [OPTIONS]\n\n"
                "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
@@ -56,6 +59,8 @@ static void usage(FILE *f)
                "  --cpu-percent N    CPU share of its cgroup (100: one core)\n"
                "  --timeout-s S      a call's deadline, and its start's when longer than\n"
                "                     hub.json's start_timeout_ms\n"
+               "  --npm-scripts      run the install scripts of an npm: package (by default\n"
+               "                     npm runs with --ignore-scripts)\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
                "                     answered with its /data and the paths bound for it)\n"
                "  --yes              do not ask\n" CLI_COMMON_HELP);
@@ -69,7 +74,7 @@ struct pin_opts {
     size_t n_env;
     const char *secret[MAX_ENV];
     size_t n_secret;
-    bool yes, no_roots;
+    bool yes, no_roots, npm_scripts;
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
@@ -318,6 +323,48 @@ static void show_log_tail(const struct hub_config *cfg, const char *name)
     tt_stream_write(&ts, buf + start, n - start);
     tt_stream_end(&ts);
     free(path);
+}
+
+/* "package: npm NAME 1.0.0 -> 1.1.0" (or its integrity changed under the same
+ * version), or NULL when the same. */
+static char *package_diff(const json_t *was, const json_t *now)
+{
+    const char *v0 = json_string_value(json_object_get(was, "version"));
+    const char *v1 = json_string_value(json_object_get(now, "version"));
+    const char *i0 = json_string_value(json_object_get(was, "integrity"));
+    const char *i1 = json_string_value(json_object_get(now, "integrity"));
+    const char *npm = json_string_value(json_object_get(now, "npm"));
+    if (v0 && v1 && strcmp(v0, v1) != 0)
+        return xasprintf("package: npm %s %s -> %s", npm, v0, v1);
+    if (i0 && i1 && strcmp(i0, i1) != 0)
+        return xasprintf("package: npm %s %s: integrity changed under the same version: pinned "
+                         "%.100s, now %.100s",
+                         npm, v1, i0, i1);
+    return NULL;
+}
+
+/* Points the manifest's command and mounts at the new install (old_dir ->
+ * package.dir) and pins package. */
+static void move_package(json_t *root, const char *old_dir, json_t *package)
+{
+    const char *new_dir = json_string_value(json_object_get(package, "dir"));
+    size_t n = strlen(old_dir);
+    static const char *const lists[] = {"command", "mounts", NULL};
+    for (size_t l = 0; lists[l]; l++) {
+        json_t *arr = json_object_get(root, lists[l]);
+        size_t i;
+        json_t *v;
+        json_array_foreach(arr, i, v)
+        {
+            const char *s = json_string_value(v);
+            if (s && strncmp(s, old_dir, n) == 0 && (s[n] == '\0' || s[n] == '/' || s[n] == ':')) {
+                char *moved = xasprintf("%s%s", new_dir, s + n);
+                json_array_set_new(arr, i, json_string(moved));
+                free(moved);
+            }
+        }
+    }
+    json_object_set(root, "package", package);
 }
 
 /* ---- add ---- */
@@ -644,13 +691,43 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     int rc = EXIT_USAGE;
     json_t *root = NULL;
     struct discovered d = {0};
+    struct npm_install pkg = {0};
+    const char *spec = NULL; /* npm:SPEC or npx's */
+    int rest = 0;
     if (access(path, F_OK) == 0) {
         log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
         goto out;
     }
     if (check_keys(cfg, po) < 0)
         goto out;
-    root = new_manifest(name, po, cmd, ncmd, err, sizeof(err));
+    /* npm:PACKAGE[@VERSION], or the `npx -y PACKAGE ...` of a client's configuration:
+     * installed into the hub's store, the command its bin script there. */
+    if (strncmp(cmd[0], "npm:", 4) == 0) {
+        spec = cmd[0] + 4;
+        rest = 1;
+    } else if (npm_from_npx(cmd, ncmd, &spec, &rest)) {
+        printf("spoke %s: \"%s\" is an npx command: taken as npm:%s\n", name, cmd[0], spec);
+        fflush(stdout); /* before npm's progress on stderr */
+    }
+    if (spec) {
+        if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
+            if (!strstr(err, "its output"))
+                log_warnx("%s", err);
+            log_warnx("nothing written");
+            rc = EXIT_CALL_FAILED;
+            goto out;
+        }
+        char **with_bin = xcalloc((size_t)(ncmd - rest) + 2, sizeof(char *));
+        with_bin[0] = pkg.bin;
+        for (int i = rest; i < ncmd; i++)
+            with_bin[i - rest + 1] = cmd[i];
+        root = new_manifest(name, po, with_bin, ncmd - rest + 1, err, sizeof(err));
+        free(with_bin);
+        if (root)
+            json_object_set(root, "package", pkg.package);
+    } else {
+        root = new_manifest(name, po, cmd, ncmd, err, sizeof(err));
+    }
     if (!root) {
         log_warnx("%s", err);
         goto out;
@@ -693,6 +770,13 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     printf("wrote %s (%zu tools pinned)\n", path, json_array_size(d.tools));
     rc = EXIT_OK;
 out:
+    /* A failed add leaves nothing behind: not the package it installed either. */
+    if (rc != EXIT_OK && spec) {
+        char *store = xasprintf("%s/.spoke-packages/%s", cfg->data_root, name);
+        rmtree(store);
+        free(store);
+    }
+    npm_install_free(&pkg);
     json_decref(root);
     json_decref(d.tools);
     json_decref(d.info);
@@ -713,16 +797,43 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
     json_t *root = jf_load(&c, 1024 * 1024);
     struct manifest *m = root ? manifest_from_json(root, path, false, err, sizeof(err)) : NULL;
     struct discovered d = {0};
+    struct npm_install pkg = {0};
+    char *old_dir = NULL, *vdiff = NULL;
+    bool written = false;
     int rc = -1;
     if (!m) {
         log_warnx("%s", err);
         goto out;
+    }
+    /* update of an npm: spoke: its spec installed again, the pin moved with it. */
+    const json_t *package = json_object_get(root, "package");
+    if (pin && package) {
+        char *spec = xasprintf("%s@%s", json_string_value(json_object_get(package, "npm")),
+                               json_string_value(json_object_get(package, "spec"))
+                                   ? json_string_value(json_object_get(package, "spec"))
+                                   : "latest");
+        int r = npm_install(cfg, name, spec, json_is_true(json_object_get(package, "scripts")),
+                            &pkg, err, sizeof(err));
+        free(spec);
+        if (r < 0) {
+            if (!strstr(err, "its output"))
+                log_warnx("%s", err);
+            goto out;
+        }
+        old_dir = xstrdup(json_string_value(json_object_get(package, "dir")));
+        vdiff = package_diff(package, pkg.package);
+        move_package(root, old_dir, pkg.package);
     }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
         log_warnx("spoke %s: %s", name, err);
         goto out;
     }
     char *diff = pin_diff_text(m->pinned, d.tools);
+    if (vdiff) {
+        char *both = xasprintf("%s%s%s", vdiff, diff ? "\n" : "", diff ? diff : "");
+        free(diff);
+        diff = both;
+    }
     char *pdiff = protocol_diff(root, &d);
     if (pdiff) {
         char *both = xasprintf("%s%s%s", pdiff, diff ? "\n" : "", diff ? diff : "");
@@ -764,8 +875,19 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
         goto out;
     }
     printf("wrote %s (%zu tools pinned)\n", path, json_array_size(d.tools));
+    written = true;
     rc = 0;
 out:
+    if (pkg.package) {
+        /* The version not pinned goes: the new one when nothing was written, else the
+         * old one. */
+        const char *new_dir = json_string_value(json_object_get(pkg.package, "dir"));
+        if (old_dir && strcmp(old_dir, new_dir) != 0)
+            rmtree(rc == 0 && written ? old_dir : new_dir);
+    }
+    npm_install_free(&pkg);
+    free(old_dir);
+    free(vdiff);
     manifest_free(m);
     json_decref(root);
     json_decref(d.tools);
@@ -785,6 +907,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"description", required_argument, NULL, 'd'},
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
+                                         {"npm-scripts", no_argument, NULL, 'S'},
                                          {"memory-mb", required_argument, NULL, 2000},
                                          {"nofile", required_argument, NULL, 2001},
                                          {"pids", required_argument, NULL, 2002},
@@ -846,6 +969,9 @@ int cmd_spokes_pin(int argc, char **argv)
             break;
         case 'R':
             po.no_roots = true;
+            break;
+        case 'S':
+            po.npm_scripts = true;
             break;
         case 2000: /* after CLI_COMMON_OPTIONS' codes */
         case 2001:

@@ -223,7 +223,7 @@ static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m
 {
     static const char *const keys[] = {"cpu_s", "as_mb",       "fsize_mb", "nofile",
                                        "nproc", "wall_s",      "call_s",   "memory_mb",
-                                       "pids",  "cpu_percent", "start_s", NULL};
+                                       "pids",  "cpu_percent", "start_s",  NULL};
     json_t *l = json_object_get(root, "limits");
     if (!l)
         return true;
@@ -402,12 +402,33 @@ static char *resolve_relative(const char *file, const char *path)
     return r;
 }
 
+/* "package": where `hub spokes add npm:...` installed the server (for update and
+ * verify; the hub itself starts the command as any other). */
+static bool load_package(struct jf_ctx *c, const json_t *root)
+{
+    static const char *const keys[] = {"npm", "spec",    "version", "integrity",
+                                       "dir", "scripts", NULL};
+    const json_t *p = json_object_get(root, "package");
+    if (!p)
+        return true;
+    if (!jf_object(c, p, "package", keys))
+        return false;
+    const char *v;
+    bool b;
+    return jf_string(c, p, "package", "npm", true, 214, &v) &&
+           jf_string(c, p, "package", "spec", false, 256, &v) &&
+           jf_string(c, p, "package", "version", true, 256, &v) &&
+           jf_string(c, p, "package", "integrity", false, 512, &v) &&
+           jf_string(c, p, "package", "dir", true, 4096, &v) &&
+           jf_bool(c, p, "package", "scripts", false, &b);
+}
+
 static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bool allow_no_tools,
                       struct manifest *m)
 {
     static const char *const keys[] = {"name",     "description", "command", "runtime", "profile",
                                        "network",  "limits",      "env",     "mounts",  "tools",
-                                       "protocol", "roots",       NULL};
+                                       "protocol", "roots",       "package", NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;
@@ -418,7 +439,7 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
         !jf_string(c, root, "", "protocol", false, 32, &protocol))
         return false;
     m->roots = true;
-    if (!jf_bool(c, root, "", "roots", false, &m->roots))
+    if (!jf_bool(c, root, "", "roots", false, &m->roots) || !load_package(c, root))
         return false;
     if (protocol && (m->protocol = mcpver_parse(protocol)) == MCP_V_UNKNOWN)
         return jf_fail(c, "", "protocol",

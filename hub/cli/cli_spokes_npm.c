@@ -1,0 +1,250 @@
+/* `hub spokes add NAME -- npm:PACKAGE[@VERSION] [ARG...]`, and a pasted
+ * `npx -y PACKAGE[@VERSION] [ARG...]`: the package is installed with npm into a store
+ * the hub manages (<data_root>/.spoke-packages/NAME/VERSION, --ignore-scripts unless
+ * the operator allows scripts), its version and integrity are pinned in the manifest
+ * ("package"), and the server's command is its bin script there. `hub spokes update`
+ * installs the same spec again and moves the pin when the version changed. */
+#include "cli_spokes_npm.h"
+#include "jsonfile.h"
+#include "log.h"
+#include "rmtree.h"
+#include "termtext.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NPM "npm"
+#define LOG_TAIL 2048
+
+/* "@scope/name@1.2" -> name "@scope/name", version "1.2" (NULL: latest). False for
+ * what npm would not take as a registry name. */
+static bool split_spec(const char *spec, char **name, char **version)
+{
+    const char *at = strchr(spec[0] == '@' ? spec + 1 : spec, '@');
+    size_t n = at ? (size_t)(at - spec) : strlen(spec);
+    if (n == 0 || n > 214)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = spec[i];
+        if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && !strchr("-._~@/", c) &&
+            !(c >= 'A' && c <= 'Z'))
+            return false;
+    }
+    if (spec[0] == '@' && !memchr(spec, '/', n))
+        return false;
+    *name = xstrndup(spec, n);
+    *version = at && at[1] ? xstrdup(at + 1) : NULL;
+    return true;
+}
+
+bool npm_from_npx(char **cmd, int ncmd, const char **spec, int *rest)
+{
+    const char *base = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
+    if (strcmp(base, "npx") != 0)
+        return false;
+    for (int i = 1; i < ncmd; i++) {
+        const char *a = cmd[i];
+        if (strcmp(a, "-y") == 0 || strcmp(a, "--yes") == 0 || strcmp(a, "-q") == 0 ||
+            strcmp(a, "--quiet") == 0)
+            continue;
+        if (strncmp(a, "--package=", 10) == 0 || strcmp(a, "-p") == 0 ||
+            strcmp(a, "--package") == 0 || a[0] == '-')
+            return false; /* npx forms that name a different bin: not guessed */
+        *spec = a;
+        *rest = i + 1;
+        return true;
+    }
+    return false;
+}
+
+/* Runs argv with stdout and stderr into log_path; its exit status, or -1. */
+static int run_logged(char *const argv[], const char *log_path)
+{
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        execvp(argv[0], argv);
+        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(fd);
+    if (pid < 0)
+        return -1;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void show_tail(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char buf[LOG_TAIL + 1];
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
+    size_t n = fseek(f, size > LOG_TAIL ? size - LOG_TAIL : 0, SEEK_SET) == 0
+                   ? fread(buf, 1, LOG_TAIL, f)
+                   : 0;
+    fclose(f);
+    struct tt_stream ts;
+    tt_stream_init(&ts, stderr, "  | ", 0);
+    tt_stream_write(&ts, buf, n);
+    tt_stream_end(&ts);
+}
+
+/* The bin script of an installed package: its "bin" (a string, the one entry, or the
+ * entry named for the package). */
+static char *package_bin(const char *pkg_dir, const char *name, char *err, size_t errlen)
+{
+    char *pj = xasprintf("%s/package.json", pkg_dir);
+    struct jf_ctx c = {.file = pj, .err = err, .errlen = errlen};
+    json_t *root = jf_load(&c, 4 * 1024 * 1024);
+    free(pj);
+    if (!root)
+        return NULL;
+    const json_t *bin = json_object_get(root, "bin");
+    const char *rel = json_string_value(bin);
+    const char *last = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    if (!rel && json_is_object(bin)) {
+        rel = json_string_value(json_object_get(bin, last));
+        if (!rel && json_object_size(bin) == 1)
+            rel = json_string_value(json_object_iter_value(json_object_iter((json_t *)bin)));
+        if (!rel) {
+            /* Several, none named for the package: the first in name order. */
+            const char *key, *best = NULL;
+            json_t *v;
+            json_object_foreach((json_t *)bin, key,
+                                v) if (json_is_string(v) && (!best || strcmp(key, best) < 0))
+            {
+                best = key;
+                rel = json_string_value(v);
+            }
+        }
+    }
+    char *out = rel ? xasprintf("%s/%s", pkg_dir, rel) : NULL;
+    if (!out)
+        snprintf(err, errlen, "package %s names no program (\"bin\" in its package.json)", name);
+    json_decref(root);
+    return out;
+}
+
+int npm_install(const struct hub_config *cfg, const char *app, const char *spec, bool scripts,
+                struct npm_install *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    char *name = NULL, *version = NULL;
+    if (!split_spec(spec, &name, &version)) {
+        snprintf(err, errlen, "\"%.100s\" is not an npm package name", spec);
+        return -1;
+    }
+    int rc = -1;
+    char *store = xasprintf("%s/.spoke-packages/%s", cfg->data_root, app);
+    char *tmp = xasprintf("%s/.installing.%d", store, (int)getpid());
+    char *log_path = xasprintf("%s/install.log", store);
+    char *target = NULL;
+    json_t *lock = NULL;
+    if (mkdir_p(tmp, 0755) < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    fprintf(stderr, "hub: installing %s%s%s with npm into %s (%s)...\n", name, version ? "@" : "",
+            version ? version : "", store,
+            scripts ? "install scripts allowed" : "--ignore-scripts");
+    char *pkg_arg = xasprintf("%s@%s", name, version ? version : "latest");
+    char *argv[] = {(char *)NPM,
+                    "install",
+                    "--prefix",
+                    tmp,
+                    "--no-audit",
+                    "--no-fund",
+                    "--omit=dev",
+                    "--no-save-dev",
+                    scripts ? "--foreground-scripts" : "--ignore-scripts",
+                    pkg_arg,
+                    NULL};
+    int st = run_logged(argv, log_path);
+    free(pkg_arg);
+    if (st != 0) {
+        snprintf(err, errlen, "npm install %s failed (%s %d); its output, %s:", spec,
+                 st < 0 ? "could not run npm:" : "exit", st < 0 ? errno : st, log_path);
+        log_warnx("%s", err);
+        show_tail(log_path);
+        goto out;
+    }
+    char *lock_path = xasprintf("%s/package-lock.json", tmp);
+    struct jf_ctx c = {.file = lock_path, .err = err, .errlen = errlen};
+    lock = jf_load(&c, 64 * 1024 * 1024);
+    free(lock_path);
+    char *key = xasprintf("node_modules/%s", name);
+    const json_t *entry = json_object_get(json_object_get(lock, "packages"), key);
+    free(key);
+    const char *got = json_string_value(json_object_get(entry, "version"));
+    const char *integrity = json_string_value(json_object_get(entry, "integrity"));
+    if (!got) {
+        snprintf(err, errlen, "npm installed no %s (package-lock.json has no version for it)",
+                 name);
+        goto out;
+    }
+    target = xasprintf("%s/%s", store, got);
+    if (access(target, F_OK) == 0) {
+        char *old = xasprintf("%s.old.%d", target, (int)getpid());
+        if (rename(target, old) < 0 || rmtree(old) < 0) {
+            snprintf(err, errlen, "replacing %s: %s", target, strerror(errno));
+            free(old);
+            goto out;
+        }
+        free(old);
+    }
+    if (rename(tmp, target) < 0) {
+        snprintf(err, errlen, "moving the install to %s: %s", target, strerror(errno));
+        goto out;
+    }
+    char *pkg_dir = xasprintf("%s/node_modules/%s", target, name);
+    out->bin = package_bin(pkg_dir, name, err, errlen);
+    free(pkg_dir);
+    if (!out->bin)
+        goto out;
+    out->package = json_pack("{s:s,s:s,s:s,s:s}", "npm", name, "spec", version ? version : "latest",
+                             "version", got, "dir", target);
+    if (integrity)
+        json_object_set_new(out->package, "integrity", json_string(integrity));
+    if (scripts)
+        json_object_set_new(out->package, "scripts", json_true());
+    fprintf(stderr, "hub: installed %s@%s%s%s\n", name, got, integrity ? " " : "",
+            integrity ? integrity : "");
+    rc = 0;
+out:
+    if (rc < 0 && access(tmp, F_OK) == 0)
+        rmtree(tmp);
+    json_decref(lock);
+    free(target);
+    free(log_path);
+    free(tmp);
+    free(store);
+    free(name);
+    free(version);
+    return rc;
+}
+
+void npm_install_free(struct npm_install *in)
+{
+    free(in->bin);
+    json_decref(in->package);
+    memset(in, 0, sizeof(*in));
+}

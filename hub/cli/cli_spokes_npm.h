@@ -1,0 +1,24 @@
+/* npm packages as spokes (cli_spokes_npm.c). */
+#ifndef HUB_CLI_SPOKES_NPM_H
+#define HUB_CLI_SPOKES_NPM_H
+
+#include "runtime/runtime.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+struct npm_install {
+    char *bin;       /* the server's program (its package's bin script), absolute */
+    json_t *package; /* the manifest's "package": npm, spec, version, integrity, dir */
+};
+
+/* True when cmd is a pasted `npx [-y] PACKAGE[@VERSION] ARGS...`: *spec the package
+ * and cmd[*rest] its first argument. */
+bool npm_from_npx(char **cmd, int ncmd, const char **spec, int *rest);
+/* Installs PACKAGE[@VERSION] for spoke app (progress on stderr): 0, or -1 with err
+ * (npm's output shown). */
+int npm_install(const struct hub_config *cfg, const char *app, const char *spec, bool scripts,
+                struct npm_install *out, char *err, size_t errlen);
+void npm_install_free(struct npm_install *in);
+
+#endif
