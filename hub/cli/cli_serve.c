@@ -40,6 +40,12 @@ static void usage(FILE *f)
             "  --app NAME         serve one app with its own tool names\n"
             "  --ask-exec         ask the user before every call, not only between apps\n"
             "  --tokens FILE      bearer tokens: lines 'sha256:HEX USER' (# comments)\n"
+            "  --oauth ISSUER     take OAuth access tokens instead: JWTs (RS256, ES256) of this\n"
+            "                     authorization server, scopes app:NAME or app:* (RFC 9728)\n"
+            "  --oauth-audience URI   this resource, the tokens' aud (default\n"
+            "                     http(s)://ADDR:PORT/mcp)\n"
+            "  --oauth-jwks URL   the issuer's keys (default: from its metadata)\n"
+            "  --oauth-user-claim C   the claim naming the hub user (default sub)\n"
             "  --tls-cert FILE    TLS certificate chain (PEM), with --tls-key\n"
             "  --tls-key FILE     TLS private key (PEM)\n"
             "  --insecure-http    allow plain HTTP beyond loopback\n"
@@ -106,6 +112,10 @@ int cmd_serve(int argc, char **argv)
                                          {"ask-exec", no_argument, NULL, 'e'},
                                          {"tokens", required_argument, NULL, 't'},
                                          {"tls-cert", required_argument, NULL, 'c'},
+                                         {"oauth", required_argument, NULL, 1100},
+                                         {"oauth-audience", required_argument, NULL, 1101},
+                                         {"oauth-jwks", required_argument, NULL, 1102},
+                                         {"oauth-user-claim", required_argument, NULL, 1103},
                                          {"tls-key", required_argument, NULL, 'k'},
                                          {"insecure-http", no_argument, NULL, 'I'},
                                          {"allow-origin", required_argument, NULL, 'o'},
@@ -161,6 +171,18 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'c':
             ho.tls_cert = optarg;
+            break;
+        case 1100:
+            ho.oauth_issuer = optarg;
+            break;
+        case 1101:
+            ho.oauth_audience = optarg;
+            break;
+        case 1102:
+            ho.oauth_jwks = optarg;
+            break;
+        case 1103:
+            ho.oauth_user_claim = optarg;
             break;
         case 'k':
             ho.tls_key = optarg;
@@ -226,6 +248,14 @@ int cmd_serve(int argc, char **argv)
     if (optind != argc || stdio == (ho.listen != NULL)) {
         log_warnx("give exactly one of --stdio and --http ADDR:PORT");
         usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (ho.oauth_issuer && ho.tokens_file) {
+        log_warnx("--oauth and --tokens are two ways to authenticate: give one");
+        return EXIT_USAGE;
+    }
+    if ((ho.oauth_audience || ho.oauth_jwks || ho.oauth_user_claim) && !ho.oauth_issuer) {
+        log_warnx("--oauth-audience, --oauth-jwks and --oauth-user-claim go with --oauth");
         return EXIT_USAGE;
     }
     if (!!ho.tls_cert != !!ho.tls_key) {

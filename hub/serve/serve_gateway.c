@@ -204,7 +204,8 @@ static void list_all(struct serve_session *ss, const json_t *id, const char *met
     g->pending = 1;
     struct manifest_set *ms = ss->sv->ms;
     for (size_t i = 0; i < ms->n; i++)
-        ask_page(g, ms->v[i]->name, 0, NULL);
+        if (serve_session_app_ok(ss, ms->v[i]->name))
+            ask_page(g, ms->v[i]->name, 0, NULL);
     if (--g->pending == 0)
         list_finish(g);
 }

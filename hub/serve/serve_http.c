@@ -384,7 +384,8 @@ static void on_peer_closed(evutil_socket_t fd, short what, void *ud)
 /* A modern request: served on a session of its own, which ends with its answer; the
  * Mcp-Session-Id header is ignored. */
 static void modern_post(struct http_server *srv, struct evhttp_request *req, struct jrpc_msg *msg,
-                        size_t token, const char *user, const char *remote, bool sse_ok)
+                        size_t token, const char *user, const json_t *apps, const char *remote,
+                        bool sse_ok)
 {
     if (msg->kind != JRPC_REQUEST) {
         evhttp_send_reply(req, 202, "Accepted", NULL); /* none is defined over HTTP */
@@ -407,6 +408,7 @@ static void modern_post(struct http_server *srv, struct evhttp_request *req, str
     LIST_INIT(&hs->streams);
     LIST_INSERT_HEAD(&srv->ephemeral, hs, link);
     hs->ss = serve_session_new(srv->sv, &http_transport, hs, user, remote, "http");
+    hs->ss->apps = json_incref((json_t *)apps);
     struct http_stream *s = xcalloc(1, sizeof(*s));
     s->srv = srv;
     s->hs = hs;
@@ -546,8 +548,40 @@ static void peer(struct evhttp_request *req, char *out, size_t len)
 
 /* A request the gate refused: 403 for Host and Origin, 401 with WWW-Authenticate and how
  * to send a token; audited unless the connection's gate did it already. */
+/* --oauth's 401 and 403 (RFC 6750, RFC 9728): where the resource's metadata is, the
+ * scope it wants, and why a token was refused. */
+static void oauth_refuse(struct http_server *srv, struct evhttp_request *req, enum gate_result r,
+                         const char *why)
+{
+    if (!why || !*why)
+        why = http_gate_reason(r);
+    /* The description in a quoted-string: its quotes, backslashes and controls left out. */
+    char d[300];
+    size_t o = 0;
+    for (const char *p = why; *p && o < sizeof(d) - 1; p++)
+        if (*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+            d[o++] = *p;
+    d[o] = '\0';
+    char hdr[1024];
+    if (r == GATE_NO_TOKEN) /* RFC 6750: no error code when no credentials came */
+        snprintf(hdr, sizeof(hdr), "Bearer resource_metadata=\"%s\", scope=\"app:*\"",
+                 oauth_metadata_url(srv->oauth));
+    else
+        snprintf(hdr, sizeof(hdr),
+                 "Bearer resource_metadata=\"%s\", scope=\"app:*\", error=\"%s\", "
+                 "error_description=\"%s\"",
+                 oauth_metadata_url(srv->oauth),
+                 r == GATE_SCOPE ? "insufficient_scope" : "invalid_token", d);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", hdr);
+    reply_rpc_error(req, http_gate_status(r), r == GATE_SCOPE ? "Forbidden" : "Unauthorized",
+                    -32001,
+                    r == GATE_NO_TOKEN ? "no bearer token: this hub takes OAuth access tokens of "
+                                         "its authorization server (see resource_metadata)"
+                                       : why);
+}
+
 static void refuse(struct http_server *srv, struct evhttp_request *req, enum gate_result r,
-                   const char *remote, bool audited)
+                   const char *remote, bool audited, const char *why)
 {
     int status = http_gate_status(r);
     if (status == 403)
@@ -555,7 +589,8 @@ static void refuse(struct http_server *srv, struct evhttp_request *req, enum gat
     else
         srv->sv->m.http_unauthorized++;
     if (!audited)
-        serve_audit_http(srv->sv, remote, "failure", http_gate_reason(r), status);
+        serve_audit_http(srv->sv, remote, "failure", why && *why ? why : http_gate_reason(r),
+                         status);
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     evhttp_add_header(out, "Connection", "close");
     if (r == GATE_HOST) {
@@ -565,6 +600,10 @@ static void refuse(struct http_server *srv, struct evhttp_request *req, enum gat
     }
     if (r == GATE_ORIGIN) {
         reply_rpc_error(req, 403, "Forbidden", -32000, "Origin not allowed");
+        return;
+    }
+    if (srv->oauth) {
+        oauth_refuse(srv, req, r, why);
         return;
     }
     /* RFC 6750: no error code when no credentials came; the text says what to do. */
@@ -609,7 +648,7 @@ static bool room_for_session(struct http_server *srv, size_t token)
 }
 
 static void on_post(struct http_server *srv, struct evhttp_request *req, size_t token,
-                    const char *user, const char *remote)
+                    const char *user, const json_t *apps, const char *remote)
 {
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
     const char *ctype = evhttp_find_header(in, "Content-Type");
@@ -640,7 +679,7 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
     const char *pv_header = evhttp_find_header(in, "MCP-Protocol-Version");
     if ((msg.kind == JRPC_REQUEST && serve_modern_meta(msg.params)) ||
         (pv_header && mcpver_modern(mcpver_parse(pv_header)))) {
-        modern_post(srv, req, &msg, token, user, remote, sse_ok);
+        modern_post(srv, req, &msg, token, user, apps, remote, sse_ok);
         jrpc_msg_free(&msg);
         return;
     }
@@ -660,6 +699,7 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
         hs->token = token;
         LIST_INIT(&hs->streams);
         hs->ss = serve_session_new(srv->sv, &http_transport, hs, user, remote, "http");
+        hs->ss->apps = json_incref((json_t *)apps);
         LIST_INSERT_HEAD(&srv->sessions, hs, link);
         srv->n_sessions++;
         srv->use[token].sessions++;
@@ -857,7 +897,7 @@ static void on_request(struct evhttp_request *req, void *ud)
         evhttp_add_header(out, "Connection", "close");
     enum gate_result g = http_gate_origin(srv, host, origin);
     if (g != GATE_OK) {
-        refuse(srv, req, g, remote, audited);
+        refuse(srv, req, g, remote, audited, NULL);
         return;
     }
     if (origin) {
@@ -869,6 +909,14 @@ static void on_request(struct evhttp_request *req, void *ud)
         on_options(req, origin);
         return;
     }
+    /* RFC 9728's document: at the well-known path, and under it the resource's path. */
+    if (srv->oauth && path &&
+        (strcmp(path, "/.well-known/oauth-protected-resource") == 0 ||
+         strcmp(path, "/.well-known/oauth-protected-resource/mcp") == 0) &&
+        (cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD)) {
+        reply_json(req, 200, "OK", oauth_metadata(srv->oauth, srv->sv->ms));
+        return;
+    }
     if (!path || strcmp(path, "/mcp") != 0) {
         not_found(req, path ? path : "");
         return;
@@ -876,12 +924,12 @@ static void on_request(struct evhttp_request *req, void *ud)
     struct gate_verdict v;
     http_gate(srv, host, origin, evhttp_find_header(in, "Authorization"), &v);
     if (v.result != GATE_OK) {
-        refuse(srv, req, v.result, remote, audited);
+        refuse(srv, req, v.result, remote, audited && !srv->oauth, v.why);
         return;
     }
     switch (cmd) {
     case EVHTTP_REQ_POST:
-        on_post(srv, req, v.token, v.user, remote);
+        on_post(srv, req, v.token, v.user, v.apps, remote);
         break;
     case EVHTTP_REQ_GET:
     case EVHTTP_REQ_HEAD:
@@ -895,6 +943,7 @@ static void on_request(struct evhttp_request *req, void *ud)
         reply_rpc_error(req, 405, "Method Not Allowed", JRPC_INVALID_REQUEST,
                         "the MCP endpoint takes " ALLOWED_METHODS);
     }
+    gate_verdict_done(&v);
 }
 
 /* ---- TLS ---- */
@@ -932,17 +981,19 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     char err[512];
     int rc = -1;
     bool secure = o->tls_cert || o->insecure_http;
+    bool authenticated = o->tokens_file || o->oauth_issuer;
     srv.loopback = true; /* until the address parses: its errors are said as such */
     int fd =
-        serve_listen_socket(o->listen, secure && o->tokens_file, &srv.loopback, err, sizeof(err));
+        serve_listen_socket(o->listen, secure && authenticated, &srv.loopback, err, sizeof(err));
     if (fd < 0 && !srv.loopback && !secure) {
         log_warnx("--http %s is beyond loopback: give --tls-cert/--tls-key, or --insecure-http "
                   "if a TLS proxy in front of it is your choice",
                   o->listen);
         return -1;
     }
-    if (fd < 0 && !srv.loopback && !o->tokens_file) {
-        log_warnx("--http %s is beyond loopback: --tokens FILE is required", o->listen);
+    if (fd < 0 && !srv.loopback && !authenticated) {
+        log_warnx("--http %s is beyond loopback: --tokens FILE is required (or --oauth ISSUER)",
+                  o->listen);
         return -1;
     }
     if (fd < 0) {
@@ -958,6 +1009,22 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
         log_warnx("--tokens: %s", err);
         close(fd);
         return -1;
+    }
+    if (o->oauth_issuer) {
+        /* The resource's URI, the tokens' audience: as given, else as this listener
+         * would be named. */
+        char aud[300];
+        snprintf(aud, sizeof(aud), "%s://%s/mcp", o->tls_cert ? "https" : "http", o->listen);
+        struct oauth_opts oo = {.issuer = o->oauth_issuer,
+                                .audience = o->oauth_audience ? o->oauth_audience : aud,
+                                .jwks_uri = o->oauth_jwks,
+                                .user_claim = o->oauth_user_claim,
+                                .max_users = HTTP_TOKEN_SLOTS - 1};
+        if (!(srv.oauth = oauth_new(&oo, err, sizeof(err)))) {
+            log_warnx("--oauth: %s", err);
+            close(fd);
+            return -1;
+        }
     }
     srv.use = xcalloc(HTTP_TOKEN_SLOTS, sizeof(*srv.use));
     if (o->tls_cert) {
@@ -990,7 +1057,7 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
     struct timeval tv = {.tv_sec = o->idle_timeout_s < 2 * SWEEP_INTERVAL_S ? 1 : SWEEP_INTERVAL_S};
     event_add(srv.ev_sweep, &tv);
     log_info("serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http", o->listen);
-    if (!srv.tokens)
+    if (!srv.tokens && !srv.oauth)
         log_info("sessions without a token act as user %s", o->user);
     char status[300];
     snprintf(status, sizeof(status), "serving MCP on %s://%s/mcp", srv.ssl ? "https" : "http",
@@ -1014,6 +1081,7 @@ out:
     if (srv.ssl)
         SSL_CTX_free(srv.ssl);
     tokens_free(srv.tokens);
+    oauth_free(srv.oauth);
     free(srv.use);
     return rc;
 }

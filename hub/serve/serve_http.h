@@ -7,6 +7,7 @@
 #define HUB_SERVE_HTTP_H
 
 #include "serve_impl.h"
+#include "serve_oauth.h"
 
 #include <event2/http.h>
 #include <event2/listener.h>
@@ -44,6 +45,7 @@ struct http_server {
     uint16_t port;
     LIST_HEAD(, http_sess) sessions;
     LIST_HEAD(, http_sess) ephemeral; /* 2026-07-28 requests' own sessions (serve_http.c) */
+    struct oauth *oauth;              /* --oauth: tokens are the issuer's JWTs */
     size_t n_sessions, n_streams;
     struct event *ev_sweep, *ev_sighup, *ev_tokens;
     /* serve_http_conn.c's */
@@ -60,13 +62,19 @@ struct http_server {
 
 /* ---- serve_http_gate.c ---- */
 
-enum gate_result { GATE_OK, GATE_HOST, GATE_ORIGIN, GATE_NO_TOKEN, GATE_BAD_TOKEN };
+enum gate_result { GATE_OK, GATE_HOST, GATE_ORIGIN, GATE_NO_TOKEN, GATE_BAD_TOKEN, GATE_SCOPE };
 
 struct gate_verdict {
     enum gate_result result;
     size_t token;     /* its line, or the last slot without a tokens file */
     const char *user; /* the token's user (the tokens' own string), when GATE_OK */
+    /* --oauth (serve_oauth.c): the user's name here, the apps the token's scopes reach
+     * (NULL: every app; release with gate_verdict_done) and why a token was refused */
+    char oauth_user[65];
+    json_t *apps;
+    char why[300];
 };
+void gate_verdict_done(struct gate_verdict *v);
 
 /* The checks of a request's headers, in order: Host (a loopback listener answers only
  * to loopback names: DNS rebinding), Origin (browsers' cross-site requests), the bearer

@@ -380,6 +380,7 @@ static void gate_head(struct http_conn *c, const char *block, size_t len)
     if (!h.bad)
         http_gate(srv, h.has_host ? h.host : NULL, h.has_origin ? h.origin : NULL,
                   h.has_auth ? h.auth : NULL, &v);
+    gate_verdict_done(&v); /* the request's own gate gives its apps */
     struct evhttp_connection *evcon = conn_evcon(c);
     if (v.result == GATE_OK) {
         c->gated = true;

@@ -125,7 +125,7 @@ void http_gate(const struct http_server *srv, const char *host, const char *orig
     v->result = http_gate_origin(srv, host, origin);
     if (v->result != GATE_OK)
         return;
-    if (!srv->tokens) {
+    if (!srv->tokens && !srv->oauth) {
         v->user = srv->o->user;
         return;
     }
@@ -136,6 +136,20 @@ void http_gate(const struct http_server *srv, const char *host, const char *orig
     const char *tok = authorization + 7;
     while (*tok == ' ')
         tok++;
+    if (srv->oauth) {
+        struct oauth_verdict ov;
+        enum oauth_result r = oauth_check(srv->oauth, tok, strlen(tok), &ov);
+        str_copy(v->why, ov.why, sizeof(v->why));
+        if (r != OAUTH_OK) {
+            v->result = r == OAUTH_SCOPE ? GATE_SCOPE : GATE_BAD_TOKEN;
+            return;
+        }
+        str_copy(v->oauth_user, ov.user, sizeof(v->oauth_user));
+        v->user = v->oauth_user;
+        v->token = ov.slot;
+        v->apps = ov.apps;
+        return;
+    }
     v->user = tokens_check(srv->tokens, tok, strlen(tok), &v->token);
     if (!v->user) {
         v->token = HTTP_TOKEN_SLOTS - 1;
@@ -154,6 +168,8 @@ const char *http_gate_reason(enum gate_result r)
         return "no bearer token";
     case GATE_BAD_TOKEN:
         return "the bearer token is not valid";
+    case GATE_SCOPE:
+        return "the token's scopes reach no app";
     default:
         return "allowed";
     }
@@ -161,7 +177,13 @@ const char *http_gate_reason(enum gate_result r)
 
 int http_gate_status(enum gate_result r)
 {
-    return r == GATE_OK ? 200 : r == GATE_HOST || r == GATE_ORIGIN ? 403 : 401;
+    return r == GATE_OK ? 200 : r == GATE_HOST || r == GATE_ORIGIN || r == GATE_SCOPE ? 403 : 401;
+}
+
+void gate_verdict_done(struct gate_verdict *v)
+{
+    json_decref(v->apps);
+    v->apps = NULL;
 }
 
 /* ---- the tokens file ---- */

@@ -122,6 +122,8 @@ struct serve_session {
      * the request being handled now is one */
     json_t *modern_ids;
     bool in_modern;
+    /* --oauth: the apps the token's scopes reach (an array of names), NULL: every app */
+    json_t *apps;
     LIST_HEAD(, serve_call) calls;
     size_t n_calls;
     LIST_HEAD(, serve_ask) asks;
@@ -247,6 +249,9 @@ void serve_stream_close(struct serve_stream *st, const char *why, bool drain);
 
 /* The methods after initialize (or of a modern request), for either. */
 void serve_session_dispatch(struct serve_session *ss, struct jrpc_msg *msg);
+
+/* Whether the session may reach app (its token's scopes, --oauth). */
+bool serve_session_app_ok(const struct serve_session *ss, const char *app);
 
 /* ---- serve_modern.c ---- */
 /* Whether a request's params name a protocol version in _meta (2026-07-28 and on). */

@@ -48,6 +48,16 @@ struct serve_session *serve_session_new(struct serve *sv, const struct serve_tra
     return ss;
 }
 
+bool serve_session_app_ok(const struct serve_session *ss, const char *app)
+{
+    if (!ss->apps)
+        return true;
+    size_t i;
+    json_t *v;
+    json_array_foreach(ss->apps, i, v) if (strcmp(json_string_value(v), app) == 0) return true;
+    return false;
+}
+
 struct serve_session *serve_session_find(struct serve *sv, const char *id)
 {
     struct serve_session *ss;
@@ -346,5 +356,6 @@ void serve_session_close(struct serve_session *ss, const char *reason)
     LIST_REMOVE(ss, link);
     ss->sv->m.sessions_open--;
     json_decref(ss->modern_ids);
+    json_decref(ss->apps);
     free(ss);
 }

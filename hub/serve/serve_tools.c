@@ -37,7 +37,7 @@ json_t *serve_tools_list(struct serve_session *ss)
     const struct manifest_set *ms = ss->sv->ms;
     for (size_t i = 0; i < ms->n; i++) {
         const struct manifest *m = ms->v[i];
-        if (ss->app[0] && strcmp(m->name, ss->app) != 0)
+        if ((ss->app[0] && strcmp(m->name, ss->app) != 0) || !serve_session_app_ok(ss, m->name))
             continue;
         for (size_t j = 0; j < m->n_tools; j++)
             json_array_append_new(tools, tool_object(m, &m->tools[j], !ss->app[0]));
@@ -199,6 +199,8 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     }
     const struct manifest *m = NULL;
     const struct manifest_tool *t = resolve(ss, name, &m);
+    if (t && !serve_session_app_ok(ss, m->name))
+        t = NULL; /* beyond the token's scopes: as if it were not there */
     if (!t) {
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "unknown tool \"%.130s\"", name);
         return;
@@ -308,6 +310,10 @@ void serve_forward_app(struct serve_session *ss, const json_t *id, const char *a
                        const char *method, const json_t *params, serve_rewrite_fn rewrite)
 {
     struct serve *sv = ss->sv;
+    if (!serve_session_app_ok(ss, app)) {
+        serve_session_error(ss, id, JRPC_INVALID_PARAMS, "%s: no app %s here", method, app);
+        return;
+    }
     struct serve_call *sc = serve_call_start(ss, id, app, method);
     if (!sc)
         return;
