@@ -59,8 +59,14 @@ add filesystem -- "$MODS/.bin/mcp-server-filesystem" /data
 is "spokes add filesystem exits 0" "$?" 0
 [ -s "$TMP/add.filesystem" ] && grep -q "cannot be pinned" "$TMP/add.filesystem" &&
     diag "$(cat "$TMP/add.filesystem" | tail -1)"
+# A clone under /tmp has its code bound at /opt/spoke-code/N/node_modules (the jail's
+# /tmp is its own), elsewhere at its own path.
+case $(realpath "$MODS") in
+/tmp/*) code_at=" at /opt/spoke-code/0/node_modules" ;;
+*) code_at="" ;;
+esac
 like "add says what it binds for the server's code" "$(cat "$TMP/add.memory")" \
-    "binds read-only: $MODS \\(the server's code\\)"
+    "binds read-only: $MODS$code_at \\(the server's code\\)"
 like "add shows each tool with its irreversible guess" "$(cat "$TMP/add.memory")" \
     "delete_entities +Delete Entities +irreversible \\(destructiveHint\\)"
 like "... readOnlyHint tools are reversible" "$(cat "$TMP/add.memory")" \
@@ -189,6 +195,7 @@ print(" ".join(sorted(re.sub(r"^\[(DIR|FILE)\] ", "", l) for l in t.splitlines()
 # The server's code is bound read-only at its host path: its top directory (/work,
 # /root, ... wherever the tree was cloned) is the one host name in the jail's root.
 code_top=$(realpath "$MODS" | cut -d/ -f2)
+[ -n "$code_at" ] && code_top=opt
 expected=$(printf '%s\n' data dev etc lib lib64 proc tmp usr "$code_top" | sort -u | tr '\n' ' ')
 is "its \"/\" is the jail's root: its /data, the node runtime, the server's code, nothing else" \
     "$root_list" "${expected% }"
