@@ -18,15 +18,16 @@ bool jf_fail(struct jf_ctx *c, const char *where, const char *key, const char *f
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     const char *sep = (where && *where && key && *key) ? "." : "";
-    snprintf(c->err, c->errlen, "%s: %s%s%s%s%s", c->file, where ? where : "", sep,
-             key ? key : "", ((where && *where) || (key && *key)) ? ": " : "", msg);
+    snprintf(c->err, c->errlen, "%s: %s%s%s%s%s", c->file, where ? where : "", sep, key ? key : "",
+             ((where && *where) || (key && *key)) ? ": " : "", msg);
     return false;
 }
 
 json_t *jf_parse(struct jf_ctx *c, const char *text, size_t len)
 {
     json_error_t e;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
+    json_t *root =
+        json_loadb(text, len, JSON_REJECT_DUPLICATES | (c->any_value ? JSON_DECODE_ANY : 0), &e);
     if (!root)
         snprintf(c->err, c->errlen, "%s:%d:%d: invalid JSON: %s", c->file, e.line, e.column,
                  e.text);
@@ -47,8 +48,8 @@ json_t *jf_load(struct jf_ctx *c, size_t max_bytes)
         return NULL;
     }
     if ((uint64_t)st.st_size > max_bytes) {
-        snprintf(c->err, c->errlen, "%s: file is %lld bytes, more than the %zu allowed",
-                 c->file, (long long)st.st_size, max_bytes);
+        snprintf(c->err, c->errlen, "%s: file is %lld bytes, more than the %zu allowed", c->file,
+                 (long long)st.st_size, max_bytes);
         close(fd);
         return NULL;
     }
@@ -66,14 +67,14 @@ json_t *jf_load(struct jf_ctx *c, size_t max_bytes)
     return root;
 }
 
-bool jf_object(struct jf_ctx *c, const json_t *obj, const char *where,
-               const char *const allowed[])
+bool jf_object(struct jf_ctx *c, const json_t *obj, const char *where, const char *const allowed[])
 {
     if (!json_is_object(obj))
         return jf_fail(c, where, NULL, "must be a JSON object");
     const char *key;
     json_t *value;
-    json_object_foreach((json_t *)obj, key, value) {
+    json_object_foreach((json_t *)obj, key, value)
+    {
         bool known = false;
         for (size_t i = 0; allowed[i]; i++)
             if (strcmp(key, allowed[i]) == 0)
@@ -112,8 +113,8 @@ bool jf_string(struct jf_ctx *c, const json_t *obj, const char *where, const cha
     return true;
 }
 
-bool jf_int(struct jf_ctx *c, const json_t *obj, const char *where, const char *key,
-            bool required, int64_t min, int64_t max, int64_t *out)
+bool jf_int(struct jf_ctx *c, const json_t *obj, const char *where, const char *key, bool required,
+            int64_t min, int64_t max, int64_t *out)
 {
     bool ok;
     json_t *v = jf_field(c, obj, where, key, required, &ok);
@@ -126,8 +127,8 @@ bool jf_int(struct jf_ctx *c, const json_t *obj, const char *where, const char *
     return true;
 }
 
-bool jf_bool(struct jf_ctx *c, const json_t *obj, const char *where, const char *key,
-             bool required, bool *out)
+bool jf_bool(struct jf_ctx *c, const json_t *obj, const char *where, const char *key, bool required,
+             bool *out)
 {
     bool ok;
     json_t *v = jf_field(c, obj, where, key, required, &ok);

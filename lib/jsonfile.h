@@ -16,6 +16,7 @@ struct jf_ctx {
     const char *file; /* named in every message */
     char *err;
     size_t errlen;
+    bool any_value; /* jf_load/jf_parse take any JSON value, not only an object or array */
 };
 
 /* Reads and parses a file of at most max_bytes; NULL and a message on failure. */
@@ -28,16 +29,15 @@ bool jf_fail(struct jf_ctx *c, const char *where, const char *key, const char *f
     __attribute__((format(printf, 4, 5)));
 
 /* obj must be an object holding only keys from allowed (NULL-terminated). */
-bool jf_object(struct jf_ctx *c, const json_t *obj, const char *where,
-               const char *const allowed[]);
+bool jf_object(struct jf_ctx *c, const json_t *obj, const char *where, const char *const allowed[]);
 
 /* Each getter leaves *out untouched when the key is absent and not required. */
 bool jf_string(struct jf_ctx *c, const json_t *obj, const char *where, const char *key,
                bool required, size_t max_len, const char **out);
-bool jf_int(struct jf_ctx *c, const json_t *obj, const char *where, const char *key,
-            bool required, int64_t min, int64_t max, int64_t *out);
-bool jf_bool(struct jf_ctx *c, const json_t *obj, const char *where, const char *key,
-             bool required, bool *out);
+bool jf_int(struct jf_ctx *c, const json_t *obj, const char *where, const char *key, bool required,
+            int64_t min, int64_t max, int64_t *out);
+bool jf_bool(struct jf_ctx *c, const json_t *obj, const char *where, const char *key, bool required,
+             bool *out);
 /* An array of strings, each 1..max_len bytes; *out is NULL-terminated, free with
  * jf_strv_free(). */
 bool jf_strings(struct jf_ctx *c, const json_t *obj, const char *where, const char *key,

@@ -109,7 +109,8 @@ int cmd_schema(int argc, char **argv)
         return EXIT_USAGE;
     }
     char err[512];
-    struct jf_ctx jc = {.file = argv[optind], .err = err, .errlen = sizeof(err)};
+    /* A schema file's root may be true or false (the drafts allow boolean schemas). */
+    struct jf_ctx jc = {.file = argv[optind], .err = err, .errlen = sizeof(err), .any_value = true};
     json_t *js = jf_load(&jc, SCHEMA_FILE_MAX);
     if (!js) {
         fprintf(stderr, "hub schema: %s\n", err);

@@ -149,6 +149,10 @@ enum schema_dialect schema_dialect_of(const char *uri);
  * set when it is outside every document or does not exist. */
 const json_t *schema_lookup(struct schema *s, const char *uri, char *why, size_t whylen);
 
+/* meta.c: the JSON text of a draft's meta-schema (or a 2019-09/2020-12 vocabulary) by
+ * its URI without fragment, NULL for any other URI. */
+const char *schema_builtin_meta(const char *uri);
+
 /* schema_json.c */
 unsigned schema_instance_type(const json_t *j);
 bool schema_json_equal(const json_t *a, const json_t *b);

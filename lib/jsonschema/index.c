@@ -335,6 +335,12 @@ const json_t *schema_lookup(struct schema *s, const char *uri, char *why, size_t
     char *nofrag = schema_uri_split(uri, &frag);
     const json_t *res = shash_get(&s->resources, nofrag, strlen(nofrag));
     const json_t *doc = res ? NULL : shash_get(&s->extra, nofrag, strlen(nofrag));
+    const char *meta = res || doc ? NULL : schema_builtin_meta(nofrag);
+    if (meta) { /* a draft's meta-schema: built in, loaded when first used */
+        json_t *m = json_loads(meta, 0, NULL);
+        json_array_append_new(s->docs, m);
+        doc = m;
+    }
     if (doc) { /* another document, first used here */
         shash_put(&s->resources, nofrag, strlen(nofrag), (void *)doc);
         char *saved = s->err;

@@ -6,7 +6,8 @@
  * every "$ref" resolved to a location in the same document (by JSON pointer, "$id" or
  * "$anchor"; "$dynamicRef" and 2019-09's "$recursiveRef" through the dynamic scope),
  * every "pattern" compiled (PCRE2, ECMA-262 options). A reference to anything outside
- * the document is refused then, with the reference named: schemas are never fetched.
+ * the document is refused then, with the reference named: schemas are never fetched
+ * (the drafts' own meta-schemas are built in, meta.c).
  * Unknown keywords are ignored, as the specification says. "format" and the content keywords are
  * annotations only.
  *
