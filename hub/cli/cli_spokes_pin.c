@@ -6,6 +6,7 @@
  * irreversible, and after the user's yes writes <spokes dir>/NAME.json with every
  * tool's MCP object pinned. update lists again and shows what changed, verify checks
  * what is installed against what the servers list now. */
+#include "cli_spokes_allow.h"
 #include "cli_spokes_npm.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
@@ -700,6 +701,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     }
     if (check_keys(cfg, po) < 0)
         goto out;
+    if (po->allow && allow_check(cfg, name, po->allow) < 0)
+        goto out; /* exit 2: a refused --allow */
     /* npm:PACKAGE[@VERSION], or the `npx -y PACKAGE ...` of a client's configuration:
      * installed into the hub's store, the command its bin script there. */
     if (strncmp(cmd[0], "npm:", 4) == 0) {

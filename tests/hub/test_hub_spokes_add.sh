@@ -59,6 +59,25 @@ EOF
 "$BIN/hub" call --config "$CONF" --spokes "$NEW" broken.poke '{}' >"$TMP/out" 2>"$TMP/err"
 is "hub call of a spoke that exits at start fails (exit 3)" "$?" 3
 like "... naming its log" "$(cat "$TMP/err")" "\\(its log: $LOGS/broken.log\\)"
+# ---- --allow of a public suffix: refused, naming what the server asked for ----
+add gmaps --allow googleapis.com -- rawspoke >"$TMP/out" 2>"$TMP/err"
+is "--allow googleapis.com (a public suffix) is refused before anything starts (exit 2)" "$?" 2
+like "... saying why" "$(cat "$TMP/err")" "--allow googleapis.com: a public suffix, which would allow every site"
+like "... and, with no record of what the server asked, how to find out" "$(cat "$TMP/err")" \
+    "once it has run, netproxy's refusals in $PROXY_AUDIT name what it asked for"
+# What netproxy writes when it refuses the server's CONNECT and its resolver's query.
+cat >>"$PROXY_AUDIT" <<EOF
+{"event":{"action":"connect","outcome":"failure","reason":"not-allowed"},"isolate":{"spoke":"gmaps-1a2b3c4d"},"destination":{"domain":"maps.googleapis.com","port":443}}
+{"event":{"action":"dns-query","outcome":"failure"},"isolate":{"spoke":"gmaps-5e6f7a8b"},"dns":{"question":{"name":"roads.googleapis.com"}}}
+{"event":{"action":"connect","outcome":"failure"},"isolate":{"spoke":"other-1a2b3c4d"},"destination":{"domain":"storage.googleapis.com","port":443}}
+EOF
+add gmaps --allow googleapis.com -- rawspoke >"$TMP/out" 2>"$TMP/err"
+is "after netproxy refused the server's names: still refused (exit 2)" "$?" 2
+like "... naming the names it asked for under the suffix, as an --allow to use" "$(cat "$TMP/err")" \
+    "the server asked for these names under it \\(refused by netproxy, $PROXY_AUDIT\\): --allow maps.googleapis.com,roads.googleapis.com"
+unlike "... and only this server's" "$(cat "$TMP/err")" "storage.googleapis.com"
+check "... nothing written" test ! -e "$NEW/gmaps.json"
+
 # ---- code under /tmp (where the jail has its own): bound elsewhere, the command rewritten ----
 mkdir -p "$TMP/code"
 echo data >"$TMP/code/server.js"
