@@ -30,6 +30,7 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     sv->ctl_fd = sv->ctl_lock = -1;
     LIST_INIT(&sv->ctl_conns);
     TAILQ_INIT(&sv->approvals);
+    LIST_INIT(&sv->mrtr);
     sv->ask_exec = o->ask_exec;
     sv->answers = answers_ref(o->answers);
     sv->grant_store = o->grant_store;
@@ -62,6 +63,7 @@ void serve_close_sessions(struct serve *sv, const char *reason)
 {
     serve_control_stop(sv); /* attached sessions end with their connections */
     serve_queue_free(sv);   /* questions nobody will answer now */
+    serve_mrtr_withdraw(sv, NULL, "the hub is shutting down");
     while (!LIST_EMPTY(&sv->sessions))
         serve_session_close(LIST_FIRST(&sv->sessions), reason);
 }

@@ -314,6 +314,13 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
         return;
     }
     bool only_queue = sv->cfg->approvals_only;
+    /* 2026-07-28: asked as the request's answer (input_required), when it can be. */
+    if (!only_queue && ss && sc->modern && sc->can_elicit) {
+        json_t *qp = question_params(ss, q);
+        json_object_set_new(qp, "mode", json_string("form"));
+        if (serve_mrtr_ask(sc, qp, on_perm_answer, pc))
+            return;
+    }
     if (!only_queue && ss && ss->can_elicit && !sc->modern &&
         serve_session_request(ss, sc->req_id, "elicitation/create", question_params(ss, q),
                               on_perm_answer, pc) == 0)

@@ -24,6 +24,8 @@
 /* How long a question waits for `hub approvals` under serve.approvals_only when
  * serve.approval_wait_s says nothing. */
 #define SERVE_APPROVAL_WAIT_S 300
+/* How long a question sent as input_required (2026-07-28) waits for the retry. */
+#define SERVE_MRTR_WAIT_S 300
 /* Grants remembered per session and per user ("session"/"always" answers). */
 #define SERVE_MAX_GRANTS 256
 
@@ -96,6 +98,8 @@ struct serve {
     /* questions waiting for hub approvals (serve_queue.c) */
     TAILQ_HEAD(, approval) approvals;
     size_t n_approvals;
+    /* questions sent as input_required, waiting for their retry (serve_mrtr.c) */
+    LIST_HEAD(, mrtr_wait) mrtr;
 };
 
 enum serve_session_state { SS_NEW, SS_READY, SS_CLOSED };
@@ -122,6 +126,7 @@ struct serve_session {
      * the request being handled now is one */
     json_t *modern_ids;
     bool in_modern;
+    const json_t *modern_caps; /* the modern request's clientCapabilities, while handled */
     /* --oauth: the apps the token's scopes reach (an array of names), NULL: every app */
     json_t *apps;
     LIST_HEAD(, serve_call) calls;
@@ -158,7 +163,9 @@ struct serve_call {
     char session_id[33], user[65]; /* of the session that made it */
     uint64_t t0;
     bool cancelled;
-    bool modern;      /* a 2026-07-28 request: the hub asks its client nothing */
+    bool modern;      /* a 2026-07-28 request: the hub sends its client no requests */
+    bool can_elicit;  /* ... but it declared elicitation: questions go as input_required */
+    json_t *args;     /* tools/call's arguments (a retry must carry the same) */
     char denial[300]; /* why the last question was answered no */
 };
 
@@ -284,6 +291,20 @@ void serve_forward_app(struct serve_session *ss, const json_t *id, const char *a
 struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, const char *app,
                                     const char *tool);
 void serve_call_detach(struct serve_call *sc);
+/* The call's request is ss's again (a 2026-07-28 retry). */
+void serve_call_attach(struct serve_call *sc, struct serve_session *ss);
+
+/* ---- serve_mrtr.c ---- */
+/* Sends question (elicitation/create params, stolen) as the answer input_required to
+ * the modern request of sc, when its client declared elicitation: true (done runs once,
+ * with the answer of the retry or an error), else false (question freed). */
+bool serve_mrtr_ask(struct serve_call *sc, json_t *question, serve_answer_fn done, void *ud);
+/* A tools/call that carries requestState/inputResponses: resumes the call waiting under
+ * it (true; an unknown or foreign state answered with an error), false for a request
+ * that carries neither. */
+bool serve_mrtr_retry(struct serve_session *ss, const json_t *id, const json_t *params);
+/* Ends the waits of sc (NULL: all) unanswered. */
+void serve_mrtr_withdraw(struct serve *sv, const struct serve_call *sc, const char *why);
 void serve_call_unref(struct serve_call *sc);
 
 /* ---- serve_gateway.c ---- */

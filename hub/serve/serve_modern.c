@@ -98,8 +98,10 @@ void serve_modern_request(struct serve_session *ss, struct jrpc_msg *msg)
         return;
     }
     ss->in_modern = true;
+    ss->modern_caps = json_object_get(meta, MCP_META_CLIENT_CAPABILITIES);
     serve_session_dispatch(ss, msg);
     ss->in_modern = false;
+    ss->modern_caps = NULL;
 }
 
 static const json_t *entry_of(const struct serve_session *ss, const json_t *id, char **key)

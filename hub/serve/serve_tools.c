@@ -79,7 +79,17 @@ void serve_call_unref(struct serve_call *sc)
     json_decref(sc->req_id);
     json_decref(sc->progress_token);
     json_decref(sc->empty_if_unsupported);
+    json_decref(sc->args);
     free(sc);
+}
+
+void serve_call_attach(struct serve_call *sc, struct serve_session *ss)
+{
+    if (sc->ss)
+        return;
+    sc->ss = ss;
+    LIST_INSERT_HEAD(&ss->calls, sc, link);
+    ss->n_calls++;
 }
 
 void serve_call_detach(struct serve_call *sc)
@@ -110,6 +120,9 @@ struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, 
     str_copy(sc->session_id, ss->id, sizeof(sc->session_id));
     str_copy(sc->user, ss->user, sizeof(sc->user));
     sc->modern = ss->in_modern;
+    json_t *elicit = json_object_get(ss->modern_caps, "elicitation");
+    sc->can_elicit = sc->modern && json_is_object(elicit) &&
+                     (json_object_size(elicit) == 0 || json_object_get(elicit, "form"));
     sc->t0 = now_mono_ns();
     LIST_INSERT_HEAD(&ss->calls, sc, link);
     ss->n_calls++;
@@ -197,6 +210,8 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "tools/call needs a tool name");
         return;
     }
+    if (ss->in_modern && serve_mrtr_retry(ss, id, params))
+        return;
     const struct manifest *m = NULL;
     const struct manifest_tool *t = resolve(ss, name, &m);
     if (t && !serve_session_app_ok(ss, m->name))
@@ -216,6 +231,7 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (json_is_string(token) || json_is_integer(token))
         sc->progress_token = json_deep_copy(token);
+    sc->args = args ? json_deep_copy(args) : json_object();
     ss->calls_total++;
     struct call_opts o = {.user = ss->user,
                           .ask_exec = ss->ask_exec,
@@ -249,6 +265,7 @@ void serve_tools_cancel(struct serve_session *ss, const json_t *request_id)
     sc->refs++;
     serve_session_withdraw(ss, sc->req_id, "withdrawn: the client cancelled its call");
     serve_queue_withdraw(ss->sv, sc, "withdrawn: the client cancelled its call");
+    serve_mrtr_withdraw(ss->sv, sc, "withdrawn: the client cancelled its call");
     hub_call_cancel(ss->sv->hub, sc);
     serve_call_unref(sc);
 }

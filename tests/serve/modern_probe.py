@@ -48,11 +48,38 @@ c.notes.clear()
 c.request("tools/call", {"_meta": meta(**{"io.modelcontextprotocol/logLevel": "info"}),
                          "name": "conformance__test_tool_with_logging", "arguments": {}})
 out("log-with-level", sum(1 for m in c.notes if m.get("method") == "notifications/message"))
-# a question for a modern request: never a request to the client, even one that elicits
+# a question for a modern request: never a request to the client; to one that declared
+# no elicitation it cannot be put at all
 c.notes.clear()
-r = c.request("tools/call", {"_meta": meta(caps={"elicitation": {}}), "name": "alpha__relay",
-                             "arguments": {"tool": "beta.echo", "arguments": {"text": "x"}}})
+relay = {"tool": "beta.echo", "arguments": {"text": "x"}}
+r = c.request("tools/call", {"_meta": meta(), "name": "alpha__relay", "arguments": relay})
 out("question", r["result"]["structuredContent"].get("message", ""))
+# one that declared it gets the question as the answer (input_required), and retries
+ec = meta(caps={"elicitation": {}})
+r = c.request("tools/call", {"_meta": ec, "name": "alpha__relay", "arguments": relay})["result"]
+q = r.get("inputRequests", {}).get("q", {})
+out("mrtr-1", [r.get("resultType"), q.get("method"), "beta.echo" in q.get("params", {}).get("message", ""),
+               len(r.get("requestState", ""))])
+state = r.get("requestState")
+bad = c.request("tools/call", {"_meta": ec, "name": "alpha__relay", "arguments": relay,
+                               "requestState": "0" * 32, "inputResponses": {}})
+out("mrtr-forged", bad.get("error", {}).get("code"))
+bad = c.request("tools/call", {"_meta": ec, "name": "alpha__relay",
+                               "arguments": {"tool": "gamma.echo", "arguments": {"text": "x"}},
+                               "requestState": state, "inputResponses": {}})
+out("mrtr-other-args", bad.get("error", {}).get("code"))
+yes = {"q": {"action": "accept", "content": {"decision": "once"}}}
+rounds = 1
+r = c.request("tools/call", {"_meta": ec, "name": "alpha__relay", "arguments": relay,
+                             "requestState": state, "inputResponses": yes})["result"]
+while r.get("resultType") == "input_required" and rounds < 5:
+    rounds += 1
+    r = c.request("tools/call", {"_meta": ec, "name": "alpha__relay", "arguments": relay,
+                                 "requestState": r["requestState"], "inputResponses": yes})["result"]
+out("mrtr-done", [rounds, r.get("resultType"), r.get("structuredContent", {}).get("ok")])
+r = c.request("tools/call", {"_meta": ec, "name": "alpha__relay", "arguments": relay,
+                             "requestState": state, "inputResponses": yes})
+out("mrtr-replay", r.get("error", {}).get("code"))
 out("requests-sent", sum(1 for m in c.notes if "id" in m and "method" in m))
 # the same stream still takes the legacy handshake
 r = c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},

@@ -28,6 +28,12 @@ is "ping is not a method of 2026-07-28" "$(got ping)" -32601
 is "no log message for a request that named no level" "$(got log-without-level)" 0
 is "... three for one that named info" "$(got log-with-level)" 3
 like "a question for a modern request is not put to its client, and the refusal says why" "$(got question)" 'a 2026-07-28 request: the hub sends it no requests'
+is "a client that declared elicitation gets the question as the answer: input_required, elicitation/create, a requestState" \
+    "$(got mrtr-1)" '["input_required", "elicitation/create", true, 32]'
+is "... a requestState the hub did not give is refused" "$(got mrtr-forged)" -32602
+is "... and so is the right one with other arguments" "$(got mrtr-other-args)" -32602
+is "... answered on retries (the call, then the result's way back), the call completes" "$(got mrtr-done)" '[2, "complete", true]'
+is "... and the state, spent, cannot be replayed" "$(got mrtr-replay)" -32602
 is "... no request of the hub's went to the client" "$(got requests-sent)" 0
 is "the same stdio stream still takes initialize" "$(got legacy)" 2025-11-25
 is "... and then ping" "$(got legacy-ping)" true
