@@ -121,6 +121,8 @@ void http_gate(const struct http_server *srv, const char *host, const char *orig
                const char *authorization, struct gate_verdict *v)
 {
     v->user = NULL;
+    v->apps = NULL;
+    v->why[0] = '\0';
     v->token = HTTP_TOKEN_SLOTS - 1;
     v->result = http_gate_origin(srv, host, origin);
     if (v->result != GATE_OK)
