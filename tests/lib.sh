@@ -71,6 +71,13 @@ wait_for() {
     done
 }
 
+# pids_by_exe PATTERN: the pids of processes whose executable's path matches the shell
+# pattern. One find for the whole scan: a readlink per process takes seconds on a loaded
+# machine, long enough for a test's window (a call's deadline) to close meanwhile.
+pids_by_exe() {
+    find /proc -mindepth 2 -maxdepth 2 -name exe -lname "$1" 2>/dev/null | cut -d/ -f3
+}
+
 # free_port: a TCP port on loopback that nobody listens on right now.
 free_port() {
     /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

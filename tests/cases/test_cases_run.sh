@@ -60,11 +60,9 @@ held_locks() {
 leftovers() {
     local pid=$1 what=""
     local procs
-    procs=$(for p in /proc/[0-9]*; do
-        exe=$(readlink "$p/exe" 2>/dev/null) || continue
-        case "$exe" in "$BIN"/spokes/* | "$BIN"/netproxy) echo "${p#/proc/}:$exe" ;; esac
-        grep -qs "isolategpt-cs-$pid-" "$p/cmdline" && echo "${p#/proc/}:cmdline"
-    done)
+    procs=$({ pids_by_exe "$BIN/spokes/*"; pids_by_exe "$BIN/netproxy"; } | sed 's/$/:exe/'
+        # "[-]": the pattern as grep's own command line spells it does not match itself
+        grep -ls "isolategpt-cs-$pid[-]" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | sed 's/$/:cmdline/')
     [ -n "$procs" ] && what+=" processes[$procs]"
     compgen -G "/tmp/isolategpt-cs-$pid-*" >/dev/null && what+=" tmpdir"
     grep -q "isolategpt-cs-$pid-" /proc/mounts && what+=" mounts"

@@ -63,9 +63,8 @@ at_exit "kill -9 $hub_pid"
 # netproxy_pid: the hub's netproxy (our build's binary, a child of the hub).
 netproxy_pid() {
     local p
-    for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/exe" 2>/dev/null)" = "$BIN/netproxy" ] || continue
-        [ "$(awk '{print $4}' "$p/stat" 2>/dev/null)" = "$hub_pid" ] && echo "${p#/proc/}"
+    for p in $(pids_by_exe "$BIN/netproxy"); do
+        [ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$hub_pid" ] && echo "$p"
     done
 }
 if wait_for "the tunnel to /slow" 30 test -e "$TMP/slow-arrived"; then

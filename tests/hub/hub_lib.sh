@@ -106,14 +106,7 @@ host_veths() {
 }
 
 # Processes still running from this test's copy of the spoke binaries.
-leftover_procs() {
-    local n=0 p exe
-    for p in /proc/[0-9]*; do
-        exe=$(readlink "$p/exe" 2>/dev/null) || continue
-        case "$exe" in "$BINDIR"/*) n=$((n + 1)) ;; esac
-    done
-    echo "$n"
-}
+leftover_procs() { pids_by_exe "$BINDIR/*" | wc -l; }
 
 # mode_has_jail: process and namespace modes need nsjail-lite in the build.
 mode_needs_jail_skip() {

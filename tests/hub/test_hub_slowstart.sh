@@ -55,9 +55,5 @@ is "  and its processes are reaped" "$(get procs_after_close)" 1
 is "hub freed while a spoke's jail is set up (2 processes then)" "$(get procs_before_free)" 2
 is "  the call is answered" "$(get freed_while_starting_answered)" true
 is "no spoke program left" "$(leftover_procs)" 0
-left=0
-for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/exe" 2>/dev/null)" = "$TMP/slowstart" ] && left=$((left + 1))
-done
-is "no monitor or init left" "$left" 0
+is "no monitor or init left" "$(pids_by_exe "$TMP/slowstart" | wc -l)" 0
 done_testing
