@@ -9,8 +9,9 @@ require_root
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
 # Ranges of this test only: host ids 5000000+ and a /27 of 169.254.96.0/22, exactly
-# as many as the four hubs' spokes need together (12 ids, 8 /30s): a hub that took
-# another's id or /30 would leave a third hub short.
+# as many as the four hubs' spokes need together (12 stable ids, the upper half of
+# host_id_count 24, one per user and app; 8 /30s): a hub that took another's id or /30
+# would leave a third hub short.
 HOST_ID_BASE=$((5000000 + ($$ % 4000) * 64))
 _k=$(($$ % 32))
 VETH_POOL=169.254.$((96 + _k / 8)).$(((_k % 8) * 32))/27
@@ -24,7 +25,7 @@ for name in ("neta", "netb"):
     json.dump(m, open("$SPOKES/%s.json" % name, "w"))
 EOF
 hub_config "{\"network\": {\"veth_pool\": \"$VETH_POOL\", \"gateway_netns\": \"$GW_NS\",
-    \"proxy_port\": 3128, \"host_id_base\": $HOST_ID_BASE, \"host_id_count\": 12}}"
+    \"proxy_port\": 3128, \"host_id_base\": $HOST_ID_BASE, \"host_id_count\": 24}}"
 at_exit "for n in $GW_NS $GW_NS-2 $GW_NS-3 $GW_NS-4; do ip netns del \$n; done"
 
 # ---- four hubs, one configuration, at once ----
@@ -50,8 +51,8 @@ is "... every call of every hub answered (24 results, no error)" \
     "$(cat "$TMP"/out.* | jlines '"result" in d and not d["result"].get("isError")' | grep -c true)" 24
 uids=$(cat "$TMP"/out.* | jlines 'd["result"]["structuredContent"]["text"].split()[1] if d["tool"].endswith(".read") else ""' | grep . | sort -u)
 is "... twelve spokes ran as twelve distinct host ids" "$(echo "$uids" | wc -l)" 12
-is "... all from the shared range" \
-    "$(echo "$uids" | awk -v b="$HOST_ID_BASE" '$1 >= b && $1 < b + 12' | wc -l)" 12
+is "... all from the range's stable half" \
+    "$(echo "$uids" | awk -v b="$HOST_ID_BASE" '$1 >= b + 12 && $1 < b + 24' | wc -l)" 12
 proxies=$(cat "$TMP"/out.* | jlines '[e for e in d["result"]["structuredContent"]["environ"] if e.startswith("HTTPS_PROXY=")][0] if d["tool"].endswith(".env") else ""' | grep . | sort -u)
 is "... eight networked spokes got eight distinct veth /30s (proxy addresses)" \
     "$(echo "$proxies" | wc -l)" 8
