@@ -271,6 +271,25 @@ static json_t *op_forward(struct proxy *px, const json_t *msg, int *fd)
     return reply_ok();
 }
 
+/* The synthetic addresses a spoke's resolver handed out before a restart, in chunks
+ * after its add (a message is at most 64 KiB). */
+static json_t *op_synthetic(struct proxy *px, const json_t *msg)
+{
+    static const char *const keys[] = {"op", "spoke", "names", NULL};
+    char err[512] = "";
+    struct jf_ctx jc = {.file = "synthetic", .err = err, .errlen = sizeof(err)};
+    const char *name = NULL;
+    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name))
+        return reply_error("%s", err);
+    struct spoke *s = spoke_find(px, name);
+    if (!s)
+        return reply_error("no spoke named %.64s", name);
+    char why[300];
+    if (!preset_synthetic(s, json_object_get(msg, "names"), why, sizeof(why)))
+        return reply_error("%s", why);
+    return reply_ok();
+}
+
 void control_notify_synthetic(struct proxy *px, const char *spoke, const char *name, const char *ip)
 {
     if (!px->control)
@@ -298,6 +317,8 @@ json_t *control_handle(struct proxy *px, const json_t *msg, int *fds, size_t nfd
         return reply_error("op %s takes at most one descriptor", op);
     if (strcmp(op, "forward") == 0)
         return op_forward(px, msg, fds);
+    if (strcmp(op, "synthetic") == 0)
+        return op_synthetic(px, msg);
     if (strcmp(op, "remove") == 0)
         return op_remove(px, msg);
     if (strcmp(op, "ping") == 0) {

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 /* One step of building the jail's root, in the order init performs them (parents
@@ -64,6 +65,7 @@ struct rlimit_set {
 };
 
 #define JAIL_MAX_RLIMITS 6
+#define NET_MAX_LOOPBACK 16
 
 /* The jail's cgroup (cgroup.c): one directory per hierarchy used (v1), or the same
  * directory for every controller (v2). */
@@ -129,6 +131,10 @@ struct jail_plan {
     struct cidr veth_spoke; /* address and prefix */
     char veth_ifname[IF_NAMESIZE];
     int veth_netns_fd;
+    bool veth_gateway;
+    struct sockaddr_storage lo_listen[NET_MAX_LOOPBACK];
+    size_t n_lo_listen;
+    int lo_sink; /* the caller's: the monitor sends the loopback listeners there */
 
     /* limits */
     struct rlimit_set rlimits[JAIL_MAX_RLIMITS];
@@ -215,6 +221,9 @@ void mnt_plan_free(struct jail_plan *p);
 /* net.c */
 int net_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
 int net_create_veth(const struct jail_plan *p, pid_t init_pid, char *err, size_t errlen);
+/* Monitor, after the veth: the loopback listeners in init's network namespace, each
+ * sent to the caller's sink (the monitor stays in that namespace afterwards). */
+int net_listen_loopback(const struct jail_plan *p, pid_t init_pid, char *err, size_t errlen);
 int net_setup_inside(const struct jail_plan *p, char *err, size_t errlen);
 
 /* rlimit.c */

@@ -99,6 +99,7 @@ static int prepare(const struct jail_config *cfg, char *const argv[], struct jai
     memset(p, 0, sizeof(*p));
     p->lock_fd = -1;
     p->veth_netns_fd = -1;
+    p->lo_sink = -1;
     p->namespaces = cfg->namespaces;
     p->verbose = cfg->verbose;
     p->t0_ns = now_mono_ns();

@@ -151,6 +151,15 @@ struct jail_config {
     int host_id_lock_fd;
     char *hostname;
 
+    /* Host programs the jail may run (NULL-terminated absolute paths): each is bound
+     * read-only at its own path with its interpreter and the shared libraries it loads
+     * (nsjail-lite/elfdeps.h: read from its ELF headers, never run), those already under
+     * a bind left out; and the seccomp preset becomes its "+exec" variant, which allows
+     * creating processes (fork, vfork, clone without namespace flags, execve, wait) and
+     * what an ordinary C program needs. Children stay in the jail's cgroup and under its
+     * pids limit and RLIMIT_NPROC. */
+    char **programs;
+
     /* filesystem (namespaces only): the system binds come from the profile */
     struct jail_bind *binds;
     size_t n_binds;
@@ -169,6 +178,20 @@ struct jail_config {
     int veth_host_netns_fd; /* netns for the host side; -1 = the caller's own */
     /* Name of the host side; NULL = "vnj" + the monitor's pid (jail_host_ifname()). */
     char *veth_host_ifname;
+    /* The host side is the jail's gateway and resolver: a default route through it,
+     * /etc/resolv.conf naming it and /etc/nsswitch.conf asking the hosts file first
+     * (the hub's transparent egress, where the gateway takes every connection). Without
+     * it the veth's prefix is the only route and there is no DNS. */
+    bool veth_gateway;
+    /* Listening TCP sockets on the jail's own loopback, "127.0.0.1:6390" or
+     * "[::1]:6390" (NULL-terminated; at most 16): the monitor makes them in the jail's
+     * network namespace before the program starts and sends each to loopback_sink (a
+     * unix socket of the caller's, kept open in the monitor only) in one message whose
+     * text is the address, with the socket attached by SCM_RIGHTS, in order. For a
+     * proxy that carries them out (the hub's raw TCP grants to the host's loopback):
+     * the program's first connect waits in their backlog, never races them. */
+    char **loopback_listen;
+    int loopback_sink;
 
     struct jail_limits limits;
     /* Where the jail's cgroup goes: a cgroup path as /proc/self/cgroup writes it (e.g.
@@ -179,7 +202,7 @@ struct jail_config {
      * root for a caller there); see cgroup_base.c. */
     char *cgroup_parent;
 
-    char *seccomp_preset;       /* "c", later "python", "node" */
+    char *seccomp_preset;       /* "c", "python", "node" (or NAME+exec, see programs) */
     char **seccomp_extra_allow; /* NULL-terminated syscall names added by a profile */
     enum jail_seccomp_action seccomp_action;
 

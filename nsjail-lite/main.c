@@ -37,7 +37,13 @@ static void usage(FILE *out)
             "                        the host side only (no default route, no DNS)\n"
             "  --veth-host-netns PATH  put the veth's host side in this network namespace\n"
             "                        (/run/netns/NAME, /proc/PID/ns/net) instead of ours\n"
+            "  --veth-gateway        the host side is the jail's gateway and resolver: a\n"
+            "                        default route through it and /etc/resolv.conf naming it\n"
+            "                        (for a gateway that takes every connection, as the hub's)\n"
             "  --bind-ro SRC[:DST]   read-only bind mount\n"
+            "  --exec PROGRAM        a host program the jail may run (repeatable): it, its\n"
+            "                        interpreter and the libraries it loads bound read-only,\n"
+            "                        and the preset's +exec variant, which allows processes\n"
             "  --bind-rw SRC[:DST]   writable bind mount\n"
             "  --tmpfs DST[:SIZE_MB] a tmpfs (default 16 MiB)\n"
             "  --env NAME=VALUE      set a variable (the environment is otherwise empty but\n"
@@ -78,6 +84,7 @@ enum {
     OPT_PROFILE = 256,
     OPT_NET,
     OPT_VETH_NETNS,
+    OPT_VETH_GATEWAY,
     OPT_BIND_RO,
     OPT_BIND_RW,
     OPT_TMPFS,
@@ -99,6 +106,7 @@ enum {
     OPT_SECCOMP_ACTION,
     OPT_NO_NS,
     OPT_KEEP_FD,
+    OPT_EXEC,
     OPT_STATUS_FD,
     OPT_DUMP_SECCOMP,
 };
@@ -107,6 +115,8 @@ static const struct option options[] = {
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"net", required_argument, NULL, OPT_NET},
     {"veth-host-netns", required_argument, NULL, OPT_VETH_NETNS},
+    {"veth-gateway", no_argument, NULL, OPT_VETH_GATEWAY},
+    {"exec", required_argument, NULL, OPT_EXEC},
     {"bind-ro", required_argument, NULL, OPT_BIND_RO},
     {"bind-rw", required_argument, NULL, OPT_BIND_RW},
     {"tmpfs", required_argument, NULL, OPT_TMPFS},
@@ -251,6 +261,18 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
     case OPT_NET:
         parse_net(cfg, arg);
         break;
+    case OPT_VETH_GATEWAY:
+        cfg->veth_gateway = true;
+        break;
+    case OPT_EXEC: {
+        size_t n = 0;
+        while (cfg->programs && cfg->programs[n])
+            n++;
+        cfg->programs = xrealloc(cfg->programs, (n + 2) * sizeof(char *));
+        cfg->programs[n] = xstrdup(arg);
+        cfg->programs[n + 1] = NULL;
+        break;
+    }
     case OPT_VETH_NETNS: {
         int fd = open(arg, O_RDONLY | O_CLOEXEC);
         if (fd < 0)

@@ -21,6 +21,7 @@
  * Every path inside the new root is walked component by component with O_NOFOLLOW,
  * so a symlink inside a writable bind (left by an earlier run) cannot redirect a
  * mount point. */
+#include "elfdeps.h"
 #include "internal.h"
 #include "util.h"
 
@@ -155,6 +156,52 @@ static int add_bind(const struct jail_bind *b, struct jail_plan *p, struct jail_
     return 0;
 }
 
+/* Whether a bind of the config already shows path at the same place (it or a directory
+ * above it, bound at its own path). */
+static bool shown_by_binds(const struct jail_config *cfg, const char *path)
+{
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        const struct jail_bind *b = &cfg->binds[i];
+        size_t n = strlen(b->src);
+        if ((!b->dst || strcmp(b->dst, b->src) == 0) && strncmp(path, b->src, n) == 0 &&
+            (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+/* The host programs of cfg->programs, their interpreters and libraries (elfdeps.h),
+ * read-only at their own paths, except what the binds already show. */
+static int add_programs(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err)
+{
+    char **paths = NULL;
+    size_t n = 0;
+    int rc = 0;
+    for (char **prog = cfg->programs; rc == 0 && prog && *prog; prog++)
+        rc = elfdeps_resolve(*prog, &paths, &n, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (shown_by_binds(cfg, paths[i]))
+            continue;
+        /* The file itself at the path the loader asks for (libz.so.1 is a link to
+         * libz.so.1.2.13, /lib64's loader a link into /lib): no link to follow inside. */
+        char *real = realpath(paths[i], NULL);
+        if (!real) {
+            jail_err_set(err, 125, "program file %s: %s", paths[i], strerror(errno));
+            rc = -1;
+            break;
+        }
+        struct jail_bind b = {.src = real, .dst = paths[i]};
+        rc = add_bind(&b, p, err);
+        free(real);
+        if (rc == 0)
+            plan_debug(p, "program file %s bound read-only", paths[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
+}
+
 static int add_tmpfs(struct jail_plan *p, const char *dst, uint64_t size_mb, unsigned mode,
                      struct jail_error *err)
 {
@@ -195,6 +242,8 @@ int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_
     for (size_t i = 0; i < cfg->n_binds; i++)
         if (add_bind(&cfg->binds[i], p, err) < 0)
             return -1;
+    if (add_programs(cfg, p, err) < 0)
+        return -1;
     if (add_tmpfs(p, "/tmp", cfg->tmp_size_mb, 01777, err) < 0)
         return -1;
     for (size_t i = 0; i < cfg->n_tmpfs; i++)
@@ -212,6 +261,14 @@ int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_
     add_file(p, "etc/hosts",
              xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t%s\n",
                        cfg->hostname ? cfg->hostname : "spoke"));
+    /* A jail whose gateway is its resolver (net.c): names go to it, after the hosts
+     * file. net_prepare checked the address. */
+    if (cfg->net == JAIL_NET_VETH && cfg->veth_gateway && cfg->veth_host_cidr) {
+        size_t n = strcspn(cfg->veth_host_cidr, "/");
+        add_file(p, "etc/resolv.conf",
+                 xasprintf("nameserver %.*s\noptions edns0\n", (int)n, cfg->veth_host_cidr));
+        add_file(p, "etc/nsswitch.conf", xstrdup("hosts: files dns\n"));
+    }
     /* qsort is not stable: order by depth, keeping the given order within a depth
      * through the index tie-break below. */
     for (size_t i = 0; i < p->n_ops; i++)

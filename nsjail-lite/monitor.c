@@ -107,6 +107,8 @@ static void close_caller_fds(const struct jail_plan *p, int report_fd, int statu
         keep[n++] = p->lock_fd;
     if (p->veth_netns_fd >= 0)
         keep[n++] = p->veth_netns_fd;
+    if (p->lo_sink >= 0)
+        keep[n++] = p->lo_sink;
     for (int i = 0; i < 3; i++)
         if (p->stdio[i] >= 3)
             keep[n++] = p->stdio[i];
@@ -418,6 +420,8 @@ static _Noreturn void run_namespaces(struct monitor *m)
             close(p->lock_fd);
         if (p->veth_netns_fd >= 0)
             close(p->veth_netns_fd);
+        if (p->lo_sink >= 0)
+            close(p->lo_sink);
         close(sync_p[1]);
         close(exec_p[0]);
         close(status_p[0]);
@@ -439,6 +443,8 @@ static _Noreturn void run_namespaces(struct monitor *m)
     if (write_all(sync_p[1], "M", 1) < 0)
         report_error(m, 125, "init died before its setup");
     if (p->net == JAIL_NET_VETH && net_create_veth(p, pid, why, sizeof(why)) < 0)
+        setup_failed(m, exec_p[0], why);
+    if (p->n_lo_listen && net_listen_loopback(p, pid, why, sizeof(why)) < 0)
         setup_failed(m, exec_p[0], why);
     if (write_all(sync_p[1], "N", 1) < 0)
         setup_failed(m, exec_p[0], "init died during its setup");

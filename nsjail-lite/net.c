@@ -9,7 +9,14 @@
  *   init (before pivot_root, syscalls only): disables IPv6 on eth0 (so there is no
  *     IPv6 path to the host side's services), gives it its address, brings it and
  *     loopback up. The address's prefix route to the host side is the only route: no
- *     default route, no DNS.
+ *     default route, no DNS, unless veth_gateway makes the host side the jail's
+ *     gateway: then a default route goes through it (and mnt.c writes resolv.conf).
+ *
+ * Loopback listeners (loopback_listen): the monitor enters init's network namespace
+ * after the veth and makes each listening socket there, on 127.0.0.1 or ::1 (with
+ * IP_FREEBIND: init has not brought lo up yet), then hands it to the caller over
+ * loopback_sink. They belong to the caller from then on: the program can connect to
+ * them but never holds them.
  *
  * The host side is deleted by the kernel with the jail's netns, asynchronously: the
  * teardown costs the jail nothing.
@@ -30,6 +37,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/link/inet6.h>
 #include <netlink/route/link/veth.h>
+#include <net/route.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,10 +79,45 @@ static void sockaddr_of(const struct cidr *c, struct sockaddr_in *sin)
     memcpy(&sin->sin_addr, c->addr, 4);
 }
 
+/* The loopback listeners: loopback addresses only, at most NET_MAX_LOOPBACK, and a sink. */
+static int prepare_loopback(const struct jail_config *cfg, struct jail_plan *p,
+                            struct jail_error *err)
+{
+    p->lo_sink = -1;
+    size_t n = 0;
+    for (char **a = cfg->loopback_listen; a && *a; a++) {
+        socklen_t len;
+        struct sockaddr_storage *ss = &p->lo_listen[n];
+        if (n == NET_MAX_LOOPBACK) {
+            jail_err_set(err, 125, "at most %d loopback listeners", NET_MAX_LOOPBACK);
+            return -1;
+        }
+        if (!cfg->namespaces || !sockaddr_parse_hostport(*a, ss, &len) ||
+            addr_classify((struct sockaddr *)ss) != ADDR_LOOPBACK ||
+            sockaddr_port((struct sockaddr *)ss) == 0) {
+            jail_err_set(err, 125,
+                         "loopback listener '%s': expected 127.x.y.z:PORT or [::1]:PORT (and "
+                         "namespaces)",
+                         *a);
+            return -1;
+        }
+        n++;
+    }
+    if (n && cfg->loopback_sink < 0) {
+        jail_err_set(err, 125, "loopback listeners need a sink to send them to");
+        return -1;
+    }
+    p->n_lo_listen = n;
+    p->lo_sink = n ? cfg->loopback_sink : -1;
+    return 0;
+}
+
 int net_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err)
 {
     p->net = cfg->namespaces ? cfg->net : JAIL_NET_NONE;
     p->veth_netns_fd = -1;
+    if (prepare_loopback(cfg, p, err) < 0)
+        return -1;
     if (p->net != JAIL_NET_VETH)
         return 0;
     if (!parse_v4(cfg->veth_host_cidr, "host", &p->veth_host, err) ||
@@ -119,6 +162,7 @@ int net_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_
         }
         str_copy(p->veth_ifname, cfg->veth_host_ifname, sizeof(p->veth_ifname));
     }
+    p->veth_gateway = cfg->veth_gateway;
     if (cfg->veth_host_netns_fd >= 0) {
         int type = ioctl(cfg->veth_host_netns_fd, NS_GET_NSTYPE);
         if (type != CLONE_NEWNET) {
@@ -231,6 +275,67 @@ out:
     return ret;
 }
 
+int net_listen_loopback(const struct jail_plan *p, pid_t init_pid, char *err, size_t errlen)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)init_pid);
+    int ns = open(path, O_RDONLY | O_CLOEXEC);
+    if (ns < 0 || setns(ns, CLONE_NEWNET) < 0) {
+        snprintf(err, errlen, "entering the jail's network namespace: %s", strerror(errno));
+        if (ns >= 0)
+            close(ns);
+        return -1;
+    }
+    close(ns);
+    for (size_t i = 0; i < p->n_lo_listen; i++) {
+        const struct sockaddr *sa = (const struct sockaddr *)&p->lo_listen[i];
+        bool v6 = sa->sa_family == AF_INET6;
+        char text[64], ip[INET6_ADDRSTRLEN];
+        sockaddr_format_ip(sa, ip, sizeof(ip));
+        snprintf(text, sizeof(text), v6 ? "[%s]:%u" : "%s:%u", ip, sockaddr_port(sa));
+        int one = 1;
+        int s = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0 ||
+            (v6 ? setsockopt(s, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one))
+                : setsockopt(s, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one))) < 0 ||
+            setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(s, sa, sockaddr_len(sa)) < 0 || listen(s, 128) < 0) {
+            snprintf(err, errlen, "loopback listener %s: %s", text, strerror(errno));
+            if (s >= 0)
+                close(s);
+            return -1;
+        }
+        struct iovec iov = {.iov_base = text, .iov_len = strlen(text)};
+        union {
+            char buf[CMSG_SPACE(sizeof(int))];
+            struct cmsghdr align;
+        } cbuf;
+        memset(&cbuf, 0, sizeof(cbuf));
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cbuf.buf,
+                            .msg_controllen = sizeof(cbuf.buf)};
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &s, sizeof(int));
+        ssize_t n;
+        do
+            n = sendmsg(p->lo_sink, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        close(s);
+        if (n < 0) {
+            snprintf(err, errlen, "handing the loopback listener %s over: %s", text,
+                     strerror(errno));
+            return -1;
+        }
+        plan_debug(p, "listening on %s in the jail's namespace, handed to the caller", text);
+    }
+    close(p->lo_sink);
+    return 0;
+}
+
 /* ---- init side: ioctls only ---- */
 
 static int set_up(int sock, const char *name, char *err, size_t errlen)
@@ -271,6 +376,25 @@ static int disable_ipv6(const char *ifname, char *err, size_t errlen)
     return 0;
 }
 
+/* Everything through the host side: it takes each connection (the hub's gateway). */
+static int add_default_route(int sock, const struct jail_plan *p, char *err, size_t errlen)
+{
+    struct rtentry rt;
+    memset(&rt, 0, sizeof(rt));
+    struct sockaddr_in any = {.sin_family = AF_INET}, gw;
+    sockaddr_of(&p->veth_host, &gw);
+    memcpy(&rt.rt_dst, &any, sizeof(any));
+    memcpy(&rt.rt_genmask, &any, sizeof(any));
+    memcpy(&rt.rt_gateway, &gw, sizeof(gw));
+    rt.rt_flags = RTF_UP | RTF_GATEWAY;
+    rt.rt_dev = (char *)JAIL_IFNAME;
+    if (ioctl(sock, SIOCADDRT, &rt) < 0) {
+        snprintf(err, errlen, "default route through the veth: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int net_setup_inside(const struct jail_plan *p, char *err, size_t errlen)
 {
     if (p->net == JAIL_NET_VETH && disable_ipv6(JAIL_IFNAME, err, errlen) < 0)
@@ -302,6 +426,8 @@ int net_setup_inside(const struct jail_plan *p, char *err, size_t errlen)
         }
         if (rc == 0)
             rc = set_up(sock, JAIL_IFNAME, err, errlen);
+        if (rc == 0 && p->veth_gateway)
+            rc = add_default_route(sock, p, err, errlen);
     }
     close(sock);
     if (rc == 0)

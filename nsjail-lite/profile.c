@@ -108,6 +108,7 @@ void jail_config_init(struct jail_config *cfg)
     jail_config_set_env(cfg, "PATH=/usr/local/bin:/usr/bin:/bin");
     cfg->net = JAIL_NET_NONE;
     cfg->veth_host_netns_fd = -1;
+    cfg->loopback_sink = -1;
     cfg->limits = (struct jail_limits){.as_mb = 1024,
                                        .cpu_s = 60,
                                        .fsize_mb = 64,
@@ -135,12 +136,15 @@ void jail_config_free(struct jail_config *cfg)
     free(cfg->veth_host_cidr);
     free(cfg->veth_spoke_cidr);
     free(cfg->veth_host_ifname);
+    jf_strv_free(cfg->loopback_listen);
+    jf_strv_free(cfg->programs);
     free(cfg->seccomp_preset);
     jf_strv_free(cfg->seccomp_extra_allow);
     free(cfg->cgroup_parent);
     free(cfg->keep_fds);
     memset(cfg, 0, sizeof(*cfg));
     cfg->veth_host_netns_fd = -1;
+    cfg->loopback_sink = -1;
     cfg->stdin_fd = cfg->stdout_fd = cfg->stderr_fd = -1;
 }
 

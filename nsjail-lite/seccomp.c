@@ -396,8 +396,9 @@ static const char *const node_only[] = {
 
 struct preset {
     const char *name;
-    const char *const *syscalls[2]; /* the common list and the preset's own additions */
-    size_t n[2];
+    /* the common list, the preset's own additions, and (a "+exec" variant) c_only */
+    const char *const *syscalls[3];
+    size_t n[3];
     bool threads_only; /* clone only with CLONE_THREAD: no new processes */
 };
 
@@ -409,7 +410,32 @@ static const struct preset presets[] = {
      true},
     {"node", {runtime_common, node_only}, {ARRAY_LEN(runtime_common), ARRAY_LEN(node_only)}, true},
 };
-const char *const seccomp_preset_names[] = {"c", "python", "node", NULL};
+const char *const seccomp_preset_names[] = {"c",           "python",    "node", "c+exec",
+                                            "python+exec", "node+exec", NULL};
+
+/* "NAME" or "NAME+exec": the preset, and for "+exec" (a jail that runs host programs,
+ * jail_config.programs) what an ordinary C program needs on top (c_only: the programs
+ * run under the same filter) with processes allowed: fork, vfork, clone without
+ * namespace flags, execve, wait. false when NAME is unknown. */
+static bool preset_lookup(const char *name, struct preset *out)
+{
+    size_t base = strcspn(name, "+");
+    bool exec = name[base] != '\0';
+    if (exec && strcmp(name + base, "+exec") != 0)
+        return false;
+    for (size_t i = 0; i < ARRAY_LEN(presets); i++) {
+        if (strlen(presets[i].name) != base || strncmp(presets[i].name, name, base) != 0)
+            continue;
+        *out = presets[i];
+        if (exec) {
+            out->syscalls[2] = c_only;
+            out->n[2] = ARRAY_LEN(c_only);
+            out->threads_only = false;
+        }
+        return true;
+    }
+    return false;
+}
 
 /* Never allowed, whatever a profile says: each is an escape or an attack surface the
  * issue names, or cannot be filtered safely. */
@@ -475,15 +501,13 @@ static const char *const never_allowed[] = {
 
 bool seccomp_preset_known(const char *name)
 {
-    for (size_t i = 0; i < ARRAY_LEN(presets); i++)
-        if (strcmp(presets[i].name, name) == 0)
-            return true;
-    return false;
+    struct preset p;
+    return preset_lookup(name, &p);
 }
 
 const char *seccomp_preset_list(void)
 {
-    return "c, python, node";
+    return "c, python, node (each also as NAME+exec)";
 }
 
 bool seccomp_check_extra(char *const *names, char *why, size_t whylen)
@@ -634,10 +658,8 @@ static int export_program(scmp_filter_ctx ctx, uint32_t deny, struct sock_fprog 
 int seccomp_compile(const char *preset_name, char *const *extra, bool kill, enum inet_policy inet,
                     struct sock_fprog *out, struct jail_error *err)
 {
-    const struct preset *preset = NULL;
-    for (size_t i = 0; i < ARRAY_LEN(presets); i++)
-        if (strcmp(presets[i].name, preset_name) == 0)
-            preset = &presets[i];
+    struct preset found;
+    const struct preset *preset = preset_lookup(preset_name, &found) ? &found : NULL;
     if (!preset) {
         jail_err_set(err, 125, "seccomp: unknown preset '%s' (known: %s)", preset_name,
                      seccomp_preset_list());
@@ -703,11 +725,19 @@ static void copy_prog(struct sock_fprog *dst, const struct sock_fprog *src)
 
 int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struct jail_error *err)
 {
+    /* A veth to a gateway that is also the jail's resolver needs UDP for DNS (the
+     * gateway takes every datagram: the resolver answers those to it and audits and
+     * drops the rest); a plain veth to a proxy needs TCP only. */
     enum inet_policy inet = !cfg->namespaces            ? INET_ANY
-                            : cfg->net == JAIL_NET_VETH ? INET_STREAM
-                                                        : INET_NONE;
+                            : cfg->net != JAIL_NET_VETH ? INET_NONE
+                            : cfg->veth_gateway         ? INET_ANY
+                                                        : INET_STREAM;
     bool kill = cfg->seccomp_action == JAIL_SECCOMP_KILL;
-    const char *preset = cfg->seccomp_preset ? cfg->seccomp_preset : "c";
+    const char *base = cfg->seccomp_preset ? cfg->seccomp_preset : "c";
+    /* A jail that runs host programs gets its preset's "+exec" variant. */
+    char *with_exec =
+        cfg->programs && cfg->programs[0] && !strchr(base, '+') ? xasprintf("%s+exec", base) : NULL;
+    const char *preset = with_exec ? with_exec : base;
     char *key = seccomp_key(preset, cfg->seccomp_extra_allow, kill, inet);
 
     /* The presets without additions were compiled by this same code at build time
@@ -718,6 +748,7 @@ int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struc
                                          (struct sock_filter *)seccomp_builtins[i].filter};
             copy_prog(out, &builtin);
             free(key);
+            free(with_exec);
             return 0;
         }
     }
@@ -741,6 +772,7 @@ int seccomp_prepare(const struct jail_config *cfg, struct sock_fprog *out, struc
     }
     pthread_mutex_unlock(&cache_lock);
     free(key);
+    free(with_exec);
     return rc;
 }
 

@@ -48,6 +48,12 @@ static void usage(FILE *f)
                "                     default: node for a node command or script, else c)\n"
                "  --allow D,...      registrable domains the server may reach (via netproxy)\n"
                "  --ports P,...      destination ports (default 443)\n"
+               "  --tcp HOST:PORT    raw TCP to HOST:PORT, reached at the same address from\n"
+               "                     inside (repeatable): a database, redis; HOST may be a\n"
+               "                     name, or an address, loopback and private ones too\n"
+               "  --exec PROGRAM     a host program the server may run (repeatable; a name\n"
+               "                     is looked up in PATH): it and the libraries it loads\n"
+               "                     bound read-only, and processes allowed (git, kubectl)\n"
                "  --bind-ro H[:P]    a host path bound read-only (repeatable); the code of a\n"
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
@@ -75,6 +81,10 @@ struct pin_opts {
     size_t n_env;
     const char *secret[MAX_ENV];
     size_t n_secret;
+    const char *tcp[MANIFEST_MAX_TCP];
+    size_t n_tcp;
+    char *exec[MANIFEST_MAX_EXEC];
+    size_t n_exec;
     bool yes, no_roots, npm_scripts;
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
@@ -91,6 +101,27 @@ static const struct {
                   {"pids", "pids", 1 << 16},
                   {"cpu-percent", "cpu_percent", 100000},
                   {"timeout-s", "call_s", 86400}};
+
+/* --exec: an absolute path as given, or a name looked up where the jails' PATH looks;
+ * an executable regular file either way. */
+static char *find_program(const char *name)
+{
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    struct stat st;
+    if (name[0] == '/')
+        return stat(name, &st) == 0 && S_ISREG(st.st_mode) && access(name, X_OK) == 0
+                   ? xstrdup(name)
+                   : NULL;
+    if (!*name || strchr(name, '/'))
+        return NULL;
+    for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
+        char *path = xasprintf("%s/%s", dirs[i], name);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+            return path;
+        free(path);
+    }
+    return NULL;
+}
 
 /* ---- showing what a server offers ---- */
 
@@ -603,11 +634,19 @@ static json_t *new_manifest(const char *name, const struct pin_opts *po, char **
         json_object_set(root, "limits", limits);
     json_decref(limits);
     json_decref(mounts);
-    if (po->allow) {
+    if (po->allow || po->n_tcp) {
         json_t *net = json_object(), *allow = json_array();
         json_object_set_new(net, "allow", allow);
-        if (add_strings(allow, po->allow, false, err, errlen) < 0)
+        if (po->allow && add_strings(allow, po->allow, false, err, errlen) < 0) {
+            json_decref(net);
             goto fail;
+        }
+        if (po->n_tcp) {
+            json_t *tcp = json_array();
+            json_object_set_new(net, "tcp", tcp);
+            for (size_t i = 0; i < po->n_tcp; i++)
+                json_array_append_new(tcp, json_string(po->tcp[i]));
+        }
         if (po->ports) {
             json_t *ports = json_array();
             json_object_set_new(net, "ports", ports);
@@ -615,6 +654,12 @@ static json_t *new_manifest(const char *name, const struct pin_opts *po, char **
                 goto fail;
         }
         json_object_set_new(root, "network", net);
+    }
+    if (po->n_exec) {
+        json_t *exec = json_array();
+        for (size_t i = 0; i < po->n_exec; i++)
+            json_array_append_new(exec, json_string(po->exec[i]));
+        json_object_set_new(root, "exec", exec);
     }
     if (po->n_env) {
         json_t *env = json_object();
@@ -664,10 +709,19 @@ static void print_summary(const char *name, const json_t *root, const struct dis
                colon ? colon + 1 : "");
     }
     const json_t *allow = json_object_get(json_object_get(root, "network"), "allow");
+    json_array_foreach(json_object_get(root, "exec"), i, v)
+        printf("  may run:  %s (bound read-only with its libraries; processes allowed)\n",
+               json_string_value(v));
+    const json_t *tcp = json_object_get(json_object_get(root, "network"), "tcp");
     if (allow) {
         char *a = json_dumps(allow, JSON_COMPACT);
         printf("  network:  %s through netproxy\n", a);
         free(a);
+        if (tcp) {
+            char *t = json_dumps(tcp, JSON_COMPACT);
+            printf("  raw TCP:  %s through netproxy\n", t);
+            free(t);
+        }
     } else {
         printf("  network:  none\n");
     }
@@ -907,6 +961,8 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"bind-ro", required_argument, NULL, 'b'},
                                          {"env", required_argument, NULL, 'e'},
                                          {"secret", required_argument, NULL, 's'},
+                                         {"tcp", required_argument, NULL, 'T'},
+                                         {"exec", required_argument, NULL, 'X'},
                                          {"description", required_argument, NULL, 'd'},
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
@@ -964,6 +1020,33 @@ int cmd_spokes_pin(int argc, char **argv)
             }
             po.secret[po.n_secret++] = optarg;
             break;
+        case 'T':
+            if (po.n_tcp == MANIFEST_MAX_TCP) {
+                log_warnx("at most %d --tcp", MANIFEST_MAX_TCP);
+                return EXIT_USAGE;
+            }
+            if (!manifest_tcp_valid(optarg)) {
+                log_warnx("--tcp %s: expected HOST:PORT (a lower-case name, an IPv4 address or "
+                          "[IPv6], and a port)",
+                          optarg);
+                return EXIT_USAGE;
+            }
+            po.tcp[po.n_tcp++] = optarg;
+            break;
+        case 'X': {
+            if (po.n_exec == MANIFEST_MAX_EXEC) {
+                log_warnx("at most %d --exec", MANIFEST_MAX_EXEC);
+                return EXIT_USAGE;
+            }
+            char *found = find_program(optarg);
+            if (!found) {
+                log_warnx("--exec %s: no such executable program%s", optarg,
+                          strchr(optarg, '/') ? "" : " in /usr/local/bin, /usr/bin or /bin");
+                return EXIT_USAGE;
+            }
+            po.exec[po.n_exec++] = found;
+            break;
+        }
         case 'd':
             po.description = optarg;
             break;
@@ -1034,5 +1117,7 @@ int cmd_spokes_pin(int argc, char **argv)
     }
     manifest_set_free(&ms);
     config_free(&cfg);
+    for (size_t i = 0; i < po.n_exec; i++)
+        free(po.exec[i]);
     return rc;
 }

@@ -60,6 +60,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->spoke_log_max = 1024 * 1024;
     cidr_parse("169.254.64.0/18", &c->veth_pool);
     c->proxy_port = 3128;
+    c->transparent_egress = true;
     str_copy(c->veth_prefix, "vhb", sizeof(c->veth_prefix));
     /* Above every subordinate id Debian's useradd (SUB_UID_MAX 600100000) and
      * systemd's container range (to 1879048191) hand out, below 2^31: nsjail-lite/jail.h. */
@@ -177,9 +178,9 @@ static bool get_u64(struct jf_ctx *jc, const json_t *o, const char *where, const
 
 static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
-    static const char *const keys[] = {"veth_pool",  "veth_prefix",  "gateway_netns",
-                                       "proxy_port", "host_id_base", "host_id_count",
-                                       NULL};
+    static const char *const keys[] = {
+        "veth_pool",    "veth_prefix",   "gateway_netns",      "proxy_port",
+        "host_id_base", "host_id_count", "transparent_egress", NULL};
     json_t *n = json_object_get(root, "network");
     if (!n)
         return true;
@@ -195,7 +196,8 @@ static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_confi
         str_copy(c->veth_prefix, prefix, sizeof(c->veth_prefix));
     }
     if (!jf_string(jc, n, "network", "veth_pool", false, 64, &pool) ||
-        !jf_string(jc, n, "network", "gateway_netns", false, 64, &gw))
+        !jf_string(jc, n, "network", "gateway_netns", false, 64, &gw) ||
+        !jf_bool(jc, n, "network", "transparent_egress", false, &c->transparent_egress))
         return false;
     if (pool) {
         char why[256];

@@ -51,6 +51,10 @@ struct hub_config {
     char *gateway_netns; /* NULL: anonymous; else published as /run/netns/NAME */
     char veth_prefix[5]; /* host-side veth names: <prefix><hub pid>-<slot> */
     uint16_t proxy_port;
+    /* Transparent egress (network.transparent_egress, default on): the gateway takes
+     * every connection of a spoke and its resolver answers its DNS (net_egress.h), so
+     * that a server needs no proxy variables. Off: HTTPS_PROXY only, as before. */
+    bool transparent_egress;
     uint32_t host_id_base;
     uint32_t host_id_count;
     char *netproxy_bin;

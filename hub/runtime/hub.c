@@ -248,6 +248,13 @@ int hub_network_up(struct hub *h, char *err, size_t errlen)
         h->gw = gateway_new(h->cfg->gateway_netns, err, errlen);
         if (!h->gw)
             return -1;
+        /* Without it spokes still have HTTPS_PROXY: said once, not fatal. */
+        char why[512];
+        if (h->cfg->transparent_egress &&
+            gateway_enable_egress(h->gw, h->cfg->proxy_port, why, sizeof(why)) < 0)
+            log_warnx("transparent egress is off (%s): spokes reach the network through "
+                      "HTTPS_PROXY only",
+                      why);
     }
     if (!h->proxy) {
         if (strcmp(h->cfg->netproxy_audit, "-") != 0) {

@@ -53,6 +53,7 @@ struct proc {
     /* resources returned when reaped */
     int veth_slot;       /* -1: none */
     int veth_lock;       /* its host-wide lock (lib/hostlock.h), -1: none */
+    int lo_sink;         /* the jail's loopback listeners arrive here (net_spoke.h), or -1 */
     struct spoke *owner; /* NULL once the spoke has moved on */
     struct spoke_secrets secrets; /* what it was given (spoke_secrets.h) */
 };

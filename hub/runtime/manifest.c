@@ -2,9 +2,11 @@
 #include "jsonfile.h"
 #include "keylike.h"
 #include "log.h"
+#include "netaddr.h"
 #include "secrets.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
@@ -82,6 +84,55 @@ static bool valid_domain(const char *d)
               d[i] == '.'))
             return false;
     return strchr(d, '.') != NULL;
+}
+
+/* HOST:PORT, HOST a name, an IPv4 address or [IPv6]; port 1..65535 without zeros in
+ * front. *addr gets the address when HOST is one. */
+static bool parse_tcp_grant(const char *g, struct sockaddr_storage *addr, bool *is_addr)
+{
+    const char *colon = strrchr(g, ':');
+    if (!colon || colon == g || strlen(colon + 1) > 5 || colon[1] == '0')
+        return false;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 1 || port > 65535)
+        return false;
+    char host[DOMAIN_MAX + 3];
+    size_t n = (size_t)(colon - g);
+    if (n >= sizeof(host))
+        return false;
+    memcpy(host, g, n);
+    host[n] = '\0';
+    memset(addr, 0, sizeof(*addr));
+    struct sockaddr_in *in = (struct sockaddr_in *)addr;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)addr;
+    *is_addr = true;
+    if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+        in->sin_family = AF_INET;
+        return true;
+    }
+    if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+        host[n - 1] = '\0';
+        in6->sin6_family = AF_INET6;
+        return inet_pton(AF_INET6, host + 1, &in6->sin6_addr) == 1;
+    }
+    *is_addr = false;
+    return valid_domain(host);
+}
+
+bool manifest_tcp_valid(const char *grant)
+{
+    struct sockaddr_storage ss;
+    bool is_addr;
+    return parse_tcp_grant(grant, &ss, &is_addr);
+}
+
+bool manifest_tcp_loopback(const char *grant)
+{
+    struct sockaddr_storage ss;
+    bool is_addr;
+    return parse_tcp_grant(grant, &ss, &is_addr) && is_addr &&
+           addr_classify((struct sockaddr *)&ss) == ADDR_LOOPBACK;
 }
 
 static bool valid_env_name(const char *s)
@@ -179,9 +230,10 @@ static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct mani
 
 static bool load_network(struct jf_ctx *c, const json_t *root, struct manifest *m)
 {
-    static const char *const keys[] = {"allow", "ports", NULL};
+    static const char *const keys[] = {"allow", "ports", "tcp", NULL};
     json_t *net = json_object_get(root, "network");
     m->allow = xcalloc(1, sizeof(char *));
+    m->tcp = xcalloc(1, sizeof(char *));
     if (!net)
         return true;
     if (!jf_object(c, net, "network", keys))
@@ -199,6 +251,20 @@ static bool load_network(struct jf_ctx *c, const json_t *root, struct manifest *
         if (!valid_domain(m->allow[i]))
             return jf_fail(c, "network", "allow",
                            "item %zu (\"%.80s\") must be a lower-case domain name", i, m->allow[i]);
+    char **tcp = NULL;
+    if (!jf_strings(c, net, "network", "tcp", false, MANIFEST_MAX_TCP, DOMAIN_MAX + 8, &tcp, &n))
+        return false;
+    if (tcp) {
+        free(m->tcp);
+        m->tcp = tcp;
+        m->n_tcp = n;
+    }
+    for (size_t i = 0; i < m->n_tcp; i++)
+        if (!manifest_tcp_valid(m->tcp[i]))
+            return jf_fail(c, "network", "tcp",
+                           "item %zu (\"%.80s\") must be HOST:PORT (a lower-case name, an IPv4 "
+                           "address or [IPv6], and a port from 1 to 65535)",
+                           i, m->tcp[i]);
     json_t *ports = json_object_get(net, "ports");
     if (ports) {
         if (!json_is_array(ports) || json_array_size(ports) == 0 ||
@@ -359,6 +425,24 @@ char *manifest_host_path(const struct manifest *m, const char *arg)
     return xstrdup(arg);
 }
 
+/* "exec": host programs the spoke may run, absolute paths (nsjail-lite binds each with
+ * what it loads and allows processes). */
+static bool load_exec(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    if (!jf_strings(c, root, "", "exec", false, MANIFEST_MAX_EXEC, MOUNT_PATH_MAX, &m->exec,
+                    &m->n_exec))
+        return false;
+    if (!m->exec)
+        m->exec = xcalloc(1, sizeof(char *));
+    for (size_t i = 0; i < m->n_exec; i++)
+        if (!clean_abs_path(m->exec[i]))
+            return jf_fail(c, "", "exec",
+                           "item %zu (\"%.80s\") must be an absolute path without \".\" or "
+                           "\"..\"",
+                           i, m->exec[i]);
+    return true;
+}
+
 static bool load_mounts(struct jf_ctx *c, const json_t *root, struct manifest *m)
 {
     char **v = NULL;
@@ -426,9 +510,9 @@ static bool load_package(struct jf_ctx *c, const json_t *root)
 static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bool allow_no_tools,
                       struct manifest *m)
 {
-    static const char *const keys[] = {"name",     "description", "command", "runtime", "profile",
-                                       "network",  "limits",      "env",     "mounts",  "tools",
-                                       "protocol", "roots",       "package", NULL};
+    static const char *const keys[] = {"name",    "description", "command", "runtime", "profile",
+                                       "network", "limits",      "env",     "mounts",  "exec",
+                                       "tools",   "protocol",    "roots",   "package", NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;
@@ -466,7 +550,7 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
     if (!m->command[0])
         return jf_fail(c, "", "command", "must name a program");
     if (!load_network(c, root, m) || !load_limits(c, root, m) || !load_env(c, root, m) ||
-        !load_mounts(c, root, m))
+        !load_mounts(c, root, m) || !load_exec(c, root, m))
         return false;
     json_t *tools = json_object_get(root, "tools");
     m->unpinned = allow_no_tools && json_array_size(tools) == 0;
@@ -549,6 +633,8 @@ void manifest_free(struct manifest *m)
     free(m->runtime);
     free(m->profile);
     jf_strv_free(m->allow);
+    jf_strv_free(m->tcp);
+    jf_strv_free(m->exec);
     jf_strv_free(m->env);
     for (size_t i = 0; i < m->n_secret_env; i++) {
         free(m->secret_env[i].var);

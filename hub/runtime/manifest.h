@@ -18,6 +18,8 @@
 #define MANIFEST_MAX_TOOLS 64
 #define MANIFEST_MAX_PORTS 16
 #define MANIFEST_MAX_MOUNTS 16
+#define MANIFEST_MAX_TCP 64
+#define MANIFEST_MAX_EXEC 16
 
 /* A tool is the MCP Tool object as the server listed it (name, title, description,
  * inputSchema, outputSchema, annotations, icons, execution, _meta), plus this
@@ -54,6 +56,15 @@ struct manifest {
     size_t n_allow;
     uint16_t ports[MANIFEST_MAX_PORTS];
     size_t n_ports;
+    /* Raw TCP grants (network.tcp): "HOST:PORT", HOST a lower-case name, an IPv4
+     * address or [IPv6]; reached at the same HOST:PORT from inside the jail. */
+    char **tcp; /* NULL-terminated */
+    size_t n_tcp;
+    /* Host programs the server may run (exec): absolute paths, NULL-terminated. In the
+     * process and namespace modes each is bound read-only with what it loads and the
+     * runtime's seccomp preset allows processes (nsjail-lite's jail_config.programs). */
+    char **exec;
+    size_t n_exec;
     struct manifest_limits limits;
     char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
     /* Variables whose value comes from the secret store ("env": {"VAR": {"secret":
@@ -89,6 +100,12 @@ struct manifest_set {
     struct manifest **v;
     size_t n;
 };
+
+/* Whether a tcp grant's HOST:PORT is well-formed (see struct manifest). */
+bool manifest_tcp_valid(const char *grant);
+/* Whether it names a loopback address (127.0.0.0/8, [::1]): reached inside the jail
+ * through a listener on the jail's own loopback. */
+bool manifest_tcp_loopback(const char *grant);
 
 /* Parses one manifest file; the file's base name must equal its "name". */
 struct manifest *manifest_load(const char *path, char *err, size_t errlen);

@@ -19,17 +19,33 @@
 #define RESTART_WINDOW_NS (60ULL * 1000000000ULL)
 #define RESTART_MAX 10
 #define BACKOFF_MAX_MS 2000
+/* Synthetic addresses kept per spoke (netproxy's own limit) and sent per message. */
+#define SYNTHETIC_MAX 4096
+#define SYNTHETIC_CHUNK 128
+
+/* A forward listener (a raw TCP grant to the host's loopback), resent with its spoke. */
+struct forward {
+    json_t *msg;
+    int fd;
+};
 
 struct entry {
     char *key;
     json_t *add; /* the whole add message, resent after a restart */
-    int fd;
+    int fds[2];  /* the listener, and the resolver's socket or -1 */
+    size_t nfds;
+    /* The names netproxy gave synthetic addresses ({"name": "ip"}): sent back after a
+     * restart, so that every address keeps its name for the spoke's life. */
+    json_t *synthetic;
+    struct forward *forwards;
+    size_t n_forwards;
 };
 
 /* An operation sent and waiting for its reply; replies come in order. */
 struct op {
-    char *key; /* NULL for ping */
-    bool is_add;
+    char *key;        /* NULL for ping */
+    bool is_add;      /* a refusal stops the spoke */
+    const char *what; /* for the log: "the listener", ... */
 };
 
 struct proxy_sup {
@@ -74,14 +90,15 @@ static void proxy_audit(struct proxy_sup *p, const char *action, const char *out
     (void)audit_write(p->audit, rec); /* the hub's log: a loss is said once per outage */
 }
 
-static void ops_push(struct proxy_sup *p, const char *key, bool is_add)
+static void ops_push(struct proxy_sup *p, const char *key, bool is_add, const char *what)
 {
     if (p->n_ops == p->cap_ops) {
         p->cap_ops = p->cap_ops ? p->cap_ops * 2 : 16;
         p->ops = xrealloc(p->ops, p->cap_ops * sizeof(*p->ops));
     }
     p->ops[p->n_ops].key = key ? xstrdup(key) : NULL;
-    p->ops[p->n_ops++].is_add = is_add;
+    p->ops[p->n_ops].is_add = is_add;
+    p->ops[p->n_ops++].what = what;
 }
 
 static void ops_clear(struct proxy_sup *p)
@@ -100,18 +117,103 @@ static void kill_proxy(struct proxy_sup *p, const char *why)
     }
 }
 
+/* What an operation is, for the log line of a refusal. */
+static const char *op_what(const json_t *msg)
+{
+    const char *op = json_string_value(json_object_get(msg, "op"));
+    return !op                            ? "the message"
+           : strcmp(op, "add") == 0       ? "the listener"
+           : strcmp(op, "remove") == 0    ? "the removal"
+           : strcmp(op, "forward") == 0   ? "a loopback forward"
+           : strcmp(op, "synthetic") == 0 ? "the synthetic addresses"
+                                          : "the ping";
+}
+
 /* Sends on the control socket; a full socket means the proxy is not reading, which
  * the ping check turns into a restart. */
-static int ctl_send_op(struct proxy_sup *p, json_t *msg, int fd, const char *key, bool is_add)
+static int ctl_sendv_op(struct proxy_sup *p, json_t *msg, const int *fds, size_t nfds,
+                        const char *key, bool is_add)
 {
     if (p->ctl < 0)
         return -1; /* restarting: the entry table is resent after the restart */
-    if (ctl_send(p->ctl, msg, fd) < 0) {
+    if (ctl_sendv(p->ctl, msg, fds, nfds) < 0) {
         kill_proxy(p, errno == EAGAIN ? "control socket full" : strerror(errno));
         return -1;
     }
-    ops_push(p, key, is_add);
+    ops_push(p, key, is_add, op_what(msg));
     return 0;
+}
+
+static int ctl_send_op(struct proxy_sup *p, json_t *msg, int fd, const char *key, bool is_add)
+{
+    return ctl_sendv_op(p, msg, &fd, fd >= 0 ? 1 : 0, key, is_add);
+}
+
+/* Everything netproxy must know of a spoke: its add (with its sockets), the synthetic
+ * addresses it already handed out (in chunks: a message is at most 64 KiB), its
+ * forward listeners. */
+static void send_entry(struct proxy_sup *p, const struct entry *e)
+{
+    ctl_sendv_op(p, e->add, e->fds, e->nfds, e->key, true);
+    json_t *chunk = NULL;
+    const char *name;
+    json_t *ip;
+    json_object_foreach(e->synthetic, name, ip)
+    {
+        if (!chunk)
+            chunk = json_object();
+        json_object_set(chunk, name, ip);
+        if (json_object_size(chunk) == SYNTHETIC_CHUNK) {
+            json_t *m =
+                json_pack("{s:s,s:s,s:o}", "op", "synthetic", "spoke", e->key, "names", chunk);
+            ctl_send_op(p, m, -1, e->key, false);
+            json_decref(m);
+            chunk = NULL;
+        }
+    }
+    if (chunk) {
+        json_t *m = json_pack("{s:s,s:s,s:o}", "op", "synthetic", "spoke", e->key, "names", chunk);
+        ctl_send_op(p, m, -1, e->key, false);
+        json_decref(m);
+    }
+    for (size_t i = 0; i < e->n_forwards; i++)
+        ctl_send_op(p, e->forwards[i].msg, e->forwards[i].fd, e->key, true);
+}
+
+static struct entry *entry_find(struct proxy_sup *p, const char *key)
+{
+    for (size_t i = 0; i < p->n_entries; i++)
+        if (strcmp(p->entries[i].key, key) == 0)
+            return &p->entries[i];
+    return NULL;
+}
+
+static void entry_clear(struct entry *e)
+{
+    free(e->key);
+    json_decref(e->add);
+    json_decref(e->synthetic);
+    for (size_t i = 0; i < e->nfds; i++)
+        close(e->fds[i]);
+    for (size_t i = 0; i < e->n_forwards; i++) {
+        json_decref(e->forwards[i].msg);
+        close(e->forwards[i].fd);
+    }
+    free(e->forwards);
+}
+
+/* A note from netproxy, not a reply: a new synthetic address to keep. */
+static void on_event(struct proxy_sup *p, const json_t *msg)
+{
+    const char *ev = json_string_value(json_object_get(msg, "event"));
+    const char *spoke = json_string_value(json_object_get(msg, "spoke"));
+    const char *name = json_string_value(json_object_get(msg, "name"));
+    json_t *ip = json_object_get(msg, "ip");
+    if (!ev || strcmp(ev, "synthetic") != 0 || !spoke || !name || !json_is_string(ip))
+        return;
+    struct entry *e = entry_find(p, spoke);
+    if (e && json_object_size(e->synthetic) < SYNTHETIC_MAX && strlen(name) <= 253)
+        json_object_set(e->synthetic, name, ip);
 }
 
 static void on_ctl(evutil_socket_t fd, short what, void *arg);
@@ -204,7 +306,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     log_debug("netproxy started (pid %d)", (int)pid);
     /* Hand every spoke's listener over (again, after a restart). */
     for (size_t i = 0; i < p->n_entries; i++)
-        ctl_send_op(p, p->entries[i].add, p->entries[i].fd, p->entries[i].key, true);
+        send_entry(p, &p->entries[i]);
     return 0;
 }
 
@@ -305,6 +407,11 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
                 on_exit_ev(-1, 0, p); /* killed above: the blocking reap is short */
             return;
         }
+        if (json_object_get(msg, "event")) {
+            on_event(p, msg);
+            json_decref(msg);
+            continue;
+        }
         if (p->n_ops == 0) {
             json_decref(msg);
             kill_proxy(p, "sent an unsolicited control message");
@@ -321,8 +428,8 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
         } else if (!ok) {
             const char *why = json_string_value(json_object_get(msg, "error"));
             char text[300];
-            snprintf(text, sizeof(text), "netproxy refused %s for %s: %s",
-                     op.is_add ? "the listener" : "the removal", op.key, why ? why : "no reason");
+            snprintf(text, sizeof(text), "netproxy refused %s for %s: %s", op.what, op.key,
+                     why ? why : "no reason");
             log_warnx("%s", text);
             if (op.is_add)
                 p->on_error(p->ud, op.key, text);
@@ -393,11 +500,8 @@ void proxy_sup_free(struct proxy_sup *p)
             kill(p->pid, SIGKILL);
     }
     teardown_child(p, NULL);
-    for (size_t i = 0; i < p->n_entries; i++) {
-        free(p->entries[i].key);
-        json_decref(p->entries[i].add);
-        close(p->entries[i].fd);
-    }
+    for (size_t i = 0; i < p->n_entries; i++)
+        entry_clear(&p->entries[i]);
     free(p->entries);
     free(p->ops);
     if (p->ev_restart)
@@ -408,46 +512,91 @@ void proxy_sup_free(struct proxy_sup *p)
     free(p);
 }
 
-int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
-              const uint16_t *ports, size_t n_ports, const char *listen, int fd,
-              const struct spoke_secrets *sec)
+static json_t *string_array(char *const *v)
 {
-    (void)sec; /* host-mode secrets: netproxy does not take them yet */
+    json_t *a = json_array();
+    for (; v && *v; v++)
+        json_array_append_new(a, json_string(*v));
+    return a;
+}
+
+int proxy_add_spoke(struct proxy_sup *p, const struct proxy_spoke *ps)
+{
+    (void)ps->sec; /* host-mode secrets: netproxy does not take them yet */
     if (p->given_up) {
         errno = ECONNREFUSED;
         return -1;
     }
-    int dupfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (dupfd < 0)
+    struct entry e = {.key = NULL, .fds = {-1, -1}};
+    e.fds[e.nfds++] = fcntl(ps->fd, F_DUPFD_CLOEXEC, 3);
+    if (ps->dns_fd >= 0)
+        e.fds[e.nfds++] = fcntl(ps->dns_fd, F_DUPFD_CLOEXEC, 3);
+    if (e.fds[0] < 0 || (e.nfds > 1 && e.fds[1] < 0)) {
+        int saved = errno;
+        for (size_t i = 0; i < e.nfds; i++)
+            if (e.fds[i] >= 0)
+                close(e.fds[i]);
+        errno = saved;
         return -1;
-    json_t *jallow = json_array();
-    for (char *const *a = allow; *a; a++)
-        json_array_append_new(jallow, json_string(*a));
+    }
     json_t *jports = json_array();
-    for (size_t i = 0; i < n_ports; i++)
-        json_array_append_new(jports, json_integer(ports[i]));
-    json_t *add = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s}", "op", "add", "spoke", key, "user", user,
-                            "allow", jallow, "ports", jports, "listen", listen);
+    for (size_t i = 0; i < ps->n_ports; i++)
+        json_array_append_new(jports, json_integer(ps->ports[i]));
+    e.add = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s}", "op", "add", "spoke", ps->key, "user", ps->user,
+                      "allow", string_array(ps->allow), "ports", jports, "listen", ps->listen);
+    if (ps->tcp && *ps->tcp)
+        json_object_set_new(e.add, "tcp", string_array(ps->tcp));
+    if (ps->dns_listen)
+        json_object_set_new(e.add, "dns_listen", json_string(ps->dns_listen));
+    e.key = xstrdup(ps->key);
+    e.synthetic = json_object();
     p->entries = xrealloc(p->entries, (p->n_entries + 1) * sizeof(*p->entries));
-    p->entries[p->n_entries++] = (struct entry){.key = xstrdup(key), .add = add, .fd = dupfd};
-    ctl_send_op(p, add, dupfd, key, true);
+    p->entries[p->n_entries++] = e;
+    ctl_sendv_op(p, e.add, e.fds, e.nfds, e.key, true);
+    return 0;
+}
+
+int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
+              const uint16_t *ports, size_t n_ports, const char *listen, int fd,
+              const struct spoke_secrets *sec)
+{
+    struct proxy_spoke ps = {.sec = sec,
+                             .key = key,
+                             .user = user,
+                             .allow = allow,
+                             .ports = ports,
+                             .n_ports = n_ports,
+                             .listen = listen,
+                             .fd = fd,
+                             .dns_fd = -1};
+    return proxy_add_spoke(p, &ps);
+}
+
+int proxy_forward(struct proxy_sup *p, const char *key, const char *to, int fd)
+{
+    struct entry *e = entry_find(p, key);
+    if (!e) {
+        close(fd);
+        errno = ENOENT;
+        return -1;
+    }
+    json_t *msg = json_pack("{s:s,s:s,s:s}", "op", "forward", "spoke", key, "to", to);
+    e->forwards = xrealloc(e->forwards, (e->n_forwards + 1) * sizeof(*e->forwards));
+    e->forwards[e->n_forwards++] = (struct forward){.msg = msg, .fd = fd};
+    ctl_send_op(p, msg, fd, key, true);
     return 0;
 }
 
 void proxy_remove(struct proxy_sup *p, const char *key)
 {
-    for (size_t i = 0; i < p->n_entries; i++) {
-        if (strcmp(p->entries[i].key, key) != 0)
-            continue;
-        json_t *rm = json_pack("{s:s,s:s}", "op", "remove", "spoke", key);
-        ctl_send_op(p, rm, -1, key, false);
-        json_decref(rm);
-        free(p->entries[i].key);
-        json_decref(p->entries[i].add);
-        close(p->entries[i].fd);
-        p->entries[i] = p->entries[--p->n_entries];
+    struct entry *e = entry_find(p, key);
+    if (!e)
         return;
-    }
+    json_t *rm = json_pack("{s:s,s:s}", "op", "remove", "spoke", key);
+    ctl_send_op(p, rm, -1, key, false);
+    json_decref(rm);
+    entry_clear(e);
+    *e = p->entries[--p->n_entries];
 }
 
 bool proxy_alive(const struct proxy_sup *p)

@@ -29,12 +29,30 @@ struct proxy_sup *proxy_sup_new(struct event_base *base, struct audit *audit,
 /* SIGTERM, a short wait, then SIGKILL. */
 void proxy_sup_free(struct proxy_sup *p);
 
-/* Registers a spoke's listener (fd is duplicated; the caller keeps its own) and the
- * secrets netproxy puts into its requests (sec may be NULL; its host-mode bindings are
- * copied). */
+/* A spoke's policy and sockets (lib/ctl.h, "add"). */
+struct proxy_spoke {
+    const char *key, *user;
+    char *const *allow; /* NULL-terminated registrable domains */
+    const uint16_t *ports;
+    size_t n_ports;
+    char *const *tcp;   /* NULL-terminated raw TCP grants "HOST:PORT", or NULL */
+    const char *listen; /* its listener's address */
+    int fd;
+    const char *dns_listen; /* its resolver's address, or NULL */
+    int dns_fd;             /* -1: none */
+    /* The secrets netproxy puts into its requests (may be NULL; host-mode bindings). */
+    const struct spoke_secrets *sec;
+};
+
+/* Registers a spoke's listener and resolver (duplicated; the caller keeps its own). */
+int proxy_add_spoke(struct proxy_sup *p, const struct proxy_spoke *ps);
+/* The same without a resolver or grants. */
 int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *const *allow,
               const uint16_t *ports, size_t n_ports, const char *listen, int fd,
               const struct spoke_secrets *sec);
+/* A listener on the spoke's own loopback whose connections go to its grant "to" (fd is
+ * taken over). */
+int proxy_forward(struct proxy_sup *p, const char *key, const char *to, int fd);
 void proxy_remove(struct proxy_sup *p, const char *key);
 
 bool proxy_alive(const struct proxy_sup *p);

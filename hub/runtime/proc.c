@@ -1,6 +1,8 @@
 #include "proc.h"
 #include "hostid.h"
 #include "log.h"
+#include "net_gateway.h"
+#include "net_spoke.h"
 #include "pidfd.h"
 #include "slots.h"
 #include "spoke_env.h"
@@ -148,6 +150,8 @@ static void proc_free(struct proc *p)
         slots_put(h->veth_slots, p->veth_slot);
     if (p->veth_lock >= 0)
         close(p->veth_lock);
+    if (p->lo_sink >= 0)
+        close(p->lo_sink);
 #ifdef HUB_HAVE_JAIL
     if (p->jail)
         jail_free(p->jail);
@@ -167,8 +171,12 @@ static void check_start(struct proc *p)
     if (rc == 0)
         return;
     p->starting = false;
-    if (rc > 0)
+    if (rc > 0) {
+        if (p->lo_sink >= 0)
+            net_spoke_forwards(p->hub, p->owner, p->lo_sink);
+        p->lo_sink = -1;
         return;
+    }
     p->start_failed = true;
     struct spoke *owner = p->owner;
     p->owner = NULL;
@@ -400,8 +408,8 @@ _Noreturn static void spawn_child(const struct spawn_spec *s, const char *path, 
  * does at 2-3 ms per spoke here. Signals stay blocked until the child has reset its
  * handlers, so no hub handler runs on the shared memory. A close-on-exec pipe tells
  * whether the exec happened. */
-static pid_t spawn_plain(const struct spawn_spec *s, const char *path, char *const *argv,
-                         int err_w, int *code, char *err, size_t errlen)
+static pid_t spawn_plain(const struct spawn_spec *s, const char *path, char *const *argv, int err_w,
+                         int *code, char *err, size_t errlen)
 {
     int report[2];
     if (pipe2(report, O_CLOEXEC) < 0) {
@@ -483,8 +491,8 @@ static bool bound_already(const struct jail_config *jc, const char *path)
  * binds, rlimits and seccomp settings; the manifest's limits and runtime override it;
  * everything put into the jail_config is a copy it owns. */
 static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const char *path,
-                               char *const *cmd,
-                               int err_w, int *code, char *err, size_t errlen)
+                               char *const *cmd, int err_w, int *lo_sink, int *code, char *err,
+                               size_t errlen)
 {
     struct jail_config jc;
     jail_config_init(&jc);
@@ -524,6 +532,12 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         jc.limits.cpu_percent = l->cpu_percent;
     free(jc.seccomp_preset);
     jc.seccomp_preset = xstrdup(s->m->runtime);
+    /* Host programs: bound with what they load, and the preset's +exec variant. */
+    if (s->m->n_exec) {
+        jc.programs = xcalloc(s->m->n_exec + 1, sizeof(char *));
+        for (size_t i = 0; i < s->m->n_exec; i++)
+            jc.programs[i] = xstrdup(s->m->exec[i]);
+    }
     jc.stdin_fd = s->sock;
     jc.stdout_fd = s->sock;
     jc.stderr_fd = err_w;
@@ -569,6 +583,22 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
             jc.veth_spoke_cidr = xstrdup(s->veth->spoke_cidr);
             jc.veth_host_netns_fd = s->gateway_fd;
             jc.veth_host_ifname = xstrdup(s->veth_ifname);
+            /* Transparent egress: the gateway takes every connection, names included. */
+            jc.veth_gateway = gateway_egress(h->gw);
+            /* Grants to the host's loopback: the jail listens at the same address, and
+             * its monitor hands the listeners over (net_spoke_forwards). */
+            jc.loopback_listen = net_spoke_loopback_grants(s->m);
+            int sv[2];
+            if (jc.loopback_listen && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                snprintf(err, errlen, "socketpair: %s", strerror(errno));
+                jail_config_free(&jc);
+                *code = 125;
+                return NULL;
+            }
+            if (jc.loopback_listen) {
+                jc.loopback_sink = sv[1];
+                *lo_sink = sv[0];
+            }
         } else {
             jc.net = JAIL_NET_NONE;
         }
@@ -586,10 +616,15 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
     /* The loop goes on while the jail is set up: its outcome arrives on jail_fd(). */
     struct jail *j = jail_start_async(&jc, argv, &je);
     free(argv);
+    if (jc.loopback_sink >= 0)
+        close(jc.loopback_sink); /* the monitor has its own */
     jail_config_free(&jc);
     if (!j) {
         *code = je.exit_code;
         snprintf(err, errlen, "%s", je.message);
+        if (*lo_sink >= 0)
+            close(*lo_sink);
+        *lo_sink = -1;
     }
     return j;
 }
@@ -638,12 +673,13 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
                                            : manifest_host_path(s->m, s->m->command[i]);
     char *path = proc_resolve_command(argv[0], h->cfg->spoke_bin_dir);
     pid_t pid = -1;
+    int lo_sink = -1;
     struct jail *jail = NULL;
     if (s->mode == ISO_NONE) {
         pid = spawn_plain(s, path, argv, errpipe[1], code, err, errlen);
     } else {
 #ifdef HUB_HAVE_JAIL
-        jail = spawn_jail(h, s, path, argv, errpipe[1], code, err, errlen);
+        jail = spawn_jail(h, s, path, argv, errpipe[1], &lo_sink, code, err, errlen);
         if (jail)
             pid = jail_pid(jail);
 #else
@@ -673,6 +709,7 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->starting = jail != NULL;
     p->t_start = now_mono_ns();
     p->veth_slot = p->veth_lock = -1;
+    p->lo_sink = lo_sink;
     p->err_fd = errpipe[0];
     set_nonblock(p->err_fd, true);
     p->log_fd = open_log(s->log_path, s->spoke_id, s->m->name);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "proc.h"
 #include "net_proxy.h"
+#include "net_spoke.h"
 #include "slots.h"
 #include "spoke_env.h"
 #include "spoke_secrets.h"
@@ -280,11 +281,7 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, const struct s
                  (unsigned)getpid(), (unsigned)slot);
         str_copy(sp->host_ip, va->host_ip, sizeof(sp->host_ip));
         snprintf(sp->proxy_key, sizeof(sp->proxy_key), "%s-%.8s", sp->m->name, sp->id);
-        char listen[40];
-        snprintf(listen, sizeof(listen), "%s:%u", va->host_ip, h->cfg->proxy_port);
-        if (proxy_add(h->proxy, sp->proxy_key, sp->user, sp->m->allow, sp->m->ports, sp->m->n_ports,
-                      listen, fd, sec) < 0) {
-            snprintf(err, errlen, "netproxy is not available: %s", strerror(errno));
+        if (net_spoke_register(h, sp, fd, sec, err, errlen) < 0) {
             sp->proxy_key[0] = '\0';
             return -1;
         }
@@ -380,7 +377,7 @@ static void spoke_spawn(struct spoke *sp)
     if (take_data(sp) <= 0)
         return;
     struct veth_addrs va;
-    bool net = ns && sp->m->n_allow > 0;
+    bool net = ns && (sp->m->n_allow > 0 || sp->m->n_tcp > 0);
     char proxy_url[64] = "";
     struct spoke_secrets sec;
     if (spoke_secrets_resolve(h->secrets, sp->m, false, &sec, err, sizeof(err)) < 0) {

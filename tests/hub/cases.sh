@@ -295,8 +295,15 @@ PYEOF
         "$(echo "$out" | sed -n 1p | jget 'd["result"]["structuredContent"]["body"]')" "hello from the stand-in upstream"
     like "namespace: another domain gets 403 from netproxy" \
         "$(echo "$out" | sed -n 2p | jget 'd["result"]["content"][0]["text"]')" "proxy answered 403"
-    is "namespace: a spoke cannot reach another spoke's proxy listener" \
-        "$(echo "$out" | sed -n 3p | jget 'd["result"]["structuredContent"]["ok"]')" false
+    # The gateway takes every connection a spoke makes (transparent egress): one aimed
+    # at another spoke's listener lands on the spoke's own, which refuses it.
+    check "namespace: a spoke aiming at another spoke's proxy listener is refused by its own" \
+        test "$(audit_count '((g(r,"isolate.spoke") or "").startswith("netprobe-") and
+            g(r,"destination.address")=="'"$VETH_HOST1"'" and
+            g(r,"event.reason")=="ip-literal-not-allowed")' "$PROXY_AUDIT")" -ge 1
+    check "namespace: ... and never used by it" \
+        test "$(audit_count '((g(r,"isolate.spoke") or "").startswith("netprobe-") and
+            g(r,"event.action")=="connect" and g(r,"event.outcome")=="success")' "$PROXY_AUDIT")" -eq 0
     is "namespace: ... while its own answers (control)" \
         "$(echo "$out" | sed -n 4p | jget 'd["result"]["structuredContent"]["ok"]')" true
     is "namespace: a spoke cannot reach the host's loopback" \

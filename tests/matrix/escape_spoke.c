@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ATTEMPT_TIMEOUT_S 25
@@ -73,8 +74,34 @@ static int tool_attempt(struct mcp_server *s, const json_t *args, json_t **resul
     return 0;
 }
 
-int main(void)
+/* escape_spoke --attempt NAME [TARGET_JSON]: one attempt, its outcome on stdout. The
+ * matrix's node-exec column runs the attempts this way, as a host program a Node
+ * spoke may run (--exec): the same attempts, under the node preset's +exec variant. */
+static int run_once(const char *name, const char *target_json)
 {
+    const struct escape_attempt *a = NULL;
+    for (size_t i = 0; i < escape_attempt_count; i++)
+        if (strcmp(escape_attempts[i].name, name) == 0)
+            a = &escape_attempts[i];
+    json_t *target = target_json ? json_loads(target_json, 0, NULL) : json_object();
+    if (!a || !json_is_object(target)) {
+        printf("error:%s\n", a ? "the target is not a JSON object" : "unknown attempt");
+        json_decref(target);
+        return 2;
+    }
+    const char *data = getenv("SPOKE_DATA");
+    struct call c = {a, {target, data ? data : "/data", -1}};
+    char out[PROBE_OUT_MAX];
+    probe_run(run_in_child, &c, ATTEMPT_TIMEOUT_S, out, sizeof(out));
+    json_decref(target);
+    printf("%s\n", out);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "--attempt") == 0)
+        return run_once(argv[2], argc > 3 ? argv[3] : NULL);
     struct mcp_server *s = mcp_server_new("escape", "1.0");
     mcp_server_add_tool(s, "attempt",
                         "Runs one escape attempt of the escape matrix and reports its outcome.",

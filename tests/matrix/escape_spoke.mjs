@@ -359,7 +359,8 @@ async function tcpDirect(t) {
     const c = await connect({ host: addr.slice(0, i), port: Number(addr.slice(i + 1)) });
     if (c.err) reportErr(c.err, `connect to the collector: ${c.err.message}`);
     const body = post(t.domain || addr, token);
-    await exchange(c.s, body, null);
+    // In namespace mode the gateway completes the handshake and netproxy resets it.
+    try { await exchange(c.s, body, null); } catch (e) { reportErr(e, `send to the collector: ${e.message}`); }
     report(`ok:sent ${Buffer.byteLength(body)} bytes to ${addr}`);
 }
 
@@ -722,9 +723,23 @@ function structured(name, out) {
     return r;
 }
 
+// The node-exec column: every attempt made by a host program this spoke may run
+// (--exec), the C spoke's own code, under the node preset's +exec variant.
+function runExec(name, target) {
+    return new Promise((resolve) => {
+        child_process.execFile(process.env.ESCAPE_EXEC, ["--attempt", name, JSON.stringify(target)],
+                               { timeout: ATTEMPT_TIMEOUT_MS + 5000 }, (e, stdout) => {
+            const line = String(stdout || "").trim().split("\n").pop();
+            resolve(line || `error:the program gave no outcome (${e ? (e.code || e.message) : "no error"})`);
+        });
+    });
+}
+
 async function runAttempt(name, target) {
     const fn = ATTEMPTS[name];
     if (!fn) return null;
+    if (process.env.ESCAPE_EXEC)
+        return (await runExec(name, target)).replace(/[\r\n]+/g, " ");
     let timer;
     const timeout = new Promise((res) => { timer = setTimeout(() => res("error:timeout after 25 s"), ATTEMPT_TIMEOUT_MS); });
     const run = (async () => {

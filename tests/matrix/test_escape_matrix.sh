@@ -3,8 +3,9 @@
 # through the real hub in all three isolation modes, and the same attack written for
 # Node under the node runtime. It must fail both ways:
 #   - namespace mode blocks every attempt, each for its reason (the layer the
-#     script infers from what it saw outside and from the errno), and so does the
-#     `node` column;
+#     script infers from what it saw outside and from the errno), and so do the
+#     `node` column and `node-exec` (each attempt made by a host program the Node
+#     spoke may run, --exec: processes allowed, nothing else loosened);
 #   - none mode lets the controls through (seen from outside: the file changed, the
 #     bytes arrived, the process died...), for the C spoke and the Node spoke
 #     (`node-none`), so a broken attack or harness cannot pass as "blocked";
@@ -45,7 +46,10 @@ done
 like "namespace: host files hidden by the mount namespace" "$(cell namespace read_host_file)" 'mount namespace'
 like "namespace: other spokes invisible (pid namespace)" "$(cell namespace spoke_procmem)" 'pid namespace'
 like "namespace: host loopback unreachable (net namespace)" "$(cell namespace tcp_loopback)" 'net namespace'
-like "namespace: no route out (net namespace)" "$(cell namespace tcp_remote)" 'ENETUNREACH'
+like "namespace: straight to a remote host: the gateway takes it, netproxy refuses it" \
+    "$(cell namespace tcp_remote)" 'netproxy refused it \(ip-literal-not-allowed'
+like "namespace: UDP to 127.0.0.1 stays on the jail's own loopback" \
+    "$(cell namespace udp_loopback)" "jail's own loopback"
 like "namespace: an unlisted domain refused by netproxy" "$(cell namespace proxy_unlisted)" 'netproxy \(domain-not-allowed\)'
 like "namespace: an allowed domain on a private address refused by netproxy" \
     "$(cell namespace proxy_private)" 'netproxy \(forbidden-address\)'
@@ -93,7 +97,10 @@ for a in mount unshare_user setns bpf perf_event_open keyctl kernel_module shm_d
 done
 like "node: host files hidden by the mount namespace" "$(cell node read_host_file)" 'mount namespace'
 like "node: other spokes invisible (pid namespace)" "$(cell node spoke_ptrace)" 'pid namespace'
-like "node: no route out (net namespace)" "$(cell node tcp_remote)" 'ENETUNREACH'
+like "node: straight to a remote host: the gateway takes it, netproxy refuses it" \
+    "$(cell node tcp_remote)" 'netproxy refused it \(ip-literal-not-allowed'
+like "node: UDP to 127.0.0.1 stays on the jail's own loopback" "$(cell node udp_loopback)" \
+    "jail's own loopback"
 like "node: an unlisted domain refused by netproxy" "$(cell node proxy_unlisted)" \
     'netproxy \(domain-not-allowed\)'
 like "node: the hub's memory behind the ptrace access check" "$(cell node hub_memory_data)" \
@@ -101,6 +108,22 @@ like "node: the hub's memory behind the ptrace access check" "$(cell node hub_me
 like "node: the memory bomb ends at the jail's cgroup" "$(cell node memory_bomb)" 'cgroup memory limit'
 like "node: the disk bomb stopped by RLIMIT_FSIZE" "$(cell node disk_bomb)" 'rlimit fsize'
 like "node: /tmp filled stops at its tmpfs size" "$(cell node tmpfs_fill)" 'tmpfs size'
+
+# --- node-exec: every attempt made by a host program the Node spoke may run (--exec),
+# under the node preset's +exec variant: processes allowed, nothing else loosened ---
+for a in "${attempts[@]}"; do
+    is "node-exec: $a blocked ($(cell node-exec "$a"))" "$(verdict node-exec "$a")" blocked
+done
+for a in mount unshare_user setns bpf perf_event_open keyctl kernel_module shm_detached; do
+    like "node-exec: $a still refused by seccomp" "$(cell node-exec "$a")" 'seccomp \(EPERM\)'
+done
+like "node-exec: the fork bomb, which the preset now allows, ends at RLIMIT_NPROC" \
+    "$(cell node-exec fork_bomb)" 'rlimit nproc'
+like "node-exec: the setuid binary gains nothing" "$(cell node-exec setuid_exec)" 'no_new_privs'
+like "node-exec: host files hidden by the mount namespace" "$(cell node-exec read_host_file)" \
+    'mount namespace'
+like "node-exec: straight out: the gateway takes it, netproxy refuses it" \
+    "$(cell node-exec tcp_remote)" 'netproxy refused it'
 
 # --- process: seccomp and rlimits, as claimed ---
 for a in spoke_ptrace mount unshare_user setns bpf perf_event_open keyctl kernel_module; do
@@ -118,7 +141,7 @@ is "process: host files still readable (no mount namespace, as designed)" \
 like "the table has a row per attempt and a column per mode" \
     "$(grep -c '^| [0-9]* | `' "$TMP/table.md")" "^${#attempts[@]}$"
 like "a summary line per column" \
-    "$(grep -c '^- \(none\|process\|namespace\|node\|node-none\): ' "$TMP/table.md")" '^5$'
+    "$(grep -c '^- \(none\|process\|namespace\|node\|node-none\|node-exec\): ' "$TMP/table.md")" '^6$'
 prefix=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["prefix"])' "$out")
 id_base=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id_base"])' "$out")
 pid=${prefix##*-}

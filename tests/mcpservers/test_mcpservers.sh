@@ -283,8 +283,12 @@ is "control (none mode): it reaches a host listener on loopback" "${none[1]:-}" 
 is "namespace, no network policy: no internet socket at all (seccomp)" "${ns[1]:-}" errno:EPERM
 is "namespace, with a policy: TCP to the host's loopback: its own network namespace" \
     "${net[1]:-}" errno:ECONNREFUSED
-is "namespace, with a policy: TCP straight out, not via netproxy: no route" "${net[2]:-}" \
-    errno:ENETUNREACH
+# Straight out, not via a name: the gateway takes the connection (transparent egress)
+# and netproxy refuses it with a record; the client sees a reset, or a connect() that
+# succeeded before it (the handshake is the gateway's), and nothing reaches 198.18.0.1.
+check "namespace, with a policy: TCP straight out is refused by netproxy, on record" \
+    test "$(audit_count '(g(r, "destination.address") == "198.18.0.1" and
+        g(r, "event.reason") == "ip-literal-not-allowed")' "$TMP/netproxy.jsonl")" -ge 1
 is "... the host listener got only the control's connection" \
     "$(grep -c connected "$TMP/listener.log" 2>/dev/null)" 1
 is "control (none mode): it can signal a host process" "${none[3]:-}" ok

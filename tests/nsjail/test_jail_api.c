@@ -220,8 +220,9 @@ static void test_filter(void)
     size_t n_presets = 0;
     while (seccomp_preset_names[n_presets])
         n_presets++;
-    CHECK(n_presets == 3 && seccomp_builtins_len == 6 * n_presets,
-          "%zu built-in programs (presets c, python and node x 2 actions x 3 networks)",
+    CHECK(n_presets == 6 && seccomp_builtins_len == 6 * n_presets,
+          "%zu built-in programs (presets c, python and node, and each's +exec, x 2 actions x "
+          "3 networks)",
           seccomp_builtins_len);
     for (size_t i = 0; i < seccomp_builtins_len; i++) {
         static const enum inet_policy inets[] = {INET_NONE, INET_STREAM, INET_ANY};
@@ -347,6 +348,38 @@ static void test_node_filter(void)
               allowed[i]);
     CHECK(verdict(&nd, X86_64, __NR_socket, AF_INET, SOCK_STREAM, 0) == EPERM_RET,
           "node, net none: AF_INET refused");
+    free(nd.filter);
+
+    /* A jail that runs host programs (programs): the +exec variant, processes allowed,
+     * namespaces and the never-allowed list still refused. */
+    jail_config_init(&cfg);
+    free(cfg.seccomp_preset);
+    cfg.seccomp_preset = xstrdup("node");
+    cfg.programs = xcalloc(2, sizeof(char *));
+    cfg.programs[0] = xstrdup("/usr/bin/git");
+    cfg.net = JAIL_NET_VETH;
+    cfg.veth_gateway = true;
+    CHECK(seccomp_prepare(&cfg, &nd, &err) == 0, "node+exec builds (%s)", err.message);
+    jail_config_free(&cfg);
+    CHECK(verdict(&nd, X86_64, __NR_clone, SIGCHLD, 0, 0) == ALLOW, "node+exec: fork allowed");
+    CHECK(verdict(&nd, X86_64, __NR_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0) == ALLOW,
+          "node+exec: a vfork-style spawn allowed");
+    CHECK(verdict(&nd, X86_64, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0, 0) == EPERM_RET,
+          "node+exec: clone into a new user namespace: EPERM");
+    CHECK(verdict(&nd, X86_64, __NR_clone, CLONE_NEWNET | SIGCHLD, 0, 0) == EPERM_RET,
+          "node+exec: clone into a new network namespace: EPERM");
+    const int exec_allowed[] = {__NR_fork, __NR_vfork, __NR_execve, __NR_wait4, __NR_setsid};
+    for (size_t i = 0; i < ARRAY_LEN(exec_allowed); i++)
+        CHECK(verdict(&nd, X86_64, exec_allowed[i], 0, 0, 0) == ALLOW,
+              "node+exec: syscall %d allowed", exec_allowed[i]);
+    const int exec_denied[] = {__NR_ptrace, __NR_unshare,        __NR_setns,           __NR_mount,
+                               __NR_bpf,    __NR_io_uring_setup, __NR_process_vm_readv};
+    for (size_t i = 0; i < ARRAY_LEN(exec_denied); i++)
+        CHECK(verdict(&nd, X86_64, exec_denied[i], 0, 0, 0) == EPERM_RET,
+              "node+exec: syscall %d still EPERM", exec_denied[i]);
+    CHECK(verdict(&nd, X86_64, __NR_socket, AF_INET, SOCK_DGRAM, 0) == ALLOW &&
+              verdict(&nd, X86_64, __NR_socket, AF_INET, SOCK_RAW, 0) == EPERM_RET,
+          "node+exec with a gateway veth: UDP (DNS) allowed, raw sockets not");
     free(nd.filter);
 }
 
