@@ -7,6 +7,7 @@
  *    "listen":"169.254.64.1:3128"}   + the listening socket for that spoke
  *                                      [+ its resolver's UDP socket, see "dns_listen"]
  *   {"op":"forward","spoke":"NAME","to":"127.0.0.1:6390"}   + a listening socket
+ *   {"op":"synthetic","spoke":"NAME","names":{"api.example.com":"240.240.0.1",...}}
  *   {"op":"remove","spoke":"NAME"}    closes the listeners; open tunnels finish
  *   {"op":"ping"}
  * Replies (proxy -> hub): {"ok":true} or {"ok":false,"error":"why"}.
@@ -44,6 +45,9 @@
  *   descriptor it does not keep, also on errors.
  * "forward": connections accepted on the attached socket (the hub made it on the
  *   jail's own loopback) go to "to", which must be one of the spoke's tcp grants.
+ * "synthetic": more of the addresses a spoke's resolver handed out before a restart
+ *   (the hub sends them in chunks right after the add; a message is at most 64 KiB),
+ *   each refused when the address is taken by another name or outside the range.
  * "ping" replies {"ok":true,"spokes":N,"tunnels":N}. When the hub closes the channel,
  * the proxy stops accepting, lets open tunnels finish and exits 0. */
 #ifndef ISOLATE_CTL_H

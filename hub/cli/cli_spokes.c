@@ -63,10 +63,15 @@ static json_t *manifest_json(const struct manifest *m)
     json_t *secrets = json_object();
     for (size_t i = 0; i < m->n_secret_env; i++)
         json_object_set_new(secrets, m->secret_env[i].var, json_string(m->secret_env[i].secret));
-    return json_pack("{s:s,s:s,s:s,s:o,s:o,s:{s:o,s:o},s:o,s:o,s:o}", "name", m->name,
+    json_t *tcp = json_array(), *exec = json_array();
+    for (char **t = m->tcp; t && *t; t++)
+        json_array_append_new(tcp, json_string(*t));
+    for (char **e = m->exec; e && *e; e++)
+        json_array_append_new(exec, json_string(*e));
+    return json_pack("{s:s,s:s,s:s,s:o,s:o,s:{s:o,s:o,s:o},s:o,s:o,s:o,s:o}", "name", m->name,
                      "description", m->description, "runtime", m->runtime, "command", cmd, "mounts",
-                     mounts, "network", "allow", allow, "ports", ports, "secrets", secrets,
-                     "limits", limits_json(&m->limits), "tools", tools);
+                     mounts, "network", "allow", allow, "ports", ports, "tcp", tcp, "exec", exec,
+                     "secrets", secrets, "limits", limits_json(&m->limits), "tools", tools);
 }
 
 static void print_text(const struct manifest_set *ms, const struct hub_config *cfg)
@@ -92,12 +97,16 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
             for (size_t p = 0; p < m->n_ports; p++)
                 printf(" %u", m->ports[p]);
             printf(")\n");
-        } else {
+        } else if (!m->n_tcp) {
             printf("  network:  none\n");
         }
         for (size_t k = 0; k < m->n_secret_env; k++)
             printf("  secret:   %s from the store's %s\n", m->secret_env[k].var,
                    m->secret_env[k].secret);
+        for (size_t k = 0; k < m->n_tcp; k++)
+            printf("  raw TCP:  %s\n", m->tcp[k]);
+        for (size_t k = 0; k < m->n_exec; k++)
+            printf("  may run:  %s\n", m->exec[k]);
         json_t *l = limits_json(&m->limits);
         char *ls = json_dumps(l, JSON_COMPACT);
         printf("  limits:   %s\n", json_object_size(l) ? ls : "profile defaults");

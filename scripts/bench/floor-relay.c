@@ -6,6 +6,8 @@
  * price of what it checks and records.
  *
  *   floor-relay ADDR:PORT      (IPv4; runs until killed)
+ *   floor-relay --fd N         accept on the listening socket N it inherited (one in
+ *                              another network namespace: scripts/bench/egress)
  *
  * Not a proxy to deploy: it trusts its clients and dials whatever they ask for. */
 #include <arpa/inet.h>
@@ -268,29 +270,38 @@ static void on_event(struct side *s)
     }
 }
 
-int main(int argc, char **argv)
+static int listen_on(const char *hostport)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: floor-relay ADDR:PORT\n");
-        return 2;
-    }
-    signal(SIGPIPE, SIG_IGN);
     struct sockaddr_in sin = {.sin_family = AF_INET};
     char ip[64];
-    const char *colon = strrchr(argv[1], ':');
-    if (!colon || colon - argv[1] >= (long)sizeof(ip))
-        return 2;
-    memcpy(ip, argv[1], (size_t)(colon - argv[1]));
-    ip[colon - argv[1]] = '\0';
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || colon - hostport >= (long)sizeof(ip))
+        exit(2);
+    memcpy(ip, hostport, (size_t)(colon - hostport));
+    ip[colon - hostport] = '\0';
     sin.sin_port = htons((uint16_t)atoi(colon + 1));
     if (inet_pton(AF_INET, ip, &sin.sin_addr) != 1)
-        return 2;
+        exit(2);
     int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     (void)setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     (void)setsockopt(lfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4096) < 0)
-        die(argv[1]);
+        die(hostport);
+    return lfd;
+}
+
+int main(int argc, char **argv)
+{
+    bool fd_given = argc == 3 && strcmp(argv[1], "--fd") == 0;
+    if (argc != 2 && !fd_given) {
+        fprintf(stderr, "usage: floor-relay ADDR:PORT | --fd N\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int lfd = fd_given ? atoi(argv[2]) : listen_on(argv[1]);
+    if (fd_given && (lfd < 3 || fcntl(lfd, F_SETFL, O_NONBLOCK) < 0))
+        die("--fd");
     ep = epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0)
         die("epoll_create1");

@@ -21,8 +21,14 @@
  *       close. Counts the answers by status (and connections that failed without
  *       one) and times each from connect() to its echo (or its refusal): the
  *       numbers scripts/load/proxy and tests/load check the audit log against.
+ *   np_load dns      --server ADDR:PORT --name NAME -n N
+ *       N sequential UDP queries (A, with EDNS) for NAME: the time from send to
+ *       answer (median, p99) and the answers' response codes.
  * With --via the client speaks CONNECT to the proxy for HOST:PORT; without it, it
- * connects to ADDR:PORT directly. Results are one JSON line on stdout. */
+ * connects to ADDR:PORT directly. --first FILE sends the file's bytes as the tunnel's
+ * first data instead of one byte, and waits for as many echoed (a TLS ClientHello for
+ * transparent egress, which checks its server_name). Results are one JSON line on
+ * stdout. */
 #include "netaddr.h"
 #include "util.h"
 
@@ -182,6 +188,8 @@ struct target {
     socklen_t dial_len;
     char request[600];
     size_t request_len;
+    char first[4096]; /* the tunnel's first data, echoed back */
+    size_t first_len;
 };
 
 static int dial_blocking(const struct target *t)
@@ -236,6 +244,78 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void read_first(const char *path, struct target *t)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read_full(fd, t->first, sizeof(t->first));
+    if (n <= 0 || (size_t)n == sizeof(t->first)) {
+        fprintf(stderr, "np_load: --first %s: empty, unreadable or over %zu bytes\n", path,
+                sizeof(t->first) - 1);
+        exit(2);
+    }
+    close(fd);
+    t->first_len = (size_t)n;
+}
+
+/* A query for name: A, class IN, recursion desired, with an EDNS OPT record. */
+static size_t dns_query(uint8_t *q, uint16_t id, const char *name)
+{
+    uint8_t hdr[12] = {id >> 8, id & 0xff, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+    memcpy(q, hdr, 12);
+    size_t len = 12;
+    for (const char *p = name; *p;) {
+        size_t l = strcspn(p, ".");
+        q[len++] = (uint8_t)l;
+        memcpy(q + len, p, l);
+        len += l;
+        p += l + (p[l] == '.');
+    }
+    static const uint8_t tail[] = {0, 0, 1, 0, 1, 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0};
+    memcpy(q + len, tail, sizeof(tail));
+    return len + sizeof(tail);
+}
+
+static int run_dns(const char *server, const char *name, unsigned n)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    parse_addr(server, &ss, &len);
+    if (strlen(name) > 200)
+        usage();
+    int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len) < 0)
+        die("dns socket");
+    struct timeval tv = {.tv_sec = 2};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    uint64_t *v = xcalloc(n, sizeof(*v));
+    unsigned warm = n / 10 + 10, rcodes[16] = {0}, lost = 0;
+    for (unsigned i = 0; i < n + warm; i++) {
+        uint8_t q[300], a[1500];
+        size_t qlen = dns_query(q, (uint16_t)i, name);
+        uint64_t t0 = now_mono_ns();
+        ssize_t got = -1;
+        if (send(fd, q, qlen, 0) == (ssize_t)qlen)
+            do
+                got = recv(fd, a, sizeof(a), 0);
+            while (got >= 2 && (a[0] != q[0] || a[1] != q[1]));
+        uint64_t t1 = now_mono_ns();
+        if (got < 12) {
+            lost++;
+            continue;
+        }
+        if (i >= warm) {
+            v[i - warm] = t1 - t0;
+            rcodes[a[3] & 0xf]++;
+        }
+    }
+    qsort(v, n, sizeof(*v), cmp_u64);
+    printf("{\"n\":%u,\"median_us\":%.1f,\"p99_us\":%.1f,\"noerror\":%u,\"lost\":%u}\n", n,
+           v[n / 2] / 1000.0, v[(size_t)(n * 0.99)] / 1000.0, rcodes[0], lost);
+    free(v);
+    close(fd);
+    return lost ? 1 : 0;
+}
+
 static int run_latency(const struct target *t, unsigned n)
 {
     uint64_t *v = xcalloc(n, sizeof(*v));
@@ -243,8 +323,9 @@ static int run_latency(const struct target *t, unsigned n)
     for (unsigned i = 0; i < n + warm; i++) {
         uint64_t t0 = now_mono_ns();
         int fd = open_tunnel_blocking(t);
-        char b = 'x';
-        if (write(fd, &b, 1) != 1 || read(fd, &b, 1) != 1)
+        char back[sizeof(t->first)];
+        if (write(fd, t->first, t->first_len) != (ssize_t)t->first_len ||
+            read_full(fd, back, t->first_len) != (ssize_t)t->first_len)
             die("echo");
         uint64_t t1 = now_mono_ns();
         close(fd);
@@ -291,7 +372,7 @@ struct client {
     int fd;
     enum cstate st;
     char buf[256];
-    size_t got;
+    size_t got, echoed;
     int status;  /* the proxy's answer, 0 before (or without) one */
     uint64_t t0; /* connect() */
 };
@@ -306,7 +387,7 @@ static void client_start(int ep, const struct target *t, struct client *c)
     if (connect(c->fd, (const struct sockaddr *)&t->dial, t->dial_len) < 0 && errno != EINPROGRESS)
         die("connect");
     c->st = CS_CONNECTING;
-    c->got = 0;
+    c->got = c->echoed = 0;
     c->status = 0;
     c->t0 = now_mono_ns();
     struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
@@ -329,7 +410,7 @@ static int client_step(int ep, const struct target *t, struct client *c)
                 return -1;
             c->st = CS_HEAD;
         } else {
-            if (write(c->fd, "x", 1) != 1)
+            if (write(c->fd, t->first, t->first_len) != (ssize_t)t->first_len)
                 return -1;
             c->st = CS_ECHO;
         }
@@ -348,17 +429,20 @@ static int client_step(int ep, const struct target *t, struct client *c)
             return c->got < sizeof(c->buf) - 1 ? 0 : -1;
         if (strncmp(c->buf, "HTTP/1.", 7) == 0)
             c->status = atoi(c->buf + 9);
-        if (!is_200(c->buf) || write(c->fd, "x", 1) != 1)
+        if (!is_200(c->buf) || write(c->fd, t->first, t->first_len) != (ssize_t)t->first_len)
             return -1;
         c->st = CS_ECHO;
         return 0;
     }
     case CS_ECHO: {
-        char b;
-        ssize_t n = read(c->fd, &b, 1);
+        char b[sizeof(t->first)];
+        ssize_t n = read(c->fd, b, t->first_len - c->echoed);
         if (n < 0 && errno == EAGAIN)
             return 0;
-        return n == 1 ? 1 : -1;
+        if (n <= 0)
+            return -1;
+        c->echoed += (size_t)n;
+        return c->echoed == t->first_len ? 1 : 0;
     }
     }
     return -1;
@@ -527,7 +611,9 @@ int main(int argc, char **argv)
     }
     struct target t;
     memset(&t, 0, sizeof(t));
-    const char *via = NULL, *target = NULL, *addr = NULL;
+    t.first[0] = 'x';
+    t.first_len = 1;
+    const char *via = NULL, *target = NULL, *addr = NULL, *server = NULL, *name = NULL;
     uint64_t n = 1000, conc = 100, bytes = 1ull << 30;
     double seconds = 5;
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -546,8 +632,19 @@ int main(int argc, char **argv)
             bytes = strtoull(v, NULL, 10);
         else if (strcmp(k, "-d") == 0)
             seconds = strtod(v, NULL);
+        else if (strcmp(k, "--first") == 0)
+            read_first(v, &t);
+        else if (strcmp(k, "--server") == 0)
+            server = v;
+        else if (strcmp(k, "--name") == 0)
+            name = v;
         else
             usage();
+    }
+    if (strcmp(argv[1], "dns") == 0) {
+        if (!server || !name || n == 0)
+            usage();
+        return run_dns(server, name, (unsigned)n);
     }
     if (!target || !addr || n == 0 || conc == 0)
         usage();

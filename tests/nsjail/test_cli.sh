@@ -124,7 +124,7 @@ like "  and is told why" "$ERR" "seccomp.allow: 'ptrace' is never allowed"
 
 jail "$TMP/s" --seccomp no-such-preset -- /bin/true
 is "an unknown seccomp preset gives 125" "$RC" 125
-like "  and lists the known ones" "$ERR" "unknown preset 'no-such-preset' \(known: c, python, node\)"
+like "  and lists the known ones" "$ERR" "unknown preset 'no-such-preset' \(known: c, python, node \(each also as NAME\+exec\)\)"
 echo '{"preset": "c", "allow": ["personality"], "action": "kill"}' >"$TMP/policy.json"
 jail "$TMP/s" --seccomp "$TMP/policy.json" -- /bin/sh -c 'echo policy'
 is "--seccomp FILE: a policy with additions (compiled at run time) runs a program" \
