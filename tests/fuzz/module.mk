@@ -2,13 +2,15 @@
 # the top of each fuzz_*.c). Built only in the FUZZ=1 build (clang, build/fuzz/), by
 # `make fuzzers`; `make fuzz` runs each for FUZZ_SECONDS, and `make check` runs each
 # for a bounded number of executions (tests/fuzz/test_fuzz.sh).
-FUZZ_NAMES := connect host jsonrpc manifest pin profile schema replay replframe
+FUZZ_NAMES := connect host jsonrpc manifest pin profile schema replay replframe dns sniff
 FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 # The sources each harness needs besides lib/ (only these are compiled in the fuzz build,
 # which keeps `make check` short; a new dependency shows up as a link error here).
 FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
 FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c netproxy/connect.c
+FUZZ_SRCS_dns := netproxy/dnsmsg.c
+FUZZ_SRCS_sniff := netproxy/sniff.c netproxy/connect.c
 FUZZ_SRCS_jsonrpc :=
 FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c
