@@ -12,7 +12,9 @@ FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c netproxy/connect.c
 FUZZ_SRCS_dns := netproxy/dnsmsg.c
 FUZZ_SRCS_sniff := netproxy/sniff.c netproxy/connect.c
 FUZZ_SRCS_jsonrpc :=
-FUZZ_SRCS_manifest := hub/runtime/manifest.c $(wildcard lib/jsonschema/*.c)
+FUZZ_SRCS_manifest := hub/runtime/manifest.c hub/runtime/keylike.c hub/runtime/secrets_store.c \
+	hub/runtime/spoke_env.c \
+	$(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
@@ -30,7 +32,7 @@ $(BUILD)/fuzz/fuzz_$(1): $(call objs,tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1))) $
 	@mkdir -p $$(dir $$@)
 	@$$(if $$(Q),echo "  LD      $$@")
 	$$(Q)$$(CC) $$(ALL_LDFLAGS) -fsanitize=fuzzer -o $$@ $$^ \
-		$$(call pkg_libs,$$(PKGS) libidn2) -lpthread
+		$$(call pkg_libs,$$(PKGS) libidn2 libcrypto) -lpthread
 endef
 $(foreach f,$(FUZZ_NAMES),$(eval $(call FUZZ_RULE,$(f))))
 else
