@@ -65,11 +65,32 @@ static void put_text(struct sink *k, const char *text, size_t cols)
     sink_puts(k, text);
 }
 
+enum cp_kind { CP_PLAIN, CP_CONTROL, CP_TAG, CP_BIDI, CP_INVISIBLE };
+
+/* What a reader would not see, or what reorders what is seen. Zero-width (non-)joiners
+ * and the emoji variation selectors stay plain: scripts and emoji need them. */
+static enum cp_kind cp_kind(uint32_t cp)
+{
+    if (cp == '\n' || cp == '\t' || cp == '\r')
+        return CP_PLAIN; /* the terminal's writer and tt_visible_str() treat CR themselves */
+    if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+        return CP_CONTROL;
+    if (cp >= 0xe0000 && cp <= 0xe007f)
+        return CP_TAG; /* "ASCII smuggling": invisible copies of ASCII */
+    if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+        (cp >= 0x2066 && cp <= 0x2069))
+        return CP_BIDI;
+    if (cp == 0x200b || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff || cp == 0x2028 ||
+        cp == 0x2029 || cp == 0x180e || (cp >= 0xfff9 && cp <= 0xfffb) ||
+        (cp >= 0xe0100 && cp <= 0xe01ef))
+        return CP_INVISIBLE;
+    return CP_PLAIN;
+}
+
 static bool invisible_control(uint32_t cp)
 {
-    return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
-           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
-           cp == 0x2029 || cp == 0xfeff;
+    enum cp_kind k = cp_kind(cp);
+    return k != CP_PLAIN && !(cp < 0x20 || cp == 0x7f);
 }
 
 static void put_cp(struct sink *k, uint32_t cp, const unsigned char *raw, size_t rawlen)
@@ -248,4 +269,94 @@ char *tt_inline_str(const char *text, size_t max_cols)
     tt_inline(f, text, max_cols);
     fclose(f);
     return buf;
+}
+
+/* ---- hidden characters, for readers other than the terminal ---- */
+
+/* The next code point of p[*i, len) (U+FFFD for invalid UTF-8), *i moved past it. */
+static uint32_t next_cp(const unsigned char *p, size_t len, size_t *i)
+{
+    unsigned char c = p[*i];
+    size_t n = c < 0x80 ? 1 : seq_len(c);
+    if (n == 0 || *i + n > len) {
+        (*i)++;
+        return 0xfffd;
+    }
+    for (size_t k = 1; k < n; k++)
+        if ((p[*i + k] & 0xc0) != 0x80) {
+            (*i)++;
+            return 0xfffd;
+        }
+    uint32_t cp = n == 1 ? c : decode(p + *i, n);
+    *i += n;
+    return cp;
+}
+
+bool tt_hidden_count(const char *text, size_t len, struct tt_hidden *h)
+{
+    memset(h, 0, sizeof(*h));
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        size_t at = i;
+        uint32_t cp = next_cp(p, len, &i);
+        switch (cp == 0xfffd && !(i - at == 3 && p[at] == 0xef) ? CP_CONTROL : cp_kind(cp)) {
+        case CP_CONTROL:
+            h->controls++;
+            break;
+        case CP_TAG:
+            h->tags++;
+            break;
+        case CP_BIDI:
+            h->bidi++;
+            break;
+        case CP_INVISIBLE:
+            h->invisible++;
+            break;
+        default:
+            break;
+        }
+    }
+    return h->controls || h->tags || h->bidi || h->invisible;
+}
+
+char *tt_visible_str(const char *text, size_t len, size_t max_bytes)
+{
+    char *out = xmalloc(max_bytes + 16);
+    size_t n = 0, newlines = 0;
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = 0; i < len;) {
+        size_t at = i;
+        uint32_t cp = next_cp(p, len, &i);
+        char piece[16];
+        size_t plen;
+        if (cp == '\r')
+            continue; /* CRLF is a newline; a lone CR would rewrite the line */
+        if (cp == '\n') {
+            if (++newlines > 2)
+                continue; /* at most one blank line: a question cannot push its label away */
+            piece[0] = '\n';
+            plen = 1;
+        } else {
+            newlines = 0;
+            if (cp == 0xfffd && !(i - at == 3 && p[at] == 0xef))
+                plen = (size_t)snprintf(piece, sizeof(piece), "\xef\xbf\xbd");
+            else if (cp < 0x20 && cp != '\t')
+                plen = (size_t)snprintf(piece, sizeof(piece), "^%c", (char)(cp ^ 0x40));
+            else if (cp_kind(cp) != CP_PLAIN)
+                plen = (size_t)snprintf(piece, sizeof(piece), "\\u%04x", (unsigned)cp);
+            else {
+                plen = i - at;
+                memcpy(piece, p + at, plen);
+            }
+        }
+        if (n + plen > max_bytes) {
+            memcpy(out + n, "...", 3);
+            n += 3;
+            break;
+        }
+        memcpy(out + n, piece, plen);
+        n += plen;
+    }
+    out[n] = '\0';
+    return out;
 }

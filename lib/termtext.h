@@ -47,4 +47,19 @@ size_t tt_inline_buf(char *dst, size_t size, const char *text, size_t len);
 /* Neutralised copy of text as above, into a string (caller frees). */
 char *tt_inline_str(const char *text, size_t max_cols);
 
+/* Characters a reader does not see or that reorder what is seen, counted in untrusted
+ * text (a tool's description, a spoke's question): Unicode tags (U+E0000..E007F, which
+ * carry invisible copies of ASCII), bidirectional controls and marks, zero-width and
+ * other invisible format characters, and controls (C0 but newline, CR and tab, DEL,
+ * C1, invalid UTF-8). True when there is any. */
+struct tt_hidden {
+    size_t controls, tags, bidi, invisible;
+};
+bool tt_hidden_count(const char *text, size_t len, struct tt_hidden *h);
+
+/* text for a reader other than a terminal (an MCP client shows it as it is): those
+ * characters become visible escapes ("\u202e", "^["), a lone CR is dropped, runs of
+ * blank lines become one, and it is cut at max_bytes ("..."). Caller frees. */
+char *tt_visible_str(const char *text, size_t len, size_t max_bytes);
+
 #endif

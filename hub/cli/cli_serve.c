@@ -42,6 +42,9 @@ static void usage(FILE *f)
             "                     2025-11-25 and the stateless 2026-07-28)\n"
             "  --app NAME         serve one app with its own tool names\n"
             "  --ask-exec         ask the user before every call, not only between apps\n"
+            "  --allow-data-flows  without --app: a session that received one app's output\n"
+            "                     calls another app unasked (by default the hub asks the\n"
+            "                     data question, once per app, source and tool)\n"
             "  --tokens FILE      bearer tokens: lines 'sha256:HEX USER' (# comments)\n"
             "  --oauth ISSUER     take OAuth access tokens instead: JWTs (RS256, ES256) of this\n"
             "                     authorization server, scopes app:NAME or app:* (RFC 9728)\n"
@@ -113,6 +116,7 @@ int cmd_serve(int argc, char **argv)
                                          {"http", required_argument, NULL, 'H'},
                                          {"app", required_argument, NULL, 'a'},
                                          {"ask-exec", no_argument, NULL, 'e'},
+                                         {"allow-data-flows", no_argument, NULL, 'D'},
                                          {"tokens", required_argument, NULL, 't'},
                                          {"tls-cert", required_argument, NULL, 'c'},
                                          {"oauth", required_argument, NULL, 1100},
@@ -168,6 +172,9 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'e':
             so.ask_exec = true;
+            break;
+        case 'D':
+            so.data_flows_unasked = true;
             break;
         case 't':
             ho.tokens_file = optarg;
@@ -332,9 +339,14 @@ int cmd_serve(int argc, char **argv)
     /* --llm: its calls are made on serve's LLM thread, audited through a handle of their
      * own on the hub's audit log (appends of whole lines, as every writer's). */
     struct audit *llm_audit = NULL;
+    /* llm.sampling_max_tokens caps a spoke's request forwarded to the client too. */
+    if (rc == EXIT_OK &&
+        llm_sampling_limits_parse(&cfg, &so.sampling_limits, err, sizeof(err)) < 0) {
+        log_warnx("%s", err);
+        rc = EXIT_USAGE;
+    }
     if (rc == EXIT_OK && llm_spec) {
         if (!(llm_audit = audit_open(cfg.audit_path, "hub", err, sizeof(err))) ||
-            llm_sampling_limits_parse(&cfg, &so.sampling_limits, err, sizeof(err)) < 0 ||
             !(so.sampling_llm = llm_open_hub(&cfg, llm_spec, llm_audit, common.debug, err,
                                              sizeof(err)))) {
             log_warnx("--llm: %s", err);

@@ -143,18 +143,18 @@ static bool guess_irreversible(const json_t *tool, const char **why)
     return true;
 }
 
+/* Each tool whole, as the model will read it: its name and title, its description
+ * line by line (neutralised: what a terminal would hide or reorder is shown escaped),
+ * whether it looks irreversible, and a warning for characters a reader does not see
+ * anywhere in it (a manifest with tags, bidi or control characters is refused). */
 static void show_tools(const json_t *tools, const json_t *keep_from)
 {
     size_t i;
     json_t *t;
     json_array_foreach(tools, i, t)
     {
-        char name[80], desc[SHOW_COLS + 8];
+        char name[80], title[SHOW_COLS + 8];
         hub_text_neutral(json_object_get(t, "name"), name, sizeof(name));
-        const json_t *d = json_object_get(t, "title");
-        hub_text_neutral(d ? d : json_object_get(t, "description"), desc, sizeof(desc));
-        if (strlen(desc) >= SHOW_COLS)
-            strcpy(desc + SHOW_COLS - 3, "...");
         const char *why;
         bool irr = guess_irreversible(t, &why);
         const json_t *old = NULL;
@@ -169,8 +169,28 @@ static void show_tools(const json_t *tools, const json_t *keep_from)
             irr = json_is_true(old);
             why = "as pinned before";
         }
-        printf("    %-28s %-*s %s (%s)\n", name, SHOW_COLS, desc,
-               irr ? "irreversible" : "reversible", why);
+        printf("    %s: %s (%s)\n", name, irr ? "irreversible" : "reversible", why);
+        const json_t *ti = json_object_get(t, "title");
+        if (json_is_string(ti)) {
+            hub_text_neutral(ti, title, sizeof(title));
+            printf("      title: %s\n", title);
+        }
+        const char *desc = json_string_value(json_object_get(t, "description"));
+        if (desc && desc[0]) {
+            struct tt_stream st;
+            fflush(stdout);
+            tt_stream_init(&st, stdout, "      | ", 0);
+            tt_stream_write(&st, desc, strlen(desc));
+            tt_stream_end(&st);
+        }
+        struct tt_hidden h;
+        char first[256];
+        bool refused = manifest_hidden_chars(t, &h, first, sizeof(first));
+        if (refused || h.invisible)
+            printf("      ! %zu Unicode tags, %zu bidi controls, %zu control and %zu zero-width "
+                   "characters a reader does not see (first in %s)%s\n",
+                   h.tags, h.bidi, h.controls, h.invisible, first[0] == '.' ? first + 1 : first,
+                   refused ? ": this server cannot be pinned" : "");
     }
 }
 
@@ -739,7 +759,7 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
 {
     char err[1024];
     if (!manifest_valid_app_name(name)) {
-        log_warnx("NAME must match [a-z][a-z0-9_]{0,63}");
+        log_warnx("NAME must match [a-z][a-z0-9_]{0,63}, with no \"__\" and no \"_\" at the end");
         return EXIT_USAGE;
     }
     char *path = xasprintf("%s/%s.json", cfg->spokes_dir, name);

@@ -1,4 +1,5 @@
 #include "manifest.h"
+#include "termtext.h"
 #include "jsonfile.h"
 #include "keylike.h"
 #include "log.h"
@@ -25,10 +26,11 @@
 bool manifest_valid_app_name(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > MANIFEST_NAME_MAX || !(s[0] >= 'a' && s[0] <= 'z'))
+    if (n == 0 || n > MANIFEST_NAME_MAX || !(s[0] >= 'a' && s[0] <= 'z') || s[n - 1] == '_')
         return false;
     for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_') ||
+            (s[i] == '_' && s[i + 1] == '_'))
             return false;
     return true;
 }
@@ -182,6 +184,58 @@ static bool load_tool_schema(struct jf_ctx *c, const json_t *t, const char *wher
     return true;
 }
 
+/* Adds the hidden characters of every string in v (keys too) to h; where (a path)
+ * names the first string that has any. */
+static void hidden_walk(const json_t *v, struct tt_hidden *h, char *path, size_t plen, char *first,
+                        size_t firstlen)
+{
+    struct tt_hidden one;
+    if (json_is_string(v)) {
+        if (tt_hidden_count(json_string_value(v), json_string_length(v), &one)) {
+            if (!(h->controls || h->tags || h->bidi || h->invisible))
+                snprintf(first, firstlen, "%s", path[0] ? path : ".");
+            h->controls += one.controls;
+            h->tags += one.tags;
+            h->bidi += one.bidi;
+            h->invisible += one.invisible;
+        }
+        return;
+    }
+    size_t len = strlen(path);
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *x;
+        json_object_foreach((json_t *)v, key, x)
+        {
+            json_t *k = json_string(key);
+            hidden_walk(k, h, path, plen, first, firstlen);
+            json_decref(k);
+            snprintf(path + len, plen - len, ".%.60s", key);
+            hidden_walk(x, h, path, plen, first, firstlen);
+            path[len] = '\0';
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            snprintf(path + len, plen - len, "[%zu]", i);
+            hidden_walk(x, h, path, plen, first, firstlen);
+            path[len] = '\0';
+        }
+    }
+}
+
+bool manifest_hidden_chars(const json_t *v, struct tt_hidden *h, char *first, size_t firstlen)
+{
+    char path[256] = "";
+    memset(h, 0, sizeof(*h));
+    if (firstlen)
+        first[0] = '\0';
+    hidden_walk(v, h, path, sizeof(path), first, firstlen);
+    return h->controls || h->tags || h->bidi;
+}
+
 static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct manifest_tool *out)
 {
     static const char *const keys[] = {"name",         "title",        "description", "inputSchema",
@@ -199,6 +253,15 @@ static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct mani
         return false;
     if (!manifest_valid_tool_name(name))
         return jf_fail(c, where, "name", "must match [A-Za-z0-9_-]{1,64}");
+    /* What the model reads and the admin pinned must be what anyone sees: a description
+     * with invisible Unicode tags or bidi controls says more than it shows. */
+    struct tt_hidden h;
+    char first[256];
+    if (manifest_hidden_chars(t, &h, first, sizeof(first)))
+        return jf_fail(c, where, first[0] == '.' && first[1] ? first + 1 : first,
+                       "holds characters a reader does not see (%zu Unicode tags, %zu "
+                       "bidirectional controls, %zu control characters): refused",
+                       h.tags, h.bidi, h.controls);
     static const char *const objects[] = {"annotations", "execution", "_meta", NULL};
     for (size_t i = 0; objects[i]; i++) {
         json_t *v = json_object_get(t, objects[i]);
@@ -529,8 +592,16 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
         return jf_fail(c, "", "protocol",
                        "must be an MCP revision the hub speaks (2024-11-05 to %s)",
                        mcpver_name(MCP_V_LATEST));
+    struct tt_hidden h;
+    if (tt_hidden_count(desc, strlen(desc), &h) && (h.tags || h.bidi || h.controls))
+        return jf_fail(c, "", "description",
+                       "holds characters a reader does not see (%zu Unicode tags, %zu "
+                       "bidirectional controls, %zu control characters): refused",
+                       h.tags, h.bidi, h.controls);
     if (!manifest_valid_app_name(name))
-        return jf_fail(c, "", "name", "must match [a-z][a-z0-9_]{0,63}");
+        return jf_fail(c, "", "name",
+                       "must match [a-z][a-z0-9_]{0,63} with no \"__\" and no \"_\" at the end "
+                       "(hub serve names tools APP__TOOL, and those names must be one app's)");
     char *base = xstrdup(path);
     char *fname = basename(base);
     size_t flen = strlen(fname);

@@ -151,8 +151,17 @@ bool manifest_env_names(const struct manifest *m, const char *var);
 bool manifest_split_name(const char *full, char *app, size_t app_size, char *tool, size_t tool_size,
                          char *err, size_t errlen);
 
-/* App names: [a-z][a-z0-9_]{0,63}. Tool names: [A-Za-z0-9_-]{1,64}. */
+/* App names: [a-z][a-z0-9_]{0,63} with no "__" and no "_" at the end, so that the
+ * gateway's APP__TOOL splits at its first "__" into one app and tool only. Tool names:
+ * [A-Za-z0-9_-]{1,64}. */
 bool manifest_valid_app_name(const char *s);
 bool manifest_valid_tool_name(const char *s);
+
+struct tt_hidden;
+/* The characters a reader does not see (termtext.h) in every string of v, a tool's MCP
+ * object: counted into h, the path of the first string holding any into first. True
+ * when a manifest must refuse them (tags, bidi controls, control characters; zero-width
+ * ones are only counted). */
+bool manifest_hidden_chars(const json_t *v, struct tt_hidden *h, char *first, size_t firstlen);
 
 #endif

@@ -35,6 +35,11 @@ struct serve *serve_new(struct hub *h, struct hub_config *cfg, struct manifest_s
     sv->answers = answers_ref(o->answers);
     sv->grant_store = o->grant_store;
     sv->fallback_elicit = answers_elicit_hook(sv->answers);
+    struct llm_sampling_limits lim = o->sampling_limits;
+    if (lim.max_tokens <= 0)
+        llm_sampling_limits_defaults(&lim);
+    sv->sampling_max_tokens = lim.max_tokens;
+    sv->data_flows_unasked = o->data_flows_unasked;
     sv->fallback_sample =
         o->sampling_llm
             ? serve_llm_sampling_hook(base, o->sampling_llm, &o->sampling_limits, err, errlen)

@@ -37,6 +37,9 @@ struct serve_opts {
      * it, also when it fails). */
     struct llm *sampling_llm;
     struct llm_sampling_limits sampling_limits;
+    /* --allow-data-flows: a gateway session that received one app's output may call
+     * another app without the data question (the client is trusted to keep them apart). */
+    bool data_flows_unasked;
 };
 
 /* The hub's hooks are replaced by serve's own (asking the client). NULL and err when

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "memory/memory.h"
 #include "serve_impl.h"
+#include "termtext.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -134,8 +135,15 @@ static void question_text(const struct perm_request *q, char *out, size_t len)
                  q->tool, q->irreversible ? " - this action cannot be undone" : "", quoted);
         break;
     case PERM_DATA:
-        snprintf(out, len, "[hub] Share your data with the app %s (tool %s)? It will be sent:\n%s",
-                 q->app, q->tool, quoted);
+        if (q->caller) /* serve's data question: what the client may carry between apps */
+            snprintf(out, len,
+                     "[hub] This conversation has received the output of %s. Call the app %s "
+                     "(tool %s) with what may come from it? It will be sent:\n%s",
+                     q->caller, q->app, q->tool, quoted);
+        else
+            snprintf(out, len,
+                     "[hub] Share your data with the app %s (tool %s)? It will be sent:\n%s",
+                     q->app, q->tool, quoted);
         break;
     case PERM_COLLAB:
         if (q->stage == PERM_STAGE_CALL)
@@ -345,6 +353,23 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
     perm_finish(pc, perm_answer_decision(a), reason);
 }
 
+void serve_ask_data_flow(struct serve_call *sc, const char *app, const char *tool,
+                         bool irreversible, const char *sources, const json_t *args,
+                         perm_done_fn done, void *ud)
+{
+    struct perm_hook hook = {.ud = sc->sv};
+    struct perm_request q = {.category = PERM_DATA,
+                             .stage = PERM_STAGE_CALL,
+                             .user = sc->user,
+                             .app = app,
+                             .tool = tool,
+                             .caller = sources,
+                             .body = args,
+                             .irreversible = irreversible,
+                             .origin = sc};
+    perm_ask(&hook, &q, done, ud);
+}
+
 static void perm_free(struct perm_hook *h)
 {
     free(h);
@@ -391,20 +416,114 @@ static bool forward(const struct hook_request *req, const char *method, json_t *
     return true;
 }
 
+/* The hub's own question asks for a "decision" among once/session/always/no/never; a
+ * spoke's question must not look like it, in words or in its schema. */
+static bool hub_like(const char *message, const json_t *schema)
+{
+    if (message && strcasestr(message, "[hub]"))
+        return true;
+    const char *key;
+    json_t *prop;
+    json_object_foreach(json_object_get(schema, "properties"), key, prop)
+    {
+        size_t i;
+        json_t *v;
+        unsigned scopes = 0;
+        json_array_foreach(json_object_get(prop, "enum"), i, v)
+        {
+            const char *e = json_string_value(v);
+            if (e && (strcmp(e, "once") == 0 || strcmp(e, "session") == 0 ||
+                      strcmp(e, "always") == 0 || strcmp(e, "never") == 0))
+                scopes++;
+        }
+        if (scopes >= 2 || strcmp(key, "decision") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A string of a spoke's, made visible for the user: hidden characters shown as escapes,
+ * at most one blank line in a row, cut at max bytes. */
+static json_t *visible(const char *text, size_t max)
+{
+    char *v = tt_visible_str(text ? text : "", text ? strlen(text) : 0, max);
+    json_t *s = json_string(v);
+    free(v);
+    return s ? s : json_string("?");
+}
+
+/* The texts of a requested schema the client shows (titles, descriptions, enum names),
+ * made visible as the message is. */
+static void visible_schema(json_t *schema)
+{
+    const char *key;
+    json_t *prop;
+    json_object_foreach(json_object_get(schema, "properties"), key, prop)
+    {
+        static const char *const texts[] = {"title", "description"};
+        for (size_t i = 0; i < 2; i++) {
+            const char *t = json_string_value(json_object_get(prop, texts[i]));
+            if (t)
+                json_object_set_new(prop, texts[i], visible(t, 500));
+        }
+        size_t i;
+        json_t *v;
+        json_t *names = json_object_get(prop, "enumNames");
+        json_array_foreach(names, i, v)
+        {
+            if (json_is_string(v))
+                json_array_set_new(names, i, visible(json_string_value(v), 200));
+        }
+    }
+}
+
 static void elicit_create(struct elicit_hook *h, const struct hook_request *req, hook_done_fn done,
                           void *done_ud)
 {
     struct serve *sv = h->ud;
     struct serve_call *sc = req->origin;
+    struct serve_session *ss = sc ? sc->ss : NULL;
+    const char *mode = json_string_value(json_object_get(req->params, "mode"));
+    bool url = mode && strcmp(mode, "url") == 0;
+    const char *msg = json_string_value(json_object_get(req->params, "message"));
+    /* A spoke may not speak as the hub (refused whoever the client is: it is on record
+     * through the runtime's elicitation record). */
+    if (hub_like(msg, json_object_get(req->params, "requestedSchema"))) {
+        done(done_ud, NULL, JRPC_INVALID_PARAMS,
+             "refused: a spoke's question may not use the hub's words or answer schema");
+        return;
+    }
+    if (mode && !url && strcmp(mode, "form") != 0) {
+        done(done_ud, NULL, JRPC_INVALID_PARAMS, "refused: elicitation mode must be form or url");
+        return;
+    }
+    if (url) {
+        const char *u = json_string_value(json_object_get(req->params, "url"));
+        if (!u || strncmp(u, "https://", 8) != 0 || strlen(u) > 2048) {
+            done(done_ud, NULL, JRPC_INVALID_PARAMS,
+                 "refused: a URL-mode question needs an https:// url of at most 2048 bytes");
+            return;
+        }
+        /* Only a client that declared URL mode: it shows the address as one to open,
+         * not as a form of the hub's. --answers has no URL answer: declined. */
+        if (!ss || !ss->can_elicit_url || strcmp(ss->protocol, "2025-11-25") != 0) {
+            done(done_ud, NULL, JRPC_INVALID_PARAMS,
+                 "refused: the client did not declare URL-mode elicitation");
+            return;
+        }
+    }
     json_t *params = json_deep_copy(req->params);
-    /* The app's name first: the user must know which app asks, and the app cannot
-     * claim to be the hub or another app. */
-    const char *msg = json_string_value(json_object_get(params, "message"));
-    json_object_set_new(params, "message", json_sprintf("[%s] %s", req->app, msg ? msg : ""));
-    if (sc && sc->ss && strcmp(sc->ss->protocol, "2025-11-25") != 0)
+    /* The app's name first, and its text made visible: the user must know which app
+     * asks, and the app cannot hide words or push its label off the screen. */
+    json_t *text = visible(msg, 4000);
+    json_object_set_new(params, "message",
+                        json_sprintf("[%s] %s", req->app, json_string_value(text)));
+    json_decref(text);
+    visible_schema(json_object_get(params, "requestedSchema"));
+    if (ss && strcmp(ss->protocol, "2025-11-25") != 0)
         json_object_del(params, "mode");
     if (!forward(req, "elicitation/create", params, done, done_ud,
-                 sc && sc->ss && sc->ss->can_elicit))
+                 ss && (url ? ss->can_elicit_url : ss->can_elicit)))
         sv->fallback_elicit->create(sv->fallback_elicit, req, done, done_ud);
 }
 
@@ -413,12 +532,63 @@ static void elicit_free(struct elicit_hook *h)
     free(h);
 }
 
+/* A spoke's sampling request as the client gets it: the spoke asks for its own context
+ * only (includeContext "none": never the client's other servers' conversation), speaks
+ * under its own name (its system prompt, if any, labelled as the app's and made
+ * visible), offers the model no tools, and asks for at most llm.sampling_max_tokens, as
+ * the hub's own LLM path does. NULL and why when the request is malformed. */
+static json_t *sampling_params(const struct serve *sv, const struct hook_request *req, char *why,
+                               size_t whylen)
+{
+    const json_t *sys = json_object_get(req->params, "systemPrompt");
+    const json_t *mt = json_object_get(req->params, "maxTokens");
+    if ((sys && !json_is_string(sys)) || (mt && !json_is_integer(mt)) ||
+        !json_is_array(json_object_get(req->params, "messages"))) {
+        snprintf(why, whylen,
+                 "refused: a sampling request needs messages, and systemPrompt a "
+                 "string and maxTokens an integer");
+        return NULL;
+    }
+    json_t *p = json_deep_copy(req->params);
+    json_object_set_new(p, "includeContext", json_string("none"));
+    json_object_del(p, "tools");
+    json_object_del(p, "toolChoice");
+    long max = sv->sampling_max_tokens;
+    if (mt && json_integer_value(mt) >= 1 && json_integer_value(mt) < max)
+        max = (long)json_integer_value(mt);
+    json_object_set_new(p, "maxTokens", json_integer(max));
+    json_t *own = sys ? visible(json_string_value(sys), 8000) : NULL;
+    json_object_set_new(
+        p, "systemPrompt",
+        json_sprintf("This request comes from the app %s through the IsolateGPT hub; the app's "
+                     "own words follow, not the hub's or the user's.%s%s",
+                     req->app, own ? "\n\n" : "", own ? json_string_value(own) : ""));
+    json_decref(own);
+    /* The messages' text made visible too: no hidden instructions for the client's model. */
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(p, "messages"), i, m)
+    {
+        json_t *c = json_object_get(m, "content");
+        const char *t = json_string_value(json_object_get(c, "text"));
+        if (t)
+            json_object_set_new(c, "text", visible(t, 100000));
+    }
+    return p;
+}
+
 static void sample_create(struct sampling_hook *h, const struct hook_request *req,
                           hook_done_fn done, void *done_ud)
 {
     struct serve *sv = h->ud;
     struct serve_call *sc = req->origin;
-    if (!forward(req, "sampling/createMessage", json_deep_copy(req->params), done, done_ud,
+    char why[200];
+    json_t *params = sampling_params(sv, req, why, sizeof(why));
+    if (!params) {
+        done(done_ud, NULL, JRPC_INVALID_PARAMS, why);
+        return;
+    }
+    if (!forward(req, "sampling/createMessage", params, done, done_ud,
                  sc && sc->ss && sc->ss->can_sample))
         sv->fallback_sample->create_message(sv->fallback_sample, req, done, done_ud);
 }

@@ -45,25 +45,21 @@ static const struct manifest *parse_gw_uri(struct serve *sv, const char *uri, co
     return manifest_find(sv->ms, name);
 }
 
-/* "APP__NAME" -> the app and its own prompt name (app names may hold "__": every split
- * is tried against the installed apps). */
+/* "APP__NAME" -> the app and its own prompt name (the first "__" splits: app names hold
+ * none, manifest.h). */
 static const struct manifest *parse_gw_name(struct serve *sv, const char *name, const char **own)
 {
-    for (const char *p = name ? strstr(name, GATEWAY_SEP) : NULL; p;
-         p = strstr(p + 1, GATEWAY_SEP)) {
-        size_t alen = (size_t)(p - name);
-        if (alen == 0 || alen > MANIFEST_NAME_MAX || !p[strlen(GATEWAY_SEP)])
-            continue;
-        char app[MANIFEST_NAME_MAX + 1];
-        memcpy(app, name, alen);
-        app[alen] = '\0';
-        const struct manifest *m = manifest_find(sv->ms, app);
-        if (m) {
-            *own = p + strlen(GATEWAY_SEP);
-            return m;
-        }
-    }
-    return NULL;
+    const char *p = name ? strstr(name, GATEWAY_SEP) : NULL;
+    size_t alen = p ? (size_t)(p - name) : 0;
+    if (alen == 0 || alen > MANIFEST_NAME_MAX || !p[strlen(GATEWAY_SEP)])
+        return NULL;
+    char app[MANIFEST_NAME_MAX + 1];
+    memcpy(app, name, alen);
+    app[alen] = '\0';
+    const struct manifest *m = manifest_find(sv->ms, app);
+    if (m)
+        *own = p + strlen(GATEWAY_SEP);
+    return m;
 }
 
 static void set_prefixed_uri(json_t *obj, const char *key, const char *app)
@@ -85,19 +81,69 @@ static void rewrite_read(json_t *result, const char *app)
     }
 }
 
+/* An embedded resource's or a resource link's URI in the gateway's names. */
+static void rewrite_content(json_t *content, const char *app)
+{
+    const char *type = json_string_value(json_object_get(content, "type"));
+    if (type && strcmp(type, "resource") == 0)
+        set_prefixed_uri(json_object_get(content, "resource"), "uri", app);
+    else if (type && strcmp(type, "resource_link") == 0)
+        set_prefixed_uri(content, "uri", app);
+}
+
 static void rewrite_prompt(json_t *result, const char *app)
 {
     size_t i;
     json_t *msg;
     json_array_foreach(json_object_get(result, "messages"), i, msg)
     {
-        json_t *content = json_object_get(msg, "content");
-        const char *type = json_string_value(json_object_get(content, "type"));
-        if (type && strcmp(type, "resource") == 0)
-            set_prefixed_uri(json_object_get(content, "resource"), "uri", app);
-        else if (type && strcmp(type, "resource_link") == 0)
-            set_prefixed_uri(content, "uri", app);
+        rewrite_content(json_object_get(msg, "content"), app);
     }
+}
+
+static void strip_meta(json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "_meta");
+    const char *key;
+    void *tmp;
+    json_t *v;
+    json_object_foreach_safe(meta, tmp, key, v)
+    {
+        if (strncmp(key, "isolategpt/", 11) == 0)
+            json_object_del(meta, key);
+    }
+}
+
+void serve_strip_hub_meta(json_t *result)
+{
+    strip_meta(result);
+    static const char *const lists[] = {"content", "contents", "messages"};
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(result, lists[l]), i, c)
+        {
+            strip_meta(c);
+            strip_meta(json_object_get(c, "content"));
+            strip_meta(json_object_get(c, "resource"));
+        }
+    }
+}
+
+json_t *serve_result_for_client(const struct serve_session *ss, const char *app,
+                                const json_t *result)
+{
+    json_t *r = json_deep_copy(result);
+    serve_strip_hub_meta(r);
+    if (!ss->app[0]) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(r, "content"), i, c)
+        {
+            rewrite_content(c, app);
+        }
+    }
+    return r;
 }
 
 /* ---- lists: every app's, in one answer ---- */

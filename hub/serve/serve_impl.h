@@ -26,6 +26,8 @@
 #define SERVE_APPROVAL_WAIT_S 300
 /* How long a question sent as input_required (2026-07-28) waits for the retry. */
 #define SERVE_MRTR_WAIT_S 300
+/* Apps whose output one session has received, remembered (the rest count as one more). */
+#define SERVE_MAX_SEEN 16
 /* Grants remembered per session and per user ("session"/"always" answers). */
 #define SERVE_MAX_GRANTS 256
 
@@ -84,6 +86,8 @@ struct serve {
     struct memory *grant_store; /* always/never answers shared by the user's hubs; or NULL */
     struct elicit_hook *fallback_elicit;   /* --answers' elicitation entries */
     struct sampling_hook *fallback_sample; /* no LLM: declined with a reason */
+    long sampling_max_tokens;              /* llm.sampling_max_tokens, also for the client */
+    bool data_flows_unasked;               /* --allow-data-flows */
     struct audit *audit;
     LIST_HEAD(, serve_session) sessions;
     LIST_HEAD(, serve_user) users;
@@ -116,6 +120,7 @@ struct serve_session {
     enum serve_session_state state;
     char protocol[16];
     bool can_elicit, can_sample;
+    bool can_elicit_url; /* declared elicitation's URL mode (2025-11-25) */
     int log_level; /* serve_log_level(): spokes' log messages below it are not sent */
     char client_name[129], client_version[65];
     /* The one app this session is served (its own tool names), "" for the gateway
@@ -136,6 +141,10 @@ struct serve_session {
     int64_t next_id;
     uint64_t t_start, calls_total;
     struct serve_grants grants; /* "session" answers */
+    /* The apps whose output this session received (gateway shape): calling another
+     * app with what it may carry is the data question (serve_tools.c). */
+    char seen[SERVE_MAX_SEEN][MANIFEST_NAME_MAX + 1];
+    size_t n_seen;
 };
 
 /* The server's capabilities, identity and instructions, as initialize and
@@ -308,11 +317,25 @@ void serve_mrtr_withdraw(struct serve *sv, const struct serve_call *sc, const ch
 void serve_call_unref(struct serve_call *sc);
 
 /* ---- serve_gateway.c ---- */
+/* A spoke's answer (a tool result, a read, a prompt) as the client gets it: keys of the
+ * hub's own _meta namespace ("isolategpt/...") taken out, and in the gateway shape the
+ * URIs of its resources and resource links under the app's name (isolategpt:APP:URI),
+ * so that an app cannot point the client at another app's resource. A new value. */
+json_t *serve_result_for_client(const struct serve_session *ss, const char *app,
+                                const json_t *result);
+/* Takes the hub's _meta keys out of result and its content items. */
+void serve_strip_hub_meta(json_t *result);
 void serve_gateway_forward(struct serve_session *ss, const json_t *id, const char *method,
                            const json_t *params);
 
 /* ---- serve_ask.c ---- */
 void serve_install_hooks(struct serve *sv);
+/* The data question: a gateway session that received the output of sources (app names,
+ * ", "-joined) calls app.tool with args. Asked, remembered and answered as the hub's own
+ * questions are; done runs once. */
+void serve_ask_data_flow(struct serve_call *sc, const char *app, const char *tool,
+                         bool irreversible, const char *sources, const json_t *args,
+                         perm_done_fn done, void *ud);
 /* Follows the spokes directory: apps added, changed or removed are offered at once and
  * the clients told (notifications/tools/list_changed). */
 int serve_watch_start(struct serve *sv, char *err, size_t errlen);

@@ -118,6 +118,9 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
     ss->can_elicit = json_is_object(elicit) &&
                      (json_object_size(elicit) == 0 || json_object_get(elicit, "form"));
     ss->can_sample = json_is_object(json_object_get(caps, "sampling"));
+    /* URL mode sends the user to a page of the spoke's choosing: only to a client that
+     * said it shows such a request as what it is. */
+    ss->can_elicit_url = json_is_object(elicit) && json_object_get(elicit, "url");
     json_t *info = json_object_get(params, "clientInfo");
     const char *name = json_string_value(json_object_get(info, "name"));
     const char *version = json_string_value(json_object_get(info, "version"));

@@ -45,8 +45,9 @@ json_t *serve_tools_list(struct serve_session *ss)
     return tools;
 }
 
-/* The app and tool a client's tool name stands for; NULL when none. App names may hold
- * "__" themselves, so every split is tried against the installed apps. */
+/* The app and tool a client's tool name stands for; NULL when none. App names hold no
+ * "__" and do not end in "_" (manifest.h), so APP__TOOL splits at its first "__" only:
+ * one name, one app (app google's tool drive__x is not app google__drive's x). */
 static const struct manifest_tool *resolve(struct serve_session *ss, const char *name,
                                            const struct manifest **mout)
 {
@@ -55,21 +56,15 @@ static const struct manifest_tool *resolve(struct serve_session *ss, const char 
         *mout = manifest_find(sv->ms, ss->app); /* NULL: it was removed */
         return *mout ? manifest_tool(*mout, name) : NULL;
     }
-    for (const char *p = strstr(name, GATEWAY_SEP); p; p = strstr(p + 1, GATEWAY_SEP)) {
-        size_t alen = (size_t)(p - name);
-        if (alen == 0 || alen > MANIFEST_NAME_MAX)
-            continue;
-        char app[MANIFEST_NAME_MAX + 1];
-        memcpy(app, name, alen);
-        app[alen] = '\0';
-        const struct manifest *m = manifest_find(sv->ms, app);
-        const struct manifest_tool *t = m ? manifest_tool(m, p + strlen(GATEWAY_SEP)) : NULL;
-        if (t) {
-            *mout = m;
-            return t;
-        }
-    }
-    return NULL;
+    const char *p = strstr(name, GATEWAY_SEP);
+    size_t alen = p ? (size_t)(p - name) : 0;
+    if (alen == 0 || alen > MANIFEST_NAME_MAX)
+        return NULL;
+    char app[MANIFEST_NAME_MAX + 1];
+    memcpy(app, name, alen);
+    app[alen] = '\0';
+    *mout = manifest_find(sv->ms, app);
+    return *mout ? manifest_tool(*mout, p + strlen(GATEWAY_SEP)) : NULL;
 }
 
 void serve_call_unref(struct serve_call *sc)
@@ -177,6 +172,91 @@ static void on_call_event(void *ud, const struct call_event *ev)
     }
 }
 
+/* ---- the data question ---- */
+
+/* The session has received output of app: remembered, for the data question. */
+static void serve_session_saw(struct serve_session *ss, const char *app)
+{
+    for (size_t i = 0; i < ss->n_seen && i < SERVE_MAX_SEEN; i++)
+        if (strcmp(ss->seen[i], app) == 0)
+            return;
+    if (ss->n_seen < SERVE_MAX_SEEN)
+        str_copy(ss->seen[ss->n_seen], app, sizeof(ss->seen[0]));
+    ss->n_seen++; /* past the table: "other apps" stay counted, and asked about as such */
+}
+
+struct flow {
+    struct serve_call *sc;
+    char app[MANIFEST_NAME_MAX + 1], tool[MANIFEST_NAME_MAX + 1];
+    json_t *args;
+    size_t next; /* the next source of ss->seen to ask about */
+    char source[MANIFEST_NAME_MAX + 1];
+};
+
+static void flow_next(struct flow *f);
+static void on_call_done(void *ud, const struct call_result *r);
+
+static void flow_call(struct flow *f)
+{
+    struct serve_call *sc = f->sc;
+    struct serve_session *ss = sc->ss;
+    const struct manifest *m = manifest_find(sc->sv->ms, f->app);
+    if (!ss || sc->cancelled || !m || !manifest_tool(m, f->tool)) {
+        struct call_result r = {.code = HUB_ERR_CANCELLED,
+                                .layer = "hub",
+                                .message = "the session, the call or the app ended meanwhile"};
+        on_call_done(sc, &r);
+    } else {
+        struct call_opts o = {.user = ss->user,
+                              .ask_exec = ss->ask_exec,
+                              .origin = sc,
+                              .on_event = on_call_event,
+                              .event_ud = sc};
+        hub_call(sc->sv->hub, &o, f->app, f->tool, f->args, on_call_done, sc);
+    }
+    json_decref(f->args);
+    free(f);
+}
+
+static void on_flow_answer(void *ud, enum perm_decision d, const char *reason)
+{
+    struct flow *f = ud;
+    if (d == PERM_ALLOW) {
+        flow_next(f);
+        return;
+    }
+    char msg[400];
+    snprintf(msg, sizeof(msg),
+             "calling %s.%s with what this session received from %s was denied: %.200s", f->app,
+             f->tool, f->source, reason ? reason : "");
+    struct call_result r = {.code = HUB_ERR_DENIED, .layer = "permission", .message = msg};
+    struct serve_call *sc = f->sc;
+    str_copy(sc->denial, reason ? reason : "", sizeof(sc->denial));
+    json_decref(f->args);
+    free(f);
+    on_call_done(sc, &r);
+}
+
+/* Asks about each other app whose output the session received, one after another (each
+ * answer remembered for its scope, "other apps" for those past the table), then calls. */
+static void flow_next(struct flow *f)
+{
+    struct serve_session *ss = f->sc->ss;
+    size_t n = !ss ? 0 : ss->n_seen <= SERVE_MAX_SEEN ? ss->n_seen : SERVE_MAX_SEEN + 1;
+    while (f->next < n) {
+        size_t i = f->next++;
+        str_copy(f->source, i < SERVE_MAX_SEEN ? ss->seen[i] : "other apps", sizeof(f->source));
+        if (strcmp(f->source, f->app) == 0)
+            continue;
+        const struct manifest *m = manifest_find(f->sc->sv->ms, f->app);
+        const struct manifest_tool *t = m ? manifest_tool(m, f->tool) : NULL;
+        serve_ask_data_flow(f->sc, f->app, f->tool, t && t->irreversible, f->source, f->args,
+                            on_flow_answer, f);
+        return;
+    }
+    flow_call(f);
+}
+
 static void on_call_done(void *ud, const struct call_result *r)
 {
     struct serve_call *sc = ud;
@@ -190,9 +270,12 @@ static void on_call_done(void *ud, const struct call_result *r)
         outcome = "cancelled";
     if (ss) {
         serve_call_detach(sc);
-        if (r->result)
-            serve_session_send(ss, jrpc_result(sc->req_id, json_deep_copy(r->result)), sc->req_id);
-        else
+        if (r->result) {
+            serve_session_saw(ss, sc->app);
+            serve_session_send(
+                ss, jrpc_result(sc->req_id, serve_result_for_client(ss, sc->app, r->result)),
+                sc->req_id);
+        } else
             serve_session_send(ss, jrpc_result(sc->req_id, refusal_result(sc, r)), sc->req_id);
     }
     if (!sc->cancelled) { /* a cancelled call was counted and audited when cancelled */
@@ -239,6 +322,20 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
                           .on_event = on_call_event,
                           .event_ud = sc};
     json_t *empty = args ? NULL : json_object();
+    /* The gateway: a session that received another app's output may carry it here. */
+    bool other = false;
+    for (size_t i = 0; i < ss->n_seen && !other; i++)
+        other = i >= SERVE_MAX_SEEN || strcmp(ss->seen[i], m->name) != 0;
+    if (other && !ss->app[0] && !sv->data_flows_unasked) {
+        struct flow *f = xcalloc(1, sizeof(*f));
+        f->sc = sc;
+        str_copy(f->app, m->name, sizeof(f->app));
+        str_copy(f->tool, t->name, sizeof(f->tool));
+        f->args = json_incref(args ? args : empty);
+        json_decref(empty);
+        flow_next(f);
+        return;
+    }
     hub_call(sv->hub, &o, m->name, t->name, args ? args : empty, on_call_done, sc);
     json_decref(empty);
 }
@@ -282,6 +379,9 @@ static void on_request_done(void *ud, const struct call_result *r)
             json_t *result = json_deep_copy(r->result);
             if (sc->rewrite)
                 sc->rewrite(result, sc->app);
+            serve_strip_hub_meta(result);
+            if (strcmp(sc->tool, "resources/read") == 0 || strcmp(sc->tool, "prompts/get") == 0)
+                serve_session_saw(ss, sc->app);
             serve_session_send(ss, jrpc_result(sc->req_id, result), sc->req_id);
         } else if (r->code == HUB_ERR_UNSUPPORTED && sc->empty_if_unsupported)
             serve_session_send(ss, jrpc_result(sc->req_id, json_incref(sc->empty_if_unsupported)),

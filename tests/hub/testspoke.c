@@ -379,6 +379,31 @@ static int t_impersonate(struct mcp_server *s, const json_t *a, json_t **r, void
     return 0;
 }
 
+/* Sends the hub any request a spoke may (a sampling or elicitation request dressed as
+ * it likes) and returns what came back. */
+static int t_ask_raw(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)ud;
+    const char *method = json_string_value(json_object_get(a, "method"));
+    json_t *res = NULL;
+    char err[600];
+    int code = mcp_request(s, method, json_deep_copy(json_object_get(a, "params")), &res, err,
+                           sizeof(err));
+    *r = code == 0 ? structured(json_pack("{s:b,s:o}", "ok", 1, "result", res))
+                   : structured(json_pack("{s:b,s:i,s:s}", "ok", 0, "code", code, "message", err));
+    return 0;
+}
+
+/* Answers with whatever result it is told to (links to other apps' resources, the
+ * hub's own _meta keys). */
+static int t_result_raw(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)s;
+    (void)ud;
+    *r = json_deep_copy(json_object_get(a, "result"));
+    return 0;
+}
+
 static const struct {
     const char *name;
     mcp_tool_fn fn;
@@ -405,6 +430,8 @@ static const struct {
     {"impersonate", t_impersonate},
     {"spin", t_spin},
     {"memfd", t_memfd},
+    {"ask_raw", t_ask_raw},
+    {"result_raw", t_result_raw},
 };
 
 static void add_tools(struct mcp_server *s, const struct tool_def *defs, size_t n)
@@ -414,7 +441,9 @@ static void add_tools(struct mcp_server *s, const struct tool_def *defs, size_t 
         for (size_t j = 0; j < ARRAY_LEN(handlers); j++)
             if (strcmp(handlers[j].name, defs[i].name) == 0)
                 fn = handlers[j].fn;
-        char *desc = xasprintf("Probe tool %s.", defs[i].name);
+        /* TESTSPOKE_DESCRIPTION: the first tool's description instead (a poisoned one). */
+        const char *poison = i == 0 ? getenv("TESTSPOKE_DESCRIPTION") : NULL;
+        char *desc = poison ? xstrdup(poison) : xasprintf("Probe tool %s.", defs[i].name);
         mcp_server_add_tool(s, defs[i].name, desc, defs[i].input, defs[i].output, fn, NULL);
         free(desc);
     }

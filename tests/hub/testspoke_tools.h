@@ -26,4 +26,6 @@ static const struct tool_def hostile_tools[] = {
     {"spin", "{\"type\":\"object\"}", NULL},
     {"memfd", "{\"type\":\"object\",\"properties\":{\"mb\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4096}},\"required\":[\"mb\"]}", NULL},
     {"impersonate", "{\"type\":\"object\",\"properties\":{\"tool\":{\"type\":\"string\"},\"as\":{\"type\":\"string\"}},\"required\":[\"tool\",\"as\"]}", NULL},
+    {"ask_raw", "{\"type\":\"object\",\"properties\":{\"method\":{\"type\":\"string\"},\"params\":{\"type\":\"object\"}},\"required\":[\"method\",\"params\"]}", NULL},
+    {"result_raw", "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\"}},\"required\":[\"result\"]}", NULL},
 };

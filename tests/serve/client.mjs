@@ -27,7 +27,8 @@ function transport() {
   if (mode === "stdio")
     return new StdioClientTransport({
       command: a1,
-      args: ["serve", "--stdio", "--config", a2],
+      // Calls go to several apps in one session: the data question is test_serve_hostile's.
+      args: ["serve", "--stdio", "--config", a2, "--allow-data-flows"],
       stderr: "inherit",
     });
   return new StreamableHTTPClientTransport(new URL(a1), {

@@ -19,9 +19,12 @@ m = json.load(open(sys.argv[1])); m["name"] = "delta"
 for t in m["tools"]:
     if t["name"] == "echo": t["irreversible"] = True
 json.dump(m, open(sys.argv[2], "w"))' "$SPOKES/beta.json" "$SPOKES/delta.json"
-    # Only the probe apps: the example spokes have nothing to add here.
+    # Only the probe apps (and $SERVE_KEEP's): the example spokes have nothing to add here.
     for f in "$SPOKES"/*.json; do
-        case "$(basename "$f" .json)" in alpha | beta | gamma | delta | conformance) ;; *) rm -f "$f" ;; esac
+        case " alpha beta gamma delta conformance ${SERVE_KEEP:-} " in
+        *" $(basename "$f" .json) "*) ;;
+        *) rm -f "$f" ;;
+        esac
     done
 }
 

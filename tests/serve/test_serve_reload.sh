@@ -10,7 +10,7 @@ MODE=none
 serve_setup
 cp "$SPOKES/beta.json" "$TMP/beta.orig.json"
 
-$PY "$ROOT/tests/serve/reload_probe.py" stdio "$SPOKES" "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF"
+$PY "$ROOT/tests/serve/reload_probe.py" stdio "$SPOKES" "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" --allow-data-flows
 like "the log says what changed" "$(cat "$TMP/serve.err")" 'added epsilon'
 like "... and why a directory did not load" "$(cat "$TMP/serve.err")" \
     'does not load \(the apps stay as they were\): .*zeta.json'
@@ -20,7 +20,7 @@ cp "$TMP/beta.orig.json" "$SPOKES/beta.json"
 rm -f "$SPOKES/notes.txt"
 TOKENS=$TMP/tokens
 TOKEN=$("$BIN/hub" serve token add tester --tokens "$TOKENS")
-serve_http_start --tokens "$TOKENS"
+serve_http_start --tokens "$TOKENS" --allow-data-flows
 : >"$AUDIT"
 $PY "$ROOT/tests/serve/reload_probe.py" http "$SPOKES" "$AUDIT" "$URL" "$TOKEN"
 kill "$SERVE_PID"

@@ -17,7 +17,8 @@ json.dump(c, open(sys.argv[1], "w"))
 PYEOF
 standin_start '[text("Hello from the hub'"'"'s LLM.", delay_ms=1500)]'
 OPENAI_API_KEY=sk-itest-serve-sampling \
-    $PY "$ROOT/tests/serve/sampling_probe.py" "$BIN/hub" serve --stdio --config "$CONF" --llm "$LLM_URL" --model standin-model
+    $PY "$ROOT/tests/serve/sampling_probe.py" "$BIN/hub" serve --stdio --config "$CONF" --llm "$LLM_URL" --model standin-model \
+        --allow-data-flows
 is "the LLM got one request, in the spoke's own context" "$(standin_requests)" 1
 is "... with the spoke's words only and no tools" \
     "$(standin_requests '"tools" not in b and [m["content"] for m in b["messages"]] == ["Say hi."]')" 1

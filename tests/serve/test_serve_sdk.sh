@@ -19,7 +19,7 @@ node "$SDK_DIR/client.mjs" stdio "$BIN/hub" "$CONF" 2>"$TMP/stdio.err"
 [ $? -eq 0 ] || diag "stdio stderr: $(tail -5 "$TMP/stdio.err")"
 
 TOKEN=$("$BIN/hub" serve token add tester --tokens "$TMP/tokens")
-serve_http_start --tokens "$TMP/tokens"
+serve_http_start --tokens "$TMP/tokens" --allow-data-flows
 node "$SDK_DIR/client.mjs" http "$URL" "$TOKEN" 2>"$TMP/http.err"
 [ $? -eq 0 ] || diag "http stderr: $(tail -5 "$TMP/http.err")"
 
