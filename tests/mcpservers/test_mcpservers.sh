@@ -68,9 +68,9 @@ esac
 like "add says what it binds for the server's code" "$(cat "$TMP/add.memory")" \
     "binds read-only: $MODS$code_at \\(the server's code\\)"
 like "add shows each tool with its irreversible guess" "$(cat "$TMP/add.memory")" \
-    "delete_entities +Delete Entities +irreversible \\(destructiveHint\\)"
+    "delete_entities: irreversible \\(destructiveHint\\)"$'\n'" +title: Delete Entities"
 like "... readOnlyHint tools are reversible" "$(cat "$TMP/add.memory")" \
-    "read_graph +Read Graph +reversible \\(readOnlyHint\\)"
+    "read_graph: reversible \\(readOnlyHint\\)"$'\n'" +title: Read Graph"
 pinned=$($PY -c 'import json,sys; m=json.load(open(sys.argv[1])); t=m["tools"][0]
 print(m["runtime"], m["command"][0], len(m["tools"]), sorted(t.keys()))' "$SPOKES/memory.json" 2>&1)
 is "the manifest pins the tool objects as sent, plus irreversible" "$pinned" \

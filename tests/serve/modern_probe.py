@@ -29,7 +29,8 @@ def out(key, value):
 
 
 # ---- stdio ----
-c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf])
+# Calls go to two apps: the data question is test_serve_hostile's.
+c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf, "--allow-data-flows"])
 r = c.request("server/discover", {"_meta": meta()})
 out("discover", r["result"])
 r = c.request("tools/list", {"_meta": meta()})["result"]

@@ -10,7 +10,7 @@ require_root
 MODE=none
 . "$ROOT/tests/serve/serve_lib.sh"
 serve_setup "$ROOT/tests/serve/manifests/conformance.json"
-serve_http_start
+serve_http_start --allow-data-flows
 $PY "$ROOT/tests/serve/modern_probe.py" "$BIN/hub" "$CONF" "$ROOT/tests/serve" "$URL" \
     >"$TMP/out" 2>"$TMP/err"
 diag "$(tail -5 "$TMP/err")"
