@@ -48,6 +48,7 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     c->ask_exec = o->ask_exec;
     c->in_plan = o->in_plan;
     c->origin = parent ? parent->origin : o->origin;
+    c->session = parent ? parent->session : o->session;
     c->t_start = now_mono_ns();
     c->deadline = deadline;
     c->timer = evtimer_new(h->base, on_deadline, c);
@@ -98,16 +99,15 @@ static void call_finish(struct call *c, json_t *result, int code, const char *la
     enum call_state was = c->state;
     c->state = CALL_DONE;
     evtimer_del(c->timer);
+    (void)was;
     struct spoke *sp = c->target;
-    if (was == CALL_QUEUED)
-        spoke_remove_queued(sp, c);
     /* Requests the spoke made during this call are over with it. */
     struct sreq *r;
     while ((r = LIST_FIRST(&c->children)) != NULL)
         sreq_cancel(r);
     audit_call(c, result ? "success" : "failure", result, code, layer, msg);
-    if (sp->current == c)
-        spoke_call_done(sp, c);
+    /* Its place in the window goes to the next waiting call (which may be sent now). */
+    spoke_call_off(sp, c);
     if (c->done) {
         struct call_result res = {
             .result = result,
@@ -176,14 +176,34 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct call *c = arg;
     uint64_t ms = (c->deadline - c->t_start + 500000ULL) / 1000000ULL;
+    struct spoke *sp = c->target;
+    uint64_t gen = sp->gen;
+    char name[160];
     switch (c->state) {
     case CALL_SENT:
-        /* The spoke is told, as MCP asks, and then ended all the same: a call past its
-         * deadline may still be running (a hung or hostile spoke), and the next call
-         * must not share the spoke with it. */
-        mcp_send_cancelled(c->target, c->rpc_id, "deadline");
-        spoke_kill(c->target, "deadline", false, "%s.%s missed its deadline of %llu ms", c->m->name,
-                   c->tool->name, (unsigned long long)ms);
+        /* The spoke is told, as MCP asks (the send can end the spoke, and c with it). */
+        mcp_send_cancelled(sp, c->rpc_id, "deadline");
+        if (sp->gen != gen)
+            break;
+        snprintf(name, sizeof(name), "%s.%s", c->m->name, c->tool->name);
+        if (sp->window <= 1) {
+            /* One call at a time: the call past its deadline may still be running (a
+             * hung or hostile spoke), and the next call must not share the spoke with
+             * it. The spoke is ended. */
+            spoke_kill(sp, "deadline", false, "%s missed its deadline of %llu ms", name,
+                       (unsigned long long)ms);
+            break;
+        }
+        /* Several at a time: the call ends, the spoke goes on serving the others. One
+         * that has answered nothing since the call was sent may have stopped answering
+         * everything: a ping tells (spoke_probe). */
+        {
+            bool silent = sp->t_last_answer < c->t_sent;
+            call_fail(c, HUB_ERR_SPOKE, "deadline", "%s missed its deadline of %llu ms (cancelled)",
+                      name, (unsigned long long)ms);
+            if (silent && sp->gen == gen)
+                spoke_probe(sp, name);
+        }
         break;
     case CALL_QUEUED:
         call_fail(c, HUB_ERR_SPOKE, "deadline",

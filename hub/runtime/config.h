@@ -7,6 +7,7 @@
 #ifndef HUB_CONFIG_H
 #define HUB_CONFIG_H
 
+#include "manifest.h"
 #include "netaddr.h"
 
 #include <jansson.h>
@@ -45,6 +46,9 @@ struct hub_config {
     unsigned max_call_depth;
     size_t max_spokes;
     size_t spoke_log_max;
+    unsigned max_inflight; /* calls in flight to one spoke at once (manifests may say) */
+    enum prestart prestart;
+    uint64_t idle_s; /* a spoke with no call is stopped after this long; 0: never */
 
     /* namespace mode */
     struct cidr veth_pool;

@@ -89,6 +89,10 @@ struct call_opts {
      * the call's whole chain and handed to the hooks with every question asked for it,
      * so that a question reaches the client whose call caused it. */
     void *origin;
+    /* Opaque tag of the client session the call is for, likewise inherited: a spoke
+     * with several calls in flight shares its window fairly between sessions (NULL:
+     * one group for every call without a session). */
+    const void *session;
     hub_event_fn on_event; /* NULL: progress and log messages are only audited */
     void *event_ud;
 };

@@ -64,6 +64,8 @@ struct proc {
 enum call_state { CALL_ASK_EXEC, CALL_QUEUED, CALL_SENT, CALL_OFF, CALL_DONE };
 
 struct sreq;
+struct fair_group;
+TAILQ_HEAD(call_queue, call);
 
 struct call {
     struct hub *hub;
@@ -84,22 +86,26 @@ struct call {
     unsigned depth; /* 1 for a top-level call */
     enum call_state state;
     bool ask_exec, in_plan;
-    void *origin; /* call_opts.origin, inherited by nested calls */
+    void *origin;        /* call_opts.origin, inherited by nested calls */
+    const void *session; /* call_opts.session, likewise: its share of a spoke's window */
     uint64_t t_start, t_sent, deadline;
     struct event *timer;
     int64_t rpc_id;
     size_t req_bytes;
     hub_call_done done; /* NULL once the caller has gone away */
     void *ud;
+    /* Queued: in its session's waiting line; sent: in the spoke's calls in flight; while
+     * a killed spoke fails them: in a list of its own. NULL: on none. */
     TAILQ_ENTRY(call) qlink;
+    struct call_queue *onq;
+    struct fair_group *group;   /* queued or sent: its session's place at the spoke */
     LIST_HEAD(, sreq) children; /* the target spoke's requests made during this call */
+    unsigned sreqs;             /* of them, in progress */
     unsigned pauses;
     uint64_t pause_start;
     unsigned notifications; /* flood budget */
     unsigned input_rounds;  /* times the spoke asked for input first (2026-07-28) */
 };
-
-TAILQ_HEAD(call_queue, call);
 
 struct call *call_new(struct hub *h, const struct call_opts *o, const struct manifest *m,
                       const struct manifest_tool *t, const json_t *args, struct call *parent,
@@ -160,14 +166,30 @@ void mediate_isolate_call(struct hub *h, struct spoke *sp, struct call *parent, 
 
 enum spoke_state { SP_STOPPED, SP_STARTING, SP_LISTING, SP_READY };
 
-enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_CALL };
+enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_PING };
+
+/* After a call missed its deadline on a spoke that has answered nothing since the call
+ * was sent: how long a ping has to be answered before the spoke counts as hung. */
+#define PROBE_GRACE_MS 5000
 
 /* Requests the hub cancelled and whose late answers it drops (MCP allows an answer
- * that crossed the notifications/cancelled). */
-#define SPOKE_CANCELLED_IDS 8
+ * that crossed the notifications/cancelled): the last this many. */
+#define SPOKE_CANCELLED_IDS 64
 
+/* The hub's own requests besides calls (initialize, tools/list) outstanding at once. */
 #define SPOKE_MAX_PENDING 4
-#define SPOKE_MAX_SREQS 4
+/* Requests a spoke may have open with the hub during one call. */
+#define CALL_MAX_SREQS 4
+
+/* The calls of one session (call_opts.session) at one spoke: its waiting line and how
+ * many of its calls the spoke holds. A spoke's window is shared between its groups
+ * (spoke.c, "Fairness"). */
+struct fair_group {
+    const void *session;
+    struct call_queue waiting;
+    unsigned inflight;
+    TAILQ_ENTRY(fair_group) link; /* in the spoke's groups, in round-robin order */
+};
 
 struct spoke {
     struct hub *hub;
@@ -178,13 +200,13 @@ struct spoke {
     enum spoke_state state;
     struct proc *proc;
     int sock;
-    struct event *ev_read, *ev_write, *ev_start, *ev_eof;
+    struct event *ev_read, *ev_write, *ev_start, *ev_eof, *ev_idle, *ev_probe;
     struct evbuffer *out;
     struct line_reader lr;
     struct {
         int64_t id;
         enum pending_kind kind;
-    } pending[SPOKE_MAX_PENDING];
+    } pending[SPOKE_MAX_PENDING]; /* calls are found among calls in flight instead */
     int64_t next_id;
     json_t *tools_seen; /* tools/list pages collected so far */
     unsigned list_pages;
@@ -193,9 +215,18 @@ struct spoke {
     json_t *init_result; /* its answer to initialize */
     int64_t cancelled_ids[SPOKE_CANCELLED_IDS];
     unsigned n_cancelled;
-    struct call_queue queue;
-    struct call *current;
+    /* Calls: waiting in their sessions' groups, then up to window in flight at once,
+     * answered in any order (manifest max_inflight, else hub.json's). */
+    TAILQ_HEAD(, fair_group) groups;
+    unsigned n_groups;
+    struct call_queue inflight;
+    unsigned n_inflight, window;
+    bool dispatching, redispatch;
+    uint64_t t_last_answer;       /* its last response to any request: is it still answering? */
+    uint64_t t_probe;             /* the ping of spoke_probe() went out */
+    char probe_for[160];          /* the call whose missed deadline asked for it */
     unsigned sreqs;               /* spoke -> hub requests in progress */
+    unsigned busy_frames;         /* frames naming no call while it serves some (mcp.c) */
     struct token_bucket idle_tb;  /* frames while it serves no call (mcp.c) */
     struct token_bucket noise_tb; /* bytes on stdout that were not frames */
     bool noise_seen;              /* ... and the first of them is on record */
@@ -212,7 +243,7 @@ struct spoke {
     char host_ip[16];
     char veth_ifname[16]; /* host side, in the gateway namespace */
     char *data_dir;
-    char *log_path; /* its stderr's file, from its last spawn */
+    char *log_path;         /* its stderr's file, from its last spawn */
     uint64_t data_tmpfs_mb; /* call_opts.data_tmpfs_mb */
     /* A host /data in namespace mode: its stable host id (hostid.h) and that id's
      * host-wide lock, -1 when not held. Another hub's spoke holding it means that the
@@ -229,8 +260,19 @@ struct spoke {
 struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const char *instance,
                         bool create);
 void spoke_submit(struct spoke *sp, struct call *c);
-/* The current call is over (answered or failed): send the next one. */
-void spoke_call_done(struct spoke *sp, struct call *c);
+/* A queued or sent call is over (answered, failed, cancelled): it leaves its line or
+ * the calls in flight, and the next waiting call may take its place. */
+void spoke_call_off(struct spoke *sp, struct call *c);
+/* The call in flight whose tools/call (or request) had this JSON-RPC id; NULL. */
+struct call *spoke_inflight_by_rpc(const struct spoke *sp, int64_t rpc_id);
+/* The call in flight whose progress token (its id) is token; NULL. */
+struct call *spoke_inflight_by_token(const struct spoke *sp, const char *token);
+/* Starts the spoke without a call (hub serve's prestart), unless it runs already. */
+void spoke_prestart(struct spoke *sp);
+/* A call missed its deadline and the spoke has answered nothing since it was sent:
+ * it gets a ping, and is killed as hung unless something comes back within
+ * PROBE_GRACE_MS. why names the call, for the record. */
+void spoke_probe(struct spoke *sp, const char *why);
 /* Kills the spoke instance: audit, kill its processes, fail its current call with
  * message; queued calls start a fresh instance unless fail_queue. */
 void spoke_kill(struct spoke *sp, const char *reason, bool fail_queue, const char *fmt, ...)
@@ -241,7 +283,6 @@ void spoke_free(struct spoke *sp);
 void spoke_close(struct hub *h, struct spoke *sp, const char *why);
 /* Frames out: 0, or -1 when the spoke was killed for not reading. */
 int spoke_send(struct spoke *sp, json_t *msg);
-void spoke_remove_queued(struct spoke *sp, struct call *c);
 
 /* ---- the revision a spoke speaks (mcp_version.c) ---- */
 
@@ -280,6 +321,8 @@ bool mcp_check_method_result(const struct spoke *sp, const char *method, const j
                              char *err, size_t errlen);
 /* Tells the spoke that the hub gave up on request id (notifications/cancelled). */
 void mcp_send_cancelled(struct spoke *sp, int64_t id, const char *reason);
+/* A ping to the spoke (spoke_probe); its answer counts as an answer like any other. */
+void mcp_send_ping(struct spoke *sp);
 /* One frame from the spoke. */
 void mcp_on_frame(struct spoke *sp, const char *line, size_t len);
 void mcp_send_call(struct spoke *sp, struct call *c);

@@ -23,6 +23,31 @@
 #define ENV_MAX 32
 #define DOMAIN_MAX 253
 
+const char *prestart_name(enum prestart p)
+{
+    switch (p) {
+    case PRESTART_UNSET:
+        return "unset";
+    case PRESTART_NONE:
+        return "none";
+    case PRESTART_SESSION:
+        return "session";
+    case PRESTART_SERVICE:
+        return "service";
+    }
+    return "?";
+}
+
+bool prestart_parse(const char *s, enum prestart *out)
+{
+    for (int p = PRESTART_NONE; p <= PRESTART_SERVICE; p++)
+        if (strcmp(s, prestart_name((enum prestart)p)) == 0) {
+            *out = (enum prestart)p;
+            return true;
+        }
+    return false;
+}
+
 bool manifest_valid_app_name(const char *s)
 {
     size_t n = strlen(s);
@@ -379,6 +404,24 @@ static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m
     return true;
 }
 
+/* max_inflight, prestart, idle_s: how the hub serves the spoke (docs/hub-and-manifests.md,
+ * "Serving a spoke"). */
+static bool load_serving(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    int64_t inflight = 0, idle = -1;
+    const char *prestart = NULL;
+    if (!jf_int(c, root, "", "max_inflight", false, 1, MAX_INFLIGHT_LIMIT, &inflight) ||
+        !jf_int(c, root, "", "idle_s", false, 0, 86400 * 365, &idle) ||
+        !jf_string(c, root, "", "prestart", false, 16, &prestart))
+        return false;
+    m->max_inflight = (unsigned)inflight;
+    m->idle_s = idle;
+    m->prestart = PRESTART_UNSET;
+    if (prestart && !prestart_parse(prestart, &m->prestart))
+        return jf_fail(c, "", "prestart", "must be \"none\", \"session\" or \"service\"");
+    return true;
+}
+
 static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
 {
     json_t *env = json_object_get(root, "env");
@@ -573,9 +616,10 @@ static bool load_package(struct jf_ctx *c, const json_t *root)
 static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bool allow_no_tools,
                       struct manifest *m)
 {
-    static const char *const keys[] = {"name",    "description", "command", "runtime", "profile",
-                                       "network", "limits",      "env",     "mounts",  "exec",
-                                       "tools",   "protocol",    "roots",   "package", NULL};
+    static const char *const keys[] = {
+        "name",   "description", "command",      "runtime",  "profile", "network",
+        "limits", "env",         "mounts",       "exec",     "tools",   "protocol",
+        "roots",  "package",     "max_inflight", "prestart", "idle_s",  NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;
@@ -620,8 +664,8 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
         return false;
     if (!m->command[0])
         return jf_fail(c, "", "command", "must name a program");
-    if (!load_network(c, root, m) || !load_limits(c, root, m) || !load_env(c, root, m) ||
-        !load_mounts(c, root, m) || !load_exec(c, root, m))
+    if (!load_network(c, root, m) || !load_limits(c, root, m) || !load_serving(c, root, m) ||
+        !load_env(c, root, m) || !load_mounts(c, root, m) || !load_exec(c, root, m))
         return false;
     json_t *tools = json_object_get(root, "tools");
     m->unpinned = allow_no_tools && json_array_size(tools) == 0;

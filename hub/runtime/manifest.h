@@ -21,6 +21,17 @@
 #define MANIFEST_MAX_TCP 64
 #define MANIFEST_MAX_EXEC 16
 
+/* When `hub serve` starts a user's spokes before their first call: never (the first
+ * call pays the start), when a session of the user opens, or when the service starts.
+ * UNSET: a manifest that leaves it to hub.json. */
+enum prestart { PRESTART_UNSET, PRESTART_NONE, PRESTART_SESSION, PRESTART_SERVICE };
+
+const char *prestart_name(enum prestart p);
+bool prestart_parse(const char *s, enum prestart *out);
+
+/* The most calls hub.json or a manifest may let one spoke hold at once. */
+#define MAX_INFLIGHT_LIMIT 256
+
 /* A tool is the MCP Tool object as the server listed it (name, title, description,
  * inputSchema, outputSchema, annotations, icons, execution, _meta), plus this
  * project's own key "irreversible". */
@@ -66,6 +77,12 @@ struct manifest {
     char **exec;
     size_t n_exec;
     struct manifest_limits limits;
+    /* How the hub serves it; each left to hub.json when unset (0, UNSET, -1):
+     * calls in flight at once (1: one after another, in order), when `hub serve`
+     * starts it, and how long it may sit without a call before it is stopped. */
+    unsigned max_inflight;
+    enum prestart prestart;
+    int64_t idle_s;
     char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
     /* Variables whose value comes from the secret store ("env": {"VAR": {"secret":
      * "NAME"}}): the value itself, or a stand-in that netproxy swaps for it (secrets.h). */

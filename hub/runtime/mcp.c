@@ -3,8 +3,14 @@
  *
  * A spoke is known by the socket it speaks on: nothing in a frame (serverInfo, ids,
  * extra fields) changes which app the hub believes it is talking to. A spoke may ask
- * something only while it serves a call (its requests belong to that call's chain);
- * frames outside a call, unsolicited responses and malformed frames end it. */
+ * something only while it serves a call, and its request belongs to that call's chain
+ * (its consent questions go to that call's client, its time counts against that
+ * call's deadline). With several calls in flight the request names its call: the id
+ * of the hub's request in _meta.relatedRequestId, or the call's progress token in
+ * _meta.progressToken; a request that names none of them is refused (MCP's stdio
+ * transport carries no association of its own). Progress names its call by its token.
+ * Unsolicited responses (an id never sent, or answered twice) and malformed frames end
+ * the spoke. */
 #include "hooks.h"
 #include "internal.h"
 #include "log.h"
@@ -298,17 +304,18 @@ bool mcp_check_method_result(const struct spoke *sp, const char *method, const j
 /* ---- requests the hub sends ---- */
 
 /* Records the request as pending (and its id in *id_out, before anything is sent: a
- * send can end the spoke and with it whatever the caller holds), then sends it. */
+ * send can end the spoke and with it whatever the caller holds), then sends it. A call
+ * (kind PEND_NONE) is found among the calls in flight by its id instead. */
 static int64_t send_request(struct spoke *sp, const char *method, json_t *params,
                             enum pending_kind kind, int64_t *id_out)
 {
     int slot = -1;
-    for (int i = 0; i < SPOKE_MAX_PENDING; i++)
+    for (int i = 0; kind != PEND_NONE && i < SPOKE_MAX_PENDING; i++)
         if (sp->pending[i].kind == PEND_NONE) {
             slot = i;
             break;
         }
-    if (slot < 0) {
+    if (kind != PEND_NONE && slot < 0) {
         json_decref(params);
         spoke_kill(sp, "protocol", false, "spoke %s: too many requests outstanding", sp->m->name);
         return -1;
@@ -317,8 +324,10 @@ static int64_t send_request(struct spoke *sp, const char *method, json_t *params
         params = json_object();
     mcp_decorate(sp, params);
     int64_t id = sp->next_id++;
-    sp->pending[slot].id = id;
-    sp->pending[slot].kind = kind;
+    if (slot >= 0) {
+        sp->pending[slot].id = id;
+        sp->pending[slot].kind = kind;
+    }
     if (id_out)
         *id_out = id;
     if (spoke_send(sp, jrpc_request(id, method, params)) < 0)
@@ -361,20 +370,22 @@ void mcp_send_call(struct spoke *sp, struct call *c)
     c->t_sent = now_mono_ns();
     c->notifications = 0;
     if (c->method) {
-        send_request(sp, c->method, json_incref(c->args), PEND_CALL, &c->rpc_id);
+        send_request(sp, c->method, json_incref(c->args), PEND_NONE, &c->rpc_id);
         return;
     }
     /* The call's id is its progress token: progress notifications name their call. */
     json_t *params = json_pack("{s:s,s:O,s:{s:s}}", "name", c->tool->name, "arguments", c->args,
                                "_meta", "progressToken", c->id);
-    send_request(sp, "tools/call", params, PEND_CALL, &c->rpc_id);
+    send_request(sp, "tools/call", params, PEND_NONE, &c->rpc_id);
+}
+
+void mcp_send_ping(struct spoke *sp)
+{
+    send_request(sp, "ping", NULL, PEND_PING, NULL);
 }
 
 void mcp_send_cancelled(struct spoke *sp, int64_t id, const char *reason)
 {
-    for (int i = 0; i < SPOKE_MAX_PENDING; i++)
-        if (sp->pending[i].kind == PEND_CALL && sp->pending[i].id == id)
-            sp->pending[i].kind = PEND_NONE;
     sp->cancelled_ids[sp->n_cancelled++ % SPOKE_CANCELLED_IDS] = id;
     spoke_send(sp, jrpc_notification("notifications/cancelled",
                                      json_pack("{s:I,s:s}", "requestId", (json_int_t)id, "reason",
@@ -537,17 +548,11 @@ static void retry_with_inputs(struct spoke *sp, struct call *c, const json_t *re
     const json_t *state = json_object_get(result, "requestState");
     if (json_is_string(state))
         json_object_set(params, "requestState", (json_t *)state);
-    send_request(sp, c->method ? c->method : "tools/call", params, PEND_CALL, &c->rpc_id);
+    send_request(sp, c->method ? c->method : "tools/call", params, PEND_NONE, &c->rpc_id);
 }
 
-static void on_call_response(struct spoke *sp, struct jrpc_msg *msg, int64_t id)
+static void on_call_response(struct spoke *sp, struct jrpc_msg *msg, struct call *c)
 {
-    struct call *c = sp->current;
-    if (!c || c->rpc_id != id) {
-        spoke_kill(sp, "protocol", false, "spoke %s answered a call that is not current",
-                   sp->m->name);
-        return;
-    }
     if (msg->kind == JRPC_ERROR) {
         call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s answered with error %ld: %.300s", sp->m->name,
                   c->tool->name, msg->error_code, msg->error_message);
@@ -574,6 +579,7 @@ static void on_response(struct spoke *sp, struct jrpc_msg *msg)
             continue;
         enum pending_kind kind = sp->pending[i].kind;
         sp->pending[i].kind = PEND_NONE;
+        sp->t_last_answer = now_mono_ns();
         switch (kind) {
         case PEND_INITIALIZE:
             on_initialize(sp, msg);
@@ -581,17 +587,27 @@ static void on_response(struct spoke *sp, struct jrpc_msg *msg)
         case PEND_TOOLS_LIST:
             on_tools_list(sp, msg);
             return;
-        case PEND_CALL:
-            on_call_response(sp, msg, id);
-            return;
+        case PEND_PING:
         case PEND_NONE:
-            break;
+            return;
         }
     }
+    struct call *c = spoke_inflight_by_rpc(sp, id);
+    if (c) {
+        sp->t_last_answer = now_mono_ns();
+        on_call_response(sp, msg, c);
+        return;
+    }
     for (unsigned i = 0; i < SPOKE_CANCELLED_IDS && i < sp->n_cancelled; i++)
-        if (sp->cancelled_ids[i] == id)
+        if (sp->cancelled_ids[i] == id) {
+            sp->t_last_answer = now_mono_ns();
             return; /* crossed the cancellation: dropped */
-    spoke_kill(sp, "protocol", false, "spoke %s answered a request it was never sent", sp->m->name);
+        }
+    /* Never sent, or answered already (a second answer could stand in for the first,
+     * or for a call of another session that reused nothing but the number). */
+    spoke_kill(sp, "protocol", false,
+               "spoke %s answered a request it was never sent or had answered already",
+               sp->m->name);
 }
 
 /* ---- requests from the spoke ---- */
@@ -609,6 +625,7 @@ struct sreq *sreq_new(struct spoke *sp, enum sreq_kind kind, struct call *parent
     r->params = params ? json_incref(params) : json_object();
     r->t_start = now_mono_ns();
     LIST_INSERT_HEAD(&parent->children, r, link);
+    parent->sreqs++;
     sp->sreqs++;
     return r;
 }
@@ -676,14 +693,24 @@ static void hook_done(void *ud, json_t *result, int code, const char *message)
     sreq_cancel(r); /* done: unlink and free */
 }
 
-static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_kind kind)
+static void on_hook_request(struct spoke *sp, struct call *c, struct jrpc_msg *msg,
+                            enum sreq_kind kind)
 {
     struct hub *h = sp->hub;
     if (!json_is_object(msg->params)) {
         mcp_reply_error(sp, msg->id, JRPC_INVALID_PARAMS, "params must be an object");
         return;
     }
-    struct sreq *r = sreq_new(sp, kind, sp->current, msg->id, msg->params);
+    /* The hub-to-spoke id that named the call means nothing beyond this connection. */
+    json_t *params = json_deep_copy(msg->params);
+    json_t *meta = json_object_get(params, "_meta");
+    if (json_is_object(meta)) {
+        json_object_del(meta, "relatedRequestId");
+        if (json_object_size(meta) == 0)
+            json_object_del(params, "_meta");
+    }
+    struct sreq *r = sreq_new(sp, kind, c, msg->id, params);
+    json_decref(params);
     r->stage = SREQ_HOOK;
     r->hook_pending = true;
     struct hook_request hr = {.user = sp->user,
@@ -700,58 +727,114 @@ static void on_hook_request(struct spoke *sp, struct jrpc_msg *msg, enum sreq_ki
     }
 }
 
-static bool idle_budget(struct spoke *sp)
+/* The call a request or notification from the spoke belongs to: the one it names by
+ * _meta.relatedRequestId (the id of the hub's request) or _meta.progressToken (the
+ * call's token), else the only call in flight. NULL, with *why, when it names a call
+ * that is not in flight, or names none while several are. */
+static struct call *related_call(const struct spoke *sp, const json_t *params, const char **why)
 {
-    if (tb_take(&sp->idle_tb, 1, now_mono_ns()))
+    const json_t *meta = json_is_object(params) ? json_object_get(params, "_meta") : NULL;
+    const json_t *rid = json_object_get(meta, "relatedRequestId");
+    if (rid) {
+        struct call *c =
+            json_is_integer(rid) ? spoke_inflight_by_rpc(sp, json_integer_value(rid)) : NULL;
+        if (!c)
+            *why = "its _meta.relatedRequestId names no call the spoke serves";
+        return c;
+    }
+    const char *token = json_string_value(json_object_get(meta, "progressToken"));
+    struct call *c = token ? spoke_inflight_by_token(sp, token) : NULL;
+    if (c)
+        return c;
+    c = TAILQ_FIRST(&sp->inflight);
+    if (sp->n_inflight == 1 && c->state == CALL_SENT)
+        return c;
+    *why = sp->n_inflight == 0
+               ? "a spoke may ask the hub only while it serves a call"
+               : "the spoke serves several calls and the request names none of them "
+                 "(_meta.relatedRequestId: the id of the hub's tools/call)";
+    return NULL;
+}
+
+/* A frame that names no call counts against the spoke's own budget: a burst and a
+ * steady rate while it serves nothing, NOTIFY_BUDGET_PER_CALL between two calls' ends
+ * while it serves some. False (and the spoke killed) past it. */
+static bool spoke_budget(struct spoke *sp)
+{
+    if (sp->n_inflight == 0) {
+        if (tb_take(&sp->idle_tb, 1, now_mono_ns()))
+            return true;
+        spoke_kill(sp, "flood", false, "spoke %s sent too many frames outside a call", sp->m->name);
+        return false;
+    }
+    if (++sp->busy_frames <= NOTIFY_BUDGET_PER_CALL)
         return true;
-    spoke_kill(sp, "flood", false, "spoke %s sent too many frames outside a call", sp->m->name);
+    spoke_kill(sp, "flood", false, "spoke %s sent too many frames that name none of its calls",
+               sp->m->name);
     return false;
 }
 
-/* One more frame from the spoke during its call: false (and the spoke killed) past
- * the call's budget. */
-static bool call_budget(struct spoke *sp)
+/* One more frame from the spoke during call c: false (and the spoke killed) past the
+ * call's budget. */
+static bool call_budget(struct spoke *sp, struct call *c)
 {
-    if (++sp->current->notifications <= NOTIFY_BUDGET_PER_CALL)
+    if (++c->notifications <= NOTIFY_BUDGET_PER_CALL)
         return true;
-    spoke_kill(sp, "flood", false, "spoke %s sent too many frames during one call", sp->m->name);
+    spoke_kill(sp, "flood", false, "spoke %s sent too many frames during one call (%s.%s)",
+               sp->m->name, c->m->name, c->tool->name);
     return false;
+}
+
+/* A request the hub will not take: answered with why, and on record. */
+static void refuse_request(struct spoke *sp, struct jrpc_msg *msg, const char *why)
+{
+    json_t *rec = haudit_new("spoke-request", "failure");
+    haudit_spoke(rec, sp);
+    char method[64];
+    hub_text_neutral(json_object_get(msg->root, "method"), method, sizeof(method));
+    audit_set_str(rec, "isolate.method", method);
+    audit_set_str(rec, "event.reason", why);
+    audit_set_int(rec, "isolate.calls_in_flight", sp->n_inflight);
+    haudit_note(sp->hub, rec);
+    mcp_reply_error(sp, msg->id, JRPC_INVALID_REQUEST, why);
 }
 
 static void on_request(struct spoke *sp, struct jrpc_msg *msg)
 {
+    const char *why = NULL;
+    struct call *c = sp->state == SP_READY ? related_call(sp, msg->params, &why) : NULL;
     /* The roots the spoke may work in: asked whenever it likes (server-pdf asks once
      * initialized, before any call), and answered from its manifest alone. */
     if (strcmp(msg->method, "roots/list") == 0 && sp->m->roots) {
-        if (sp->current ? call_budget(sp) : idle_budget(sp))
+        if (c ? call_budget(sp, c) : spoke_budget(sp))
             mcp_reply(sp, msg->id, mcp_roots(sp));
         return;
     }
     if (strcmp(msg->method, "ping") == 0) {
-        /* A ping costs the hub as much as any frame: it counts against the call's
-         * budget like the rest (a spoke once had 1.7 million answered in one call). */
-        if (sp->current ? call_budget(sp) : idle_budget(sp))
+        /* A ping costs the hub as much as any frame: it counts against a budget like
+         * the rest (a spoke once had 1.7 million answered in one call). */
+        if (c ? call_budget(sp, c) : spoke_budget(sp))
             mcp_reply(sp, msg->id, json_object());
         return;
     }
-    if (!sp->current || sp->state != SP_READY) {
-        if (idle_budget(sp))
-            mcp_reply_error(sp, msg->id, JRPC_INVALID_REQUEST,
-                            "a spoke may ask the hub only while it serves a call");
+    if (!c) {
+        if (spoke_budget(sp))
+            refuse_request(sp, msg, why ? why : "the spoke is not ready");
         return;
     }
-    if (!call_budget(sp))
+    if (!call_budget(sp, c))
         return;
-    if (sp->sreqs >= SPOKE_MAX_SREQS) {
-        spoke_kill(sp, "flood", false, "spoke %s has too many requests in flight", sp->m->name);
+    if (c->sreqs >= CALL_MAX_SREQS) {
+        spoke_kill(sp, "flood", false, "spoke %s has too many requests in flight for one call",
+                   sp->m->name);
         return;
     }
     if (strcmp(msg->method, "isolate/call") == 0) {
-        mediate_isolate_call(sp->hub, sp, sp->current, msg->id, msg->params);
+        mediate_isolate_call(sp->hub, sp, c, msg->id, msg->params);
     } else if (strcmp(msg->method, "sampling/createMessage") == 0) {
-        on_hook_request(sp, msg, SREQ_SAMPLING);
+        on_hook_request(sp, c, msg, SREQ_SAMPLING);
     } else if (strcmp(msg->method, "elicitation/create") == 0) {
-        on_hook_request(sp, msg, SREQ_ELICIT);
+        on_hook_request(sp, c, msg, SREQ_ELICIT);
     } else {
         char text[200];
         snprintf(text, sizeof(text), "method \"%.100s\" is not offered by the hub", msg->method);
@@ -800,20 +883,17 @@ void hub_text_neutral(const json_t *v, char *out, size_t len)
 static const char *const log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
                                          "critical", "alert", "emergency", NULL};
 
-/* notifications/progress and notifications/message during a call: on record, then to
+/* notifications/progress and notifications/message during call c: on record, then to
  * whoever made the call. */
-static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
+static void on_call_event(struct spoke *sp, struct call *c, struct jrpc_msg *msg, bool progress)
 {
-    struct call *c = sp->current;
     const json_t *p = msg->params;
     char text[EVENT_TEXT_MAX], logger[65];
     struct call_event ev = {
         .app = sp->m->name, .tool = c->tool->name, .call_id = c->id, .total = -1};
     if (progress) {
-        /* Only the current call's token: the spoke cannot speak for another call. */
-        const char *token = json_string_value(json_object_get(p, "progressToken"));
         const json_t *pv = json_object_get(p, "progress"), *tv = json_object_get(p, "total");
-        if (!token || strcmp(token, c->id) != 0 || !json_is_number(pv))
+        if (!json_is_number(pv))
             return;
         ev.kind = CALL_EVENT_PROGRESS;
         ev.progress = json_number_value(pv);
@@ -848,8 +928,8 @@ static void on_call_event(struct spoke *sp, struct jrpc_msg *msg, bool progress)
         c->on_event(c->event_ud, &ev);
 }
 
-/* A log message while the spoke serves no call (its start-up, say) concerns no
- * caller: it goes to the spoke's log. */
+/* A log message that concerns no caller (its start-up, say, or one that names no call
+ * while several are in flight): it goes to the spoke's log. */
 static void log_idle_message(struct spoke *sp, const json_t *params)
 {
     if (!sp->proc)
@@ -862,16 +942,30 @@ static void log_idle_message(struct spoke *sp, const json_t *params)
     free(line);
 }
 
+/* The call a notification is about: progress by its token, which must be one of this
+ * spoke's calls in flight (a spoke cannot speak for a call it does not serve); a log
+ * message by _meta, or the only call in flight. NULL: none (counted against the
+ * spoke's own budget, and not passed on to any caller). */
+static struct call *notification_call(const struct spoke *sp, struct jrpc_msg *msg)
+{
+    if (sp->state != SP_READY || !json_is_object(msg->params))
+        return NULL;
+    if (strcmp(msg->method, "notifications/progress") == 0) {
+        const char *token = json_string_value(json_object_get(msg->params, "progressToken"));
+        return token ? spoke_inflight_by_token(sp, token) : NULL;
+    }
+    if (strcmp(msg->method, "notifications/message") == 0) {
+        const char *why;
+        return related_call(sp, msg->params, &why);
+    }
+    return NULL;
+}
+
 static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
 {
-    if (!sp->current) {
-        if (!idle_budget(sp))
-            return;
-    } else if (++sp->current->notifications > NOTIFY_BUDGET_PER_CALL) {
-        spoke_kill(sp, "flood", false, "spoke %s sent too many notifications during one call",
-                   sp->m->name);
+    struct call *c = notification_call(sp, msg);
+    if (c ? !call_budget(sp, c) : !spoke_budget(sp))
         return;
-    }
     /* A changed tool list is held against the pin again, whenever it comes (not
      * while starting: the hub lists the tools then anyway). */
     if (strcmp(msg->method, "notifications/tools/list_changed") == 0) {
@@ -881,15 +975,15 @@ static void on_notification(struct spoke *sp, struct jrpc_msg *msg)
     }
     if (!json_is_object(msg->params))
         return;
-    if (!sp->current) {
+    if (!c) {
         if (strcmp(msg->method, "notifications/message") == 0)
             log_idle_message(sp, msg->params);
         return;
     }
     if (strcmp(msg->method, "notifications/progress") == 0)
-        on_call_event(sp, msg, true);
+        on_call_event(sp, c, msg, true);
     else if (strcmp(msg->method, "notifications/message") == 0)
-        on_call_event(sp, msg, false);
+        on_call_event(sp, c, msg, false);
 }
 
 static void on_message(struct spoke *sp, struct jrpc_msg *msg)
@@ -1010,6 +1104,7 @@ void sreq_cancel(struct sreq *r)
                 call_resume(r->parent);
             }
             LIST_REMOVE(r, link);
+            r->parent->sreqs--;
             r->parent = NULL;
             if (r->sp->gen == r->gen && r->sp->sreqs > 0)
                 r->sp->sreqs--;

@@ -1,6 +1,15 @@
-/* Spoke lifecycle: lazy start on the first call, the MCP connection's bytes in and out,
- * one call at a time with a queue behind it, kill on misbehaviour, restart on the
- * next call after a crash. */
+/* Spoke lifecycle: lazy start on the first call (or a prestart), the MCP connection's
+ * bytes in and out, up to max_inflight calls in flight at once with each session's
+ * calls waiting in a line of their own, kill on misbehaviour, restart on the next
+ * call after a crash, stop after idle_s without a call.
+ *
+ * Fairness: a spoke's window (max_inflight) is shared between the sessions whose calls
+ * it serves (call_opts.session; nested calls count for the session of their chain).
+ * A freed place goes to the next session in round-robin order that holds fewer than
+ * its share: the window divided by the sessions with calls waiting or in flight
+ * (rounded up), and never more than half the window, so one session cannot fill it
+ * and a session that comes later finds room at once. With max_inflight 1 the calls go
+ * one at a time, each session's in the order they came. */
 #include "hostid.h"
 #include "net_gateway.h"
 #include "hostlock.h"
@@ -60,7 +69,11 @@ struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const 
     sp->listen_fd = -1;
     sp->veth_slot = sp->veth_lock = -1;
     sp->host_id_lock = -1;
-    TAILQ_INIT(&sp->queue);
+    TAILQ_INIT(&sp->groups);
+    TAILQ_INIT(&sp->inflight);
+    sp->window = m->max_inflight ? m->max_inflight : h->cfg->max_inflight;
+    if (sp->window == 0)
+        sp->window = 1;
     h->spokes = xrealloc(h->spokes, (h->n_spokes + 1) * sizeof(*h->spokes));
     h->spokes[h->n_spokes++] = sp;
     return sp;
@@ -182,14 +195,23 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* ---- start ---- */
 
+/* The first call waiting in any session's line; NULL. */
+static struct call *first_waiting(const struct spoke *sp)
+{
+    struct fair_group *g;
+    TAILQ_FOREACH(g, &sp->groups, link)
+    {
+        if (!TAILQ_EMPTY(&g->waiting))
+            return TAILQ_FIRST(&g->waiting);
+    }
+    return NULL;
+}
+
 static void fail_queue(struct spoke *sp, int code, const char *layer, const char *msg)
 {
     struct call *c;
-    while ((c = TAILQ_FIRST(&sp->queue)) != NULL) {
-        TAILQ_REMOVE(&sp->queue, c, qlink);
-        c->state = CALL_OFF;
-        call_fail(c, code, layer, "%s", msg);
-    }
+    while ((c = first_waiting(sp)) != NULL)
+        call_fail(c, code, layer, "%s", msg); /* takes it out of its line */
 }
 
 static void release_network(struct spoke *sp)
@@ -516,15 +538,90 @@ static void spoke_start(struct spoke *sp)
     arm_start_queue(h);
 }
 
-/* Sends queued calls while the spoke is ready and idle (one call at a time). */
+/* ---- calls: the window and its fair share ---- */
+
+static unsigned share_of_window(const struct spoke *sp)
+{
+    if (sp->window <= 1 || sp->n_groups == 0)
+        return 1;
+    unsigned half = (sp->window + 1) / 2;
+    unsigned fair = (sp->window + sp->n_groups - 1) / sp->n_groups;
+    return fair < half ? fair : half;
+}
+
+static struct fair_group *group_get(struct spoke *sp, const void *session)
+{
+    struct fair_group *g;
+    TAILQ_FOREACH(g, &sp->groups, link)
+    {
+        if (g->session == session)
+            return g;
+    }
+    g = xcalloc(1, sizeof(*g));
+    g->session = session;
+    TAILQ_INIT(&g->waiting);
+    TAILQ_INSERT_TAIL(&sp->groups, g, link);
+    sp->n_groups++;
+    return g;
+}
+
+static void group_drop_if_empty(struct spoke *sp, struct fair_group *g)
+{
+    if (g->inflight > 0 || !TAILQ_EMPTY(&g->waiting))
+        return;
+    TAILQ_REMOVE(&sp->groups, g, link);
+    sp->n_groups--;
+    free(g);
+}
+
+/* The session whose call goes next: the first in round-robin order with a call
+ * waiting and fewer in flight than its share. */
+static struct fair_group *next_group(const struct spoke *sp)
+{
+    unsigned share = share_of_window(sp);
+    struct fair_group *g;
+    TAILQ_FOREACH(g, &sp->groups, link)
+    {
+        if (!TAILQ_EMPTY(&g->waiting) && g->inflight < share)
+            return g;
+    }
+    return NULL;
+}
+
+static void arm_idle(struct spoke *sp);
+
+/* Sends waiting calls while the spoke is ready and its window has room. Sending can
+ * end a call at once (a capability the spoke lacks) or the spoke itself (it does not
+ * read): a call made meanwhile asks for another round instead of recursing. */
 static void dispatch(struct spoke *sp)
 {
-    struct call *c;
-    while (sp->state == SP_READY && !sp->current && (c = TAILQ_FIRST(&sp->queue)) != NULL) {
-        TAILQ_REMOVE(&sp->queue, c, qlink);
-        sp->current = c;
-        mcp_send_call(sp, c);
+    if (sp->dispatching) {
+        sp->redispatch = true;
+        return;
     }
+    sp->dispatching = true;
+    uint64_t gen = sp->gen;
+    do {
+        sp->redispatch = false;
+        while (sp->gen == gen && sp->state == SP_READY && sp->n_inflight < sp->window) {
+            struct fair_group *g = next_group(sp);
+            if (!g)
+                break;
+            struct call *c = TAILQ_FIRST(&g->waiting);
+            TAILQ_REMOVE(&g->waiting, c, qlink);
+            /* Round robin: the session served goes to the back of the line. */
+            TAILQ_REMOVE(&sp->groups, g, link);
+            TAILQ_INSERT_TAIL(&sp->groups, g, link);
+            TAILQ_INSERT_TAIL(&sp->inflight, c, qlink);
+            c->onq = &sp->inflight;
+            g->inflight++;
+            sp->n_inflight++;
+            mcp_send_call(sp, c);
+        }
+    } while (sp->redispatch && sp->gen == gen);
+    sp->dispatching = false;
+    if (sp->gen == gen)
+        arm_idle(sp);
 }
 
 /* Called by mcp.c when tools/list matched the manifest. */
@@ -533,6 +630,7 @@ void spoke_ready(struct spoke *sp)
 {
     sp->state = SP_READY;
     sp->t_ready = now_mono_ns();
+    sp->t_last_answer = sp->t_ready;
     sp->last_init_ns = sp->t_init ? sp->t_init - sp->t_spawn : 0;
     sp->last_ready_ns = sp->t_ready - sp->t_spawn;
     evtimer_del(sp->ev_start);
@@ -550,31 +648,132 @@ void spoke_ready(struct spoke *sp)
 void spoke_submit(struct spoke *sp, struct call *c)
 {
     c->state = CALL_QUEUED;
-    TAILQ_INSERT_TAIL(&sp->queue, c, qlink);
+    c->group = group_get(sp, c->session);
+    TAILQ_INSERT_TAIL(&c->group->waiting, c, qlink);
+    c->onq = &c->group->waiting;
+    if (sp->ev_idle)
+        evtimer_del(sp->ev_idle);
     if (sp->state == SP_STOPPED)
         spoke_start(sp);
     else
         dispatch(sp); /* not spoke_ready(): that is the start, audited once */
 }
 
-void spoke_remove_queued(struct spoke *sp, struct call *c)
+void spoke_call_off(struct spoke *sp, struct call *c)
 {
-    TAILQ_REMOVE(&sp->queue, c, qlink);
+    if (!c->onq)
+        return;
+    bool sent = c->onq == &sp->inflight;
+    TAILQ_REMOVE(c->onq, c, qlink);
+    c->onq = NULL;
+    struct fair_group *g = c->group;
+    c->group = NULL;
+    if (sent) {
+        g->inflight--;
+        sp->n_inflight--;
+        /* The budget for frames that name no call starts again with each call's end. */
+        sp->busy_frames = 0;
+    }
+    if (g)
+        group_drop_if_empty(sp, g);
+    if (sent)
+        dispatch(sp);
 }
 
-void spoke_call_done(struct spoke *sp, struct call *c)
+struct call *spoke_inflight_by_rpc(const struct spoke *sp, int64_t rpc_id)
 {
-    if (sp->current != c)
+    struct call *c;
+    TAILQ_FOREACH(c, &sp->inflight, qlink)
+    {
+        if (c->state == CALL_SENT && c->rpc_id == rpc_id)
+            return c;
+    }
+    return NULL;
+}
+
+struct call *spoke_inflight_by_token(const struct spoke *sp, const char *token)
+{
+    struct call *c;
+    TAILQ_FOREACH(c, &sp->inflight, qlink)
+    {
+        if (c->state == CALL_SENT && !c->method && strcmp(c->id, token) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* ---- idle ---- */
+
+static uint64_t idle_seconds(const struct spoke *sp)
+{
+    return sp->m->idle_s >= 0 ? (uint64_t)sp->m->idle_s : sp->hub->cfg->idle_s;
+}
+
+static void on_idle(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct spoke *sp = arg;
+    if (sp->state != SP_READY || sp->n_inflight > 0 || first_waiting(sp))
         return;
-    sp->current = NULL;
-    dispatch(sp);
+    spoke_kill(sp, "idle", false, "spoke %s stopped after %llu s without a call", sp->m->name,
+               (unsigned long long)idle_seconds(sp));
+}
+
+/* A ready spoke with nothing to do is stopped after idle_s (0: never). A session's own
+ * instance (call_opts.instance) is not: its state is the session's, and a session
+ * whose spoke ended ends too. */
+static void arm_idle(struct spoke *sp)
+{
+    uint64_t s = idle_seconds(sp);
+    if (s == 0 || sp->instance || sp->state != SP_READY || sp->n_inflight > 0 || first_waiting(sp))
+        return;
+    if (!sp->ev_idle)
+        sp->ev_idle = evtimer_new(sp->hub->base, on_idle, sp);
+    struct timeval tv = {.tv_sec = (time_t)s, .tv_usec = 0};
+    evtimer_add(sp->ev_idle, &tv);
+}
+
+/* ---- is it still answering? ---- */
+
+static void on_probe(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct spoke *sp = arg;
+    if (sp->t_last_answer >= sp->t_probe)
+        return;
+    spoke_kill(sp, "unresponsive", false,
+               "spoke %s answered nothing, not even a ping, within %d ms after %s missed its "
+               "deadline",
+               sp->m->name, PROBE_GRACE_MS, sp->probe_for);
+}
+
+void spoke_probe(struct spoke *sp, const char *why)
+{
+    if (sp->state == SP_STOPPED || (sp->ev_probe && evtimer_pending(sp->ev_probe, NULL)))
+        return;
+    if (!sp->ev_probe)
+        sp->ev_probe = evtimer_new(sp->hub->base, on_probe, sp);
+    sp->t_probe = now_mono_ns();
+    str_copy(sp->probe_for, why, sizeof(sp->probe_for));
+    struct timeval tv = {.tv_sec = PROBE_GRACE_MS / 1000,
+                         .tv_usec = (PROBE_GRACE_MS % 1000) * 1000};
+    evtimer_add(sp->ev_probe, &tv);
+    mcp_send_ping(sp); /* last: the send may end the spoke */
+}
+
+void spoke_prestart(struct spoke *sp)
+{
+    if (sp->state == SP_STOPPED && !sp->hub->quit)
+        spoke_start(sp);
 }
 
 /* ---- end ---- */
 
 static const char *layer_for(const char *reason)
 {
-    if (strcmp(reason, "deadline") == 0)
+    if (strcmp(reason, "deadline") == 0 || strcmp(reason, "unresponsive") == 0)
         return "deadline";
     if (strncmp(reason, "rlimit", 6) == 0)
         return "rlimit";
@@ -618,7 +817,37 @@ static void close_connection(struct spoke *sp)
     sp->init_result = NULL;
     sp->n_cancelled = 0;
     memset(sp->pending, 0, sizeof(sp->pending));
+    if (sp->ev_idle)
+        evtimer_del(sp->ev_idle);
+    if (sp->ev_probe)
+        event_free(sp->ev_probe);
+    sp->ev_probe = NULL;
     release_data(sp);
+}
+
+/* The calls the ended instance held fail with msg. They leave the window first, all
+ * of them: a caller told of its call's end may cancel or start others meanwhile. */
+static void fail_inflight(struct spoke *sp, const char *layer, const char *msg)
+{
+    struct call_queue off;
+    TAILQ_INIT(&off);
+    struct call *c;
+    while ((c = TAILQ_FIRST(&sp->inflight)) != NULL) {
+        TAILQ_REMOVE(&sp->inflight, c, qlink);
+        struct fair_group *g = c->group;
+        c->group = NULL;
+        g->inflight--;
+        sp->n_inflight--;
+        group_drop_if_empty(sp, g);
+        c->state = CALL_OFF;
+        TAILQ_INSERT_TAIL(&off, c, qlink);
+        c->onq = &off;
+    }
+    while ((c = TAILQ_FIRST(&off)) != NULL) {
+        TAILQ_REMOVE(&off, c, qlink);
+        c->onq = NULL;
+        call_fail(c, HUB_ERR_SPOKE, layer, "%s", msg);
+    }
 }
 
 /* Ends the instance. kill_record: the hub decided (an audit "spoke-kill"); otherwise
@@ -648,7 +877,8 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
         if (sp->proc)
             audit_set_int(rec, "process.pid", sp->proc->pid);
         haudit_note(sp->hub, rec);
-        if (strcmp(reason, "stop") != 0 && strcmp(reason, "shutdown") != 0)
+        if (strcmp(reason, "stop") != 0 && strcmp(reason, "shutdown") != 0 &&
+            strcmp(reason, "idle") != 0)
             log_warnx("%s; killed", msg);
     }
     if (sp->proc) {
@@ -664,12 +894,7 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
     sp->state = SP_STOPPED;
     sp->gen++;
     sp->sreqs = 0;
-    struct call *cur = sp->current;
-    sp->current = NULL;
-    if (cur) {
-        cur->state = CALL_OFF;
-        call_fail(cur, HUB_ERR_SPOKE, layer, "%s", msg);
-    }
+    fail_inflight(sp, layer, msg);
     if (was_starting) {
         json_t *rec = haudit_new("spoke-start", "failure");
         haudit_spoke(rec, sp);
@@ -680,7 +905,7 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
      * those calls fail now rather than loop. Otherwise the next call restarts it. */
     if (fail_q || was_starting)
         fail_queue(sp, HUB_ERR_SPOKE, layer, msg);
-    else if (!TAILQ_EMPTY(&sp->queue) && sp->state == SP_STOPPED)
+    else if (first_waiting(sp) && sp->state == SP_STOPPED)
         spoke_start(sp);
 }
 
@@ -730,6 +955,8 @@ void spoke_free(struct spoke *sp)
 {
     spoke_end(sp, "shutdown", "hub", false, true, "the hub is shutting down");
     fail_queue(sp, HUB_ERR_SHUTDOWN, "hub", "the spoke was closed");
+    if (sp->ev_idle)
+        event_free(sp->ev_idle);
     free(sp->user);
     free(sp->instance);
     free(sp->log_path);

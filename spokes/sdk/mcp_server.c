@@ -37,10 +37,15 @@ struct mcp_server {
     struct sdk_method *methods;
     size_t n_methods;
     const json_t *call_meta; /* the tools/call being served */
+    const json_t *call_id;   /* its JSON-RPC id (or a method's), named in requests to the hub */
     int in_fd, out_fd;
     struct line_reader lr;
     json_int_t next_id;
     int nesting;
+    /* Requests to the hub waiting for their answers, innermost last: an answer to an
+     * outer one that comes while an inner call is served is kept for it. */
+    json_int_t waiting[SDK_MAX_NESTING];
+    json_t *answers[SDK_MAX_NESTING];
     bool broken;
     const char *data_dir;
     const char *spoke_name;
@@ -250,9 +255,14 @@ static void handle_call(struct mcp_server *s, struct jrpc_msg *m)
     if (!json_is_object(args))
         args = empty = json_object();
     json_t *result = NULL;
+    /* The hub may send another call while this one waits on the hub (nested): each
+     * call restores the one it interrupted. */
+    const json_t *outer_meta = s->call_meta, *outer_id = s->call_id;
     s->call_meta = json_object_get(m->params, "_meta");
+    s->call_id = m->id;
     int rc = t->fn(s, args, &result, t->ud);
-    s->call_meta = NULL;
+    s->call_meta = outer_meta;
+    s->call_id = outer_id;
     json_decref(empty);
     if (!result)
         result = mcp_error_result("%s failed%s", t->name, rc == 0 ? " without a result" : "");
@@ -267,7 +277,12 @@ static bool handle_method(struct mcp_server *s, struct jrpc_msg *m)
             continue;
         json_t *empty = NULL, *result = NULL;
         const json_t *params = m->params ? m->params : (empty = json_object());
+        const json_t *outer_meta = s->call_meta, *outer_id = s->call_id;
+        s->call_meta = NULL;
+        s->call_id = m->id;
         int rc = s->methods[i].fn(s, params, &result, s->methods[i].ud);
+        s->call_meta = outer_meta;
+        s->call_id = outer_id;
         json_decref(empty);
         if (rc == 0 && result) {
             send_msg(s, jrpc_result(m->id, result));
@@ -334,22 +349,52 @@ int mcp_request(struct mcp_server *s, const char *method, json_t *params_stolen,
         return JRPC_INTERNAL_ERROR;
     }
     json_int_t id = s->next_id++;
+    /* The call this request is made for: with several calls in flight the hub cannot
+     * tell otherwise (MCP's stdio transport carries no association of its own). */
+    if (s->call_id && json_is_object(params_stolen) && !json_object_get(params_stolen, "_meta"))
+        json_object_set_new(params_stolen, "_meta",
+                            json_pack("{s:O}", "relatedRequestId", s->call_id));
     if (send_msg(s, jrpc_request(id, method, params_stolen)) < 0) {
         snprintf(err, errlen, "cannot write to the hub");
         return JRPC_INTERNAL_ERROR;
     }
-    s->nesting++;
+    int level = s->nesting++;
+    s->waiting[level] = id;
+    s->answers[level] = NULL;
     int code = JRPC_INTERNAL_ERROR;
     snprintf(err, errlen, "the hub closed the connection");
     for (;;) {
+        json_t *kept = s->answers[level];
+        if (kept) {
+            /* Came while a call nested inside this wait was served. */
+            s->answers[level] = NULL;
+            json_t *res = json_object_get(kept, "result"), *e = json_object_get(kept, "error");
+            if (res) {
+                *result = json_incref(res);
+                code = 0;
+                err[0] = '\0';
+            } else {
+                const char *text = json_string_value(json_object_get(e, "message"));
+                code = (int)json_integer_value(json_object_get(e, "code"));
+                snprintf(err, errlen, "%s", text ? text : "error");
+            }
+            json_decref(kept);
+            break;
+        }
         struct jrpc_msg m;
         if (next_msg(s, &m) <= 0)
             break;
-        bool mine = (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR) && json_is_integer(m.id) &&
-                    json_integer_value(m.id) == id;
+        bool answer = (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR) && json_is_integer(m.id);
+        bool mine = answer && json_integer_value(m.id) == id;
         if (!mine) {
-            /* The hub may ask something meanwhile (a ping, or another chain). */
-            dispatch(s, &m);
+            int outer = -1;
+            for (int i = 0; answer && i < level; i++)
+                if (s->waiting[i] == json_integer_value(m.id))
+                    outer = i;
+            if (outer >= 0 && !s->answers[outer])
+                s->answers[outer] = json_incref(m.root);
+            else
+                dispatch(s, &m); /* the hub may ask something meanwhile (a ping, a call) */
             jrpc_msg_free(&m);
             continue;
         }

@@ -7,11 +7,19 @@ HUB_UNIT_SRCS := $(wildcard tests/hub/test_*.c)
 HUB_UNIT_TESTS := $(patsubst tests/hub/%.c,$(BUILD)/tests/hub/%,$(HUB_UNIT_SRCS))
 HUB_SLOWSTART := $(BUILD)/tests/hub/slowstart
 HUB_RAW_SPOKE := $(BUILD)/tests/hub/rawspoke
+HUB_CONC_SPOKE := $(BUILD)/tests/hub/concspoke
 TEST_BINARIES += $(HUB_TEST_SPOKE) $(HUB_FAKE_PROXY) $(HUB_SLOWSTART) $(HUB_UNIT_TESTS) \
-	$(HUB_RAW_SPOKE)
+	$(HUB_RAW_SPOKE) $(HUB_CONC_SPOKE)
 
 # The hostile spoke of test_hub_termtext.sh: raw JSON-RPC, no SDK (it breaks the rules).
 $(HUB_RAW_SPOKE): $(call objs,tests/hub/rawspoke.c) $(LIBISOLATE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)
+
+# The spoke of test_hub_inflight: many calls at once, answered in any order, and the
+# attacks on that (raw JSON-RPC on a poll loop).
+$(HUB_CONC_SPOKE): $(call objs,tests/hub/concspoke.c) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,jansson)
