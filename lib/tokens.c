@@ -126,6 +126,11 @@ size_t tokens_count(const struct tokens *t)
     return t ? t->n : 0;
 }
 
+const char *tokens_user(const struct tokens *t, size_t i)
+{
+    return i < t->n ? t->v[i].user : NULL;
+}
+
 int tokens_add(const char *path, const char *user)
 {
     unsigned char raw[32], h[SHA256_LEN];

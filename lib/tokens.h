@@ -18,6 +18,9 @@ const char *tokens_check(const struct tokens *t, const char *token, size_t len, 
  * SIZE_MAX (a reload: which sessions keep their token). */
 size_t tokens_find_line(const struct tokens *t, const struct tokens *old, size_t i);
 size_t tokens_count(const struct tokens *t);
+/* The user of the i-th token line (users with several tokens come more than once), or
+ * NULL past the last: who a service knows (hub serve's prestart "service"). */
+const char *tokens_user(const struct tokens *t, size_t i);
 /* Makes a token for user, appends its line to path and prints the token once on
  * stdout (`hub serve token add`): 0, or -1 with a message logged. */
 int tokens_add(const char *path, const char *user);

@@ -67,6 +67,12 @@ static void usage(FILE *f)
             "                     behind a proxy, above the proxy's own connection limit)\n"
             "  --request-timeout S  each request must arrive whole within S (default 30)\n"
             "  --metrics ADDR:PORT  Prometheus text on GET /metrics\n"
+            "  --prestart WHEN    start apps before their first call: none, session (when\n"
+            "                     a session of their user opens) or service (when this\n"
+            "                     starts, for every user it knows); default hub.json's,\n"
+            "                     else none; a manifest's prestart wins for its app\n"
+            "  --spoke-idle S     stop a spoke after S seconds without a call (0: never;\n"
+            "                     default hub.json idle_s, else 0; a manifest's idle_s wins)\n"
             "  --llm SPEC         answer a spoke's sampling request with this LLM (a base\n"
             "                     URL, or replay:FILE) when the client samples no model\n"
             "                     itself, rate-limited per app (hub.json llm.sampling_*);\n"
@@ -136,6 +142,8 @@ int cmd_serve(int argc, char **argv)
                                          {"request-timeout", required_argument, NULL, 'R'},
                                          {"metrics", required_argument, NULL, 'm'},
                                          {"llm", required_argument, NULL, 'L'},
+                                         {"prestart", required_argument, NULL, 2900},
+                                         {"spoke-idle", required_argument, NULL, 2901},
                                          CLI_LLM_OPTIONS,
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
@@ -150,7 +158,7 @@ int cmd_serve(int argc, char **argv)
                                  .request_timeout_s = 30,
                                  .allow_origins = origins};
     bool stdio = false, standalone = false;
-    const char *llm_spec = NULL;
+    const char *llm_spec = NULL, *prestart = NULL, *spoke_idle = NULL;
     uint64_t v;
     int opt;
     optind = 1;
@@ -244,6 +252,12 @@ int cmd_serve(int argc, char **argv)
         case 'L':
             llm_spec = optarg;
             break;
+        case 2900:
+            prestart = optarg;
+            break;
+        case 2901:
+            spoke_idle = optarg;
+            break;
         case 'm':
             so.metrics_addr = optarg;
             break;
@@ -285,6 +299,13 @@ int cmd_serve(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     int rc = cli_load(&common, &cfg, &ms);
     char err[1024];
+    if (rc == EXIT_OK && prestart && !prestart_parse(prestart, &cfg.prestart)) {
+        log_warnx("--prestart must be none, session or service");
+        rc = EXIT_USAGE;
+    }
+    if (rc == EXIT_OK && spoke_idle &&
+        !cli_u64_option("spoke-idle", spoke_idle, 0, 86400 * 365, " seconds", &cfg.idle_s))
+        rc = EXIT_USAGE;
     /* One hub per host owns the spokes: --stdio hands its client to a running hub serve
      * when there is one, and serves on its own only otherwise. */
     if (rc == EXIT_OK && stdio && !standalone) {
@@ -387,6 +408,7 @@ int cmd_serve(int argc, char **argv)
         ho.user = cfg.user;
         if (!stdio)
             hub_reopen_on_sighup(h); /* logrotate; a terminal's SIGHUP means --stdio's end */
+        serve_prestart_service(sv, stdio ? NULL : ho.tokens_file, cfg.user);
         int r = stdio ? serve_stdio(sv, cfg.user) : serve_http(sv, &ho);
         rc = r == 0 ? EXIT_OK : EXIT_USAGE;
     }

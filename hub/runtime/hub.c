@@ -529,6 +529,24 @@ void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char
         event_base_loop(h->base, EVLOOP_ONCE);
 }
 
+void hub_spoke_prestart(struct hub *h, const char *user, const char *app)
+{
+    if (h->quit || !user_id_valid(user ? user : h->cfg->user))
+        return;
+    struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, NULL, true);
+    if (sp)
+        spoke_prestart(sp);
+    else
+        log_warnx("cannot start %s ahead of its calls: no such app, or no room for another "
+                  "spoke (max_spokes %zu)",
+                  app, h->cfg->max_spokes);
+}
+
+enum prestart hub_app_prestart(const struct hub *h, const struct manifest *m)
+{
+    return m->prestart != PRESTART_UNSET ? m->prestart : h->cfg->prestart;
+}
+
 void hub_spoke_close(struct hub *h, const char *user, const char *app, const char *instance)
 {
     struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, instance, false);

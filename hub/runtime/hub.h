@@ -155,6 +155,13 @@ char *hub_spoke_log_path(const struct hub_config *cfg, const char *user, const c
 const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char *app,
                                     const char *instance);
 
+/* Starts user's spoke of app ahead of its first call (hub serve's prestart), unless it
+ * runs or is starting already; the start is audited like any, and a failed one leaves
+ * the next call to try again. Returns at once: the spoke starts on the loop. */
+void hub_spoke_prestart(struct hub *h, const char *user, const char *app);
+/* When app's spokes are started ahead of calls: its manifest's prestart, else hub.json's. */
+enum prestart hub_app_prestart(const struct hub *h, const struct manifest *m);
+
 /* Stops the spoke (if running) and runs the loop until its processes are reaped and
  * its network is handed back; the next call starts it afresh. */
 void hub_spoke_stop(struct hub *h, const char *user, const char *app, const char *instance);

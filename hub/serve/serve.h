@@ -72,6 +72,12 @@ int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answe
 int serve_attach(const struct hub_config *cfg, const char *user, const char *app, bool ask_exec,
                  char *err, size_t errlen);
 
+/* prestart "service": the apps that ask for it are started for every user the service
+ * knows, each user of tokens_file (NULL: default_user, the user of --stdio or of an
+ * HTTP service without tokens). Before serve_stdio()/serve_http(), which run the loop
+ * the starts go on. */
+void serve_prestart_service(struct serve *sv, const char *tokens_file, const char *default_user);
+
 /* One client on stdin/stdout as user; returns when the client closes its end or the
  * hub is asked to quit. 0, or -1 after saying why on stderr. */
 int serve_stdio(struct serve *sv, const char *user);

@@ -228,7 +228,7 @@ static void ask_page(struct gw_list *g, const char *app, unsigned page, const ch
     p->page = page;
     str_copy(p->app, app, sizeof(p->app));
     g->pending++;
-    struct call_opts o = {.user = g->root->user, .origin = g->root};
+    struct call_opts o = {.user = g->root->user, .origin = g->root, .session = g->root->ss};
     json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
     hub_request(g->root->sv->hub, &o, app, g->method, params, on_page, p);
     json_decref(params);

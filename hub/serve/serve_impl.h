@@ -256,8 +256,7 @@ typedef void (*serve_stream_end_fn)(void *ud, struct serve_stream *st, const cha
  * after serve_stream_close). NULL with err when they cannot be polled. */
 struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,
                                        const char *remote, const char *transport,
-                                       serve_stream_end_fn end, void *ud, char *err,
-                                       size_t errlen);
+                                       serve_stream_end_fn end, void *ud, char *err, size_t errlen);
 struct serve_session *serve_stream_session(struct serve_stream *st);
 /* Ends the session and frees the stream; drain: wait until the last answers are
  * written (the hub's own stdout), else write what goes at once. */
@@ -346,6 +345,12 @@ struct sampling_hook *serve_llm_sampling_hook(struct event_base *base, struct ll
                                               size_t errlen);
 void serve_watch_stop(struct serve *sv);
 struct serve_user *serve_user_get(struct serve *sv, const char *name);
+
+/* ---- serve_prestart.c ---- */
+/* Starts the user's apps whose prestart asks for it at when (a session's start: every
+ * app with "session" or "service"; the service's: "service"); only only_app when it
+ * names one (a session or service of --app's shape). */
+void serve_prestart(struct serve *sv, const char *user, const char *only_app, enum prestart when);
 
 /* ---- serve_metrics.c ---- */
 void serve_metrics_call(struct serve *sv, const char *outcome, const char *layer,

@@ -128,6 +128,7 @@ static void on_initialize(struct serve_session *ss, const json_t *id, const json
     str_copy(ss->client_version, version ? version : "", sizeof(ss->client_version));
     ss->state = SS_READY;
     serve_audit_session(ss, "serve-session-start", NULL);
+    serve_prestart(ss->sv, ss->user, ss->app, PRESTART_SESSION);
     char instructions[400];
     json_t *result =
         json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities",

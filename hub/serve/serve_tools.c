@@ -319,6 +319,7 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     struct call_opts o = {.user = ss->user,
                           .ask_exec = ss->ask_exec,
                           .origin = sc,
+                          .session = ss, /* its share of the spoke's window */
                           .on_event = on_call_event,
                           .event_ud = sc};
     json_t *empty = args ? NULL : json_object();
@@ -436,7 +437,7 @@ void serve_forward_app(struct serve_session *ss, const json_t *id, const char *a
         return;
     sc->rewrite = rewrite;
     json_t *empty = empty_list(method);
-    struct call_opts o = {.user = ss->user, .origin = sc};
+    struct call_opts o = {.user = ss->user, .origin = sc, .session = ss};
     json_t *p = json_is_object(params) ? json_incref((json_t *)params) : json_object();
     if (empty) {
         /* A list the app does not offer is an empty list, not an error: the client asked
