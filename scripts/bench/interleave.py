@@ -1,0 +1,55 @@
+"""Runs commands side by side, interleaved: each round runs every command once, in an
+order that rotates from round to round, so that a busy moment of a shared machine falls
+on all of them alike. Prints one JSON object: per command its median, p10 and p90 wall
+time in ms and how many runs failed; the caller makes the table and the ratios.
+
+  interleave.py SPEC.json ROUNDS WARMUP
+
+SPEC.json: [{"name": "...", "argv": ["prog", "arg", ...], "env": {...}}, ...] (env is
+added to this process's environment). Every command is started the same way (fork and
+exec from Python, its output discarded), so the cost of starting it is in every figure
+alike. Timing never fails anything: a command that exits non-zero is counted, and its
+time is left out."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(cmd):
+    env = dict(os.environ, **cmd.get("env", {}))
+    t0 = time.perf_counter_ns()
+    rc = subprocess.run(cmd["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, env=env).returncode
+    return (time.perf_counter_ns() - t0) / 1e6, rc
+
+
+def main():
+    spec = json.load(open(sys.argv[1]))
+    rounds, warmup = int(sys.argv[2]), int(sys.argv[3])
+    times = {c["name"]: [] for c in spec}
+    failed = {c["name"]: 0 for c in spec}
+    for r in range(warmup + rounds):
+        k = r % len(spec)
+        for cmd in spec[k:] + spec[:k]:
+            ms, rc = run(cmd)
+            if r < warmup:
+                continue
+            if rc != 0:
+                failed[cmd["name"]] += 1
+            else:
+                times[cmd["name"]].append(ms)
+    out = {}
+    for c in spec:
+        t = sorted(times[c["name"]])
+        q = statistics.quantiles(t, n=10, method="inclusive") if len(t) >= 2 else t * 9 or [0] * 9
+        out[c["name"]] = {"median_ms": statistics.median(t) if t else None,
+                          "p10_ms": q[0], "p90_ms": q[-1], "runs": len(t),
+                          "failed": failed[c["name"]]}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
