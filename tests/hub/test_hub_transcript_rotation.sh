@@ -37,7 +37,9 @@ check "its code is in the transcript" grep -q before-rotation "$TRANSCRIPT"
 mv "$AUDIT" "$AUDIT.1"
 mv "$TRANSCRIPT" "$TRANSCRIPT.1"
 kill -HUP "$SRV_PID"
-sleep 0.3
+# Reopened: both files exist again at their paths (not a fixed wait, which a busy
+# machine can outlast before the server handles the signal).
+wait_for "the server to reopen its logs" 60 test -e "$AUDIT" -a -e "$TRANSCRIPT"
 is "a run after the rotation" "$(run 'print("after-rotation")')" ok
 check "the server is still running" kill -0 "$SRV_PID"
 check "a new transcript at the configured path has the new run" grep -q after-rotation "$TRANSCRIPT"
