@@ -129,6 +129,13 @@ def g(r, path):
 print(sum(1 for line in open(sys.argv[2]) if eval(sys.argv[1], {"r": json.loads(line), "g": g})))' "$1" "${2:-$AUDIT}"
 }
 
+# audit_at_least N FILTER [FILE]: true when at least N records match FILTER (as
+# audit_count). For wait_for, which runs its command anew each time: a "$(audit_count
+# ...)" argument would be counted once, when wait_for is called, and never again.
+audit_at_least() {
+    [ "$(audit_count "$2" "${3:-$AUDIT}")" -ge "$1" ]
+}
+
 require_root() {
     if [ "$(id -u)" -ne 0 ]; then
         skip "$TEST_NAME" "needs root"

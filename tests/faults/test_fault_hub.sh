@@ -154,7 +154,8 @@ for mode in ${FAULT_MODES:-process namespace}; do
             echo "$p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
         done)" ""
     is "$mode: no veth of ours in the host namespace" "$(ip -o link show type veth | grep -c ": vft")" 0
-    wait_for "$mode: the host-id locks to be free" 5 test -z "$(held_locks)"
+    no_held_locks() { [ -z "$(held_locks)" ]; } # run anew by each poll of wait_for
+    wait_for "$mode: the host-id locks to be free" 30 no_held_locks
     is "$mode: the spoke's host-id lock is free" "$(held_locks)" ""
     is "$mode: no socket or pid file left in the run directory" \
         "$(find "$RUN" \( -type s -o -name '*.pid' \) 2>/dev/null)" ""

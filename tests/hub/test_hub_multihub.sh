@@ -80,8 +80,8 @@ hub_config "{\"network\": {\"veth_pool\": \"$VETH_POOL\", \"gateway_netns\": \"$
     >"$TMP/holder.out" 2>&1 &
 holder=$!
 at_exit "kill -9 $holder"
-wait_for "the holder's spoke to take the only id" 60 test "$(audit_count \
-    'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="success" and g(r,"isolate.user")=="holder"')" -ge 1
+wait_for "the holder's spoke to take the only id" 60 audit_at_least 1 \
+    'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="success" and g(r,"isolate.user")=="holder"'
 hubc --user second alpha.whoami '{}' >"$TMP/second.out" 2>"$TMP/second.err"
 is "a hub whose only call got no host id exits 3" "$?" 3
 like "... and says why" "$(cat "$TMP/second.err")" "all 1 host ids from $HOST_ID_BASE are in use"

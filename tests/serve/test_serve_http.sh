@@ -156,8 +156,8 @@ kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
 serve_http_start --tokens "$TOKENS" --idle-timeout 1
 post "$T1" "$INIT" >/dev/null
 SI=$(sid)
-wait_for "the idle session's end" 60 test "$(audit_count \
-    'g(r,"event.action")=="serve-session-end" and g(r,"event.reason")=="idle"')" -ge 1
+wait_for "the idle session's end" 60 audit_at_least 1 \
+    'g(r,"event.action")=="serve-session-end" and g(r,"event.reason")=="idle"'
 is "an idle session ends (--idle-timeout 1)" "$(post "$T1" "$CALL" -H "Mcp-Session-Id: $SI")" 404
 kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
 

@@ -50,7 +50,7 @@ is "an unknown method: 404, -32601" "$(got h-unknown)" '[404, -32601]'
 is "an unsupported version: 400, -32022, what is supported" "$(got h-unsupported)" '[400, -32022, ["2026-07-28", "2025-11-25"]]'
 is "_meta without clientCapabilities: 400, -32602" "$(got h-no-caps)" '[400, -32602]'
 is "a legacy session's MCP-Protocol-Version: 2024-11-05 is served" "$(got h-2024)" '[200, true]'
-wait_for "the closed stream's call to be audited" 10 test "$(audit_count 'g(r,"event.action")=="serve-call" and g(r,"isolate.tool")=="sleep"')" -ge 1
+wait_for "the closed stream's call to be audited" 60 audit_at_least 1 'g(r,"event.action")=="serve-call" and g(r,"isolate.tool")=="sleep"'
 is "closing a modern request's stream cancels its call" \
     "$(audit_count 'g(r,"event.action")=="serve-call" and g(r,"isolate.tool")=="sleep" and g(r,"isolate.serve.result")=="cancelled"')" 1
 is "stateless requests open no session on record" \

@@ -53,8 +53,8 @@ TOKENS=$TMP/tokens
 "$BIN/hub" serve token add other --tokens "$TOKENS" >/dev/null
 "$BIN/hub" serve token add other --tokens "$TOKENS" >/dev/null
 serve_http_start --tokens "$TOKENS" --app alpha --prestart service
-wait_for "alpha's spokes of both users" 30 test "$(audit_count \
-    'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="success"')" -ge 2
+wait_for "alpha's spokes of both users" 60 audit_at_least 2 \
+    'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="success"'
 is "prestart service: alpha started for each user of the tokens file, once, with no client" \
     "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="success" and g(r,"isolate.app")=="alpha"'),$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.user")=="tester"'),$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"isolate.user")=="other"')" \
     "2,1,1"
