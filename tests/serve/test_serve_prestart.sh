@@ -68,8 +68,9 @@ wait "$SERVE_PID" 2>/dev/null
 $PY -c 'import json,sys
 m = json.load(open(sys.argv[1])); m["idle_s"] = 1; json.dump(m, open(sys.argv[1], "w"))' \
     "$SPOKES/gamma.json"
+# One session calls two apps: the data question between them is answered yes.
 out=$($PY "$PROBE" idle "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" --spoke-idle 0 \
-    2>>"$TMP/serve.err")
+    --answers allow 2>>"$TMP/serve.err")
 is "idle_s 1: gamma's spoke is stopped after a second without a call (spoke-kill, idle)" \
     "$(echo "$out" | jget 'd["gamma_stopped"]')" true
 is "... alpha's (--spoke-idle 0: never) is not" "$(echo "$out" | jget 'd["alpha_stopped"]')" false
