@@ -431,7 +431,9 @@ static void dial_next(struct conn *c)
         c->have_dst = true;
         memcpy(&c->dst, sa, sockaddr_len(sa));
         enum addr_class cls;
-        c->guard = guard_verdict_name(addrguard_check(c->px->guard, sa, &cls), cls);
+        /* Two statements: an argument list has no order, and cls is set by the check. */
+        enum guard_verdict v = addrguard_check(c->px->guard, sa, &cls);
+        c->guard = guard_verdict_name(v, cls);
         c->dst_class = cls;
         int fd;
         int rc = dial_start(sa, &fd);

@@ -66,6 +66,7 @@ static _Noreturn void helper_main(int sock, const char *path, bool sandbox)
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
+            free(p);
             _exit(0); /* the proxy is gone */
         }
         int fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);

@@ -62,6 +62,11 @@ refute "--exec refuses a program that does not exist" "$BIN/hub" spokes add bad 
     --exec no-such-program-here --yes -- /usr/bin/node "$ROOT/tests/hub/egress_spoke.mjs"
 refute "--tcp refuses a grant without a port" "$BIN/hub" spokes add bad --config "$CONF" \
     --tcp db.example.com --yes -- /usr/bin/node "$ROOT/tests/hub/egress_spoke.mjs"
+# The node profile itself, also in a sanitizer build (whose hub.json names a copy of
+# spoke.json, which binds all of /usr): what --exec adds must be all there is.
+$PY -c 'import json,sys
+m = json.load(open(sys.argv[1])); m["profile"] = sys.argv[2]; json.dump(m, open(sys.argv[1], "w"))' \
+    "$SPOKES/egress.json" "$ROOT/config/profiles/node.json"
 mkdir -p "$DATA/tester/egress" && chmod 711 "$DATA" "$DATA/tester"
 cp "$TMP/ca.pem" "$DATA/tester/egress/ca.pem"
 

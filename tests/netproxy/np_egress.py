@@ -55,9 +55,17 @@ resolve = ["--resolve", "api.allowed.example:%d:127.0.0.1" % HTTPS,
            "--resolve", "api.allowed.example:%d:127.0.0.1" % ECHO,
            "--resolve", "api.allowed.example:%d:127.0.0.1" % COUNT,
            "--resolve", "db.internal.example:%d:10.77.0.1" % ECHO]
+# NP_EGRESS_VALGRIND=1 (test_np_egress_valgrind.sh): the same attacks with the proxy
+# under memcheck (which cannot run a program that loads a seccomp filter).
+VG_LOG = os.path.join(TMP, "valgrind.log") if os.environ.get("NP_EGRESS_VALGRIND") else None
 px = Proxy(["--control", str(proxy_end.fileno()), "--upstream-allow-cidr", "127.0.0.1/32",
-            "--dns-rate", "50", "--dns-burst", "100"] + resolve,
-           netns=NSH, listen=False, pass_fds=(proxy_end.fileno(),))
+            "--dns-rate", "50", "--dns-burst", "100"] + resolve +
+           (["--no-seccomp"] if VG_LOG else []),
+           netns=NSH, listen=False, pass_fds=(proxy_end.fileno(),),
+           wrapper=["valgrind", "--error-exitcode=99", "--leak-check=full",
+                    "--errors-for-leak-kinds=definite,indirect",
+                    "--show-leak-kinds=definite,indirect", "--log-file=" + VG_LOG]
+           if VG_LOG else None)
 proxy_end.close()
 hub.settimeout(5)
 events = []
@@ -371,4 +379,12 @@ r = ja("connect", host=synth_api, port=HTTPS, tls={"sni": "api.allowed.example"}
 check(b"hello from https" in unb64(r.get("data")), "the old address still reaches its name", r)
 
 check(px.alive(), "the proxy survived all of it")
+if VG_LOG:
+    hub.close()  # the proxy drains and exits
+    rc = px.stop()
+    report = open(VG_LOG).read()
+    is_(rc, 0, "valgrind: exit 0 (no errors, no definite or indirect leaks)")
+    check(report.count("ERROR SUMMARY: 0 errors") == report.count("ERROR SUMMARY") > 0,
+          "valgrind: 0 errors in every process (the proxy and its log opener)",
+          report[-3000:])
 done()
