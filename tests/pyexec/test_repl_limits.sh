@@ -75,7 +75,8 @@ pyexec_setup namespace
 
 # A code app whose manifest allows a domain: its only way out is netproxy. Nothing
 # leaves this machine: the proxy refuses the domain that is not allowed before any
-# lookup, and a direct connection has no route.
+# lookup, and a direct connection to an address is taken by the gateway to netproxy
+# (transparent egress), which refuses an address the manifest does not name.
 $PY - "$SPOKES/code.json" "$CONF" "$BIN/netproxy" "$TMP/netproxy.jsonl" "itest-py-$$" <<'PYEOF'
 import json, sys
 m = json.load(open(sys.argv[1])); m["network"] = {"allow": ["example.com"]}; json.dump(m, open(sys.argv[1], "w"))
@@ -92,12 +93,17 @@ s = socket.create_connection((proxy.hostname, proxy.port), timeout=5)
 s.sendall(b"CONNECT denied.example:443 HTTP/1.1\r\nHost: denied.example:443\r\n\r\n")
 print(s.recv(12).decode())
 try:
-    socket.create_connection(("192.0.2.1", 443), timeout=2)
+    d = socket.create_connection(("192.0.2.1", 443), timeout=5)
+    d.sendall(b"GET / HTTP/1.1\r\nHost: 192.0.2.1\r\n\r\n")
+    print("direct answered", repr(d.recv(64)))
 except OSError as e:
-    print("direct", e.errno)' 2>&1)
+    print("direct refused", e.errno)' 2>&1)
 like "networked session: HTTPS_PROXY is its veth's netproxy, which refuses a domain outside the manifest" \
     "$out" "^HTTP/1.1 403"
-like "networked session: a direct connection has no route (ENETUNREACH)" "$out" "direct 101"
+like "networked session: a direct connection to an address is reset without an answer" "$out" \
+    "direct (refused|answered b'')"
+like "networked session: netproxy audited the direct connection as an address not allowed" \
+    "$(cat "$TMP/netproxy.jsonl" 2>/dev/null)" '192\.0\.2\.1.*ip-literal-not-allowed|ip-literal-not-allowed.*192\.0\.2\.1'
 like "networked session: netproxy audited the refusal" "$(cat "$TMP/netproxy.jsonl" 2>/dev/null)" \
     'denied.example.*"outcome":"failure"|"outcome":"failure".*denied.example'
 stop_server
