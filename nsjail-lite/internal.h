@@ -49,6 +49,8 @@ struct mnt_op {
     char *dst;
     bool dir;      /* MNT_BIND: the source is a directory */
     bool writable; /* MNT_BIND */
+    bool recursive; /* MNT_BIND: with the mounts below the source (asked for) */
+    bool handed;    /* MNT_BIND: the source is handed to the jail's host id (chown) */
     uint64_t size_mb;
     unsigned mode;
     unsigned depth;
@@ -328,5 +330,13 @@ _Noreturn void init_main(struct jail_plan *p, int sync_fd, int exec_fd, int stat
 /* monitor.c: report_fd >= 0 for a forked monitor (library mode); -1 when the caller
  * itself is the monitor (jail_exec), which then reports on stderr and status_fd. */
 _Noreturn void monitor_main(struct jail_plan *p, int report_fd, int status_fd);
+
+/* bindsrc.c: the bind source src as an O_PATH descriptor, opened one component at a
+ * time so that no directory along it that another user could write, and no symlink
+ * that is not root's or the caller's (or jail's, the host id a source is handed to;
+ * (uid_t)-1 for none), is passed (check_owners; without, no symlink at all). -1 and
+ * "bind SRC: why" in err. */
+int bindsrc_open(const char *src, bool check_owners, uid_t caller, uid_t jail, char *err,
+                 size_t errlen);
 
 #endif

@@ -90,6 +90,7 @@ struct jail_bind {
     char *dst; /* path inside the jail; NULL = same as src */
     bool writable;
     bool optional; /* skip silently when src does not exist (profile system binds) */
+    bool recursive; /* with the mounts below src too (default: src's own mount only) */
     /* Before the jail starts, change the owner of src and of everything below it (no
      * symlink is followed, no other file system is entered) to the jail's host
      * uid/gid, so the program can use files that an earlier run (with another host

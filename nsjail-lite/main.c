@@ -40,11 +40,15 @@ static void usage(FILE *out)
             "  --veth-gateway        the host side is the jail's gateway and resolver: a\n"
             "                        default route through it and /etc/resolv.conf naming it\n"
             "                        (for a gateway that takes every connection, as the hub's)\n"
-            "  --bind-ro SRC[:DST]   read-only bind mount\n"
             "  --exec PROGRAM        a host program the jail may run (repeatable): it, its\n"
             "                        interpreter and the libraries it loads bound read-only,\n"
             "                        and the preset's +exec variant, which allows processes\n"
+            "  --bind-ro SRC[:DST]   read-only bind mount (SRC's own mount; every directory\n"
+            "                        along SRC writable by root or you only, no other\n"
+            "                        user's symlink followed)\n"
             "  --bind-rw SRC[:DST]   writable bind mount\n"
+            "  --rbind-ro SRC[:DST]  read-only, with the mounts below SRC too\n"
+            "  --rbind-rw SRC[:DST]  writable, with the mounts below SRC too\n"
             "  --tmpfs DST[:SIZE_MB] a tmpfs (default 16 MiB)\n"
             "  --env NAME=VALUE      set a variable (the environment is otherwise empty but\n"
             "                        for PATH)\n"
@@ -87,6 +91,8 @@ enum {
     OPT_VETH_GATEWAY,
     OPT_BIND_RO,
     OPT_BIND_RW,
+    OPT_RBIND_RO,
+    OPT_RBIND_RW,
     OPT_TMPFS,
     OPT_ENV,
     OPT_CWD,
@@ -119,6 +125,8 @@ static const struct option options[] = {
     {"exec", required_argument, NULL, OPT_EXEC},
     {"bind-ro", required_argument, NULL, OPT_BIND_RO},
     {"bind-rw", required_argument, NULL, OPT_BIND_RW},
+    {"rbind-ro", required_argument, NULL, OPT_RBIND_RO},
+    {"rbind-rw", required_argument, NULL, OPT_RBIND_RW},
     {"tmpfs", required_argument, NULL, OPT_TMPFS},
     {"env", required_argument, NULL, OPT_ENV},
     {"cwd", required_argument, NULL, OPT_CWD},
@@ -190,13 +198,15 @@ static void parse_net(struct jail_config *cfg, const char *arg)
     cfg->veth_spoke_cidr = xstrdup(comma + 1);
 }
 
-static void parse_bind(struct jail_config *cfg, const char *arg, bool writable)
+static void parse_bind(struct jail_config *cfg, const char *arg, bool writable, bool recursive)
 {
     const char *colon = strchr(arg, ':');
     char *src = colon ? xstrndup(arg, (size_t)(colon - arg)) : xstrdup(arg);
     if (src[0] != '/' || (colon && colon[1] != '/'))
-        die(125, "--bind-%s %s: paths must be absolute (SRC[:DST])", writable ? "rw" : "ro", arg);
+        die(125, "--%sbind-%s %s: paths must be absolute (SRC[:DST])", recursive ? "r" : "",
+            writable ? "rw" : "ro", arg);
     jail_config_add_bind(cfg, src, colon ? colon + 1 : NULL, writable);
+    cfg->binds[cfg->n_binds - 1].recursive = recursive;
     free(src);
 }
 
@@ -284,7 +294,11 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
     }
     case OPT_BIND_RO:
     case OPT_BIND_RW:
-        parse_bind(cfg, arg, opt == OPT_BIND_RW);
+        parse_bind(cfg, arg, opt == OPT_BIND_RW, false);
+        break;
+    case OPT_RBIND_RO:
+    case OPT_RBIND_RW:
+        parse_bind(cfg, arg, opt == OPT_RBIND_RW, true);
         break;
     case OPT_TMPFS:
         parse_tmpfs(cfg, arg);

@@ -3,13 +3,14 @@
  * performs them (mnt_setup) in its new mount namespace:
  *
  *   1. make every mount private, so nothing propagates back to the host;
- *   2. each bind source is cloned into a detached mount tree (open_tree) and made
- *      read-only/nosuid/nodev before it is ever visible. The monitor does this
- *      (mnt_open_sources), in the host's namespaces and with the caller's privilege,
- *      before it clones init: the jail's own unprivileged host id could not even
- *      traverse a source under a private directory (Debian's /root is 0700). init
- *      only attaches the trees it inherits, which the kernel allows for detached
- *      trees in any mount namespace init may mount in. A caller without
+ *   2. each bind source is opened as a path only root or the caller could have made
+ *      (bindsrc.c: no directory others may write, no symlink of theirs), cloned from
+ *      that descriptor into a detached mount tree (open_tree; the mounts below it only
+ *      when the bind asks) and made read-only/nosuid/nodev before it is ever visible. The monitor
+ * does this (mnt_open_sources), in the host's namespaces and with the caller's privilege, before it
+ * clones init: the jail's own unprivileged host id could not even traverse a source under a private
+ * directory (Debian's /root is 0700). init only attaches the trees it inherits, which the kernel
+ * allows for detached trees in any mount namespace init may mount in. A caller without
  *      CAP_SYS_ADMIN leaves the clones to init, as its own user;
  *   3. mount a tmpfs on STAGING and build the new root there: mount points, the
  *      merged-/usr symlinks, /tmp and other tmpfs, a fresh /proc (with /proc/sys,
@@ -153,6 +154,8 @@ static int add_bind(const struct jail_bind *b, struct jail_plan *p, struct jail_
     op->src = xstrdup(b->src);
     op->dir = S_ISDIR(st.st_mode);
     op->writable = b->writable;
+    op->recursive = b->recursive;
+    op->handed = b->chown && b->writable;
     return 0;
 }
 
@@ -419,18 +422,33 @@ static void explain_source(const char *src, int e, unsigned host_uid, char *err,
     snprintf(err, errlen, "bind %s: %s", src, strerror(e));
 }
 
-/* A detached clone of a host path with its flags already set. */
-static int clone_tree(const struct jail_plan *p, const char *src, uint64_t attrs, char *err,
-                      size_t errlen)
+/* A detached clone of a host path with its flags already set: the path opened as only
+ * root or the caller could have made it (bindsrc.c), the tree cloned from that
+ * descriptor, the mounts below it only when asked. */
+static int clone_tree(const struct jail_plan *p, const char *src, bool recursive, bool handed,
+                      uint64_t attrs, char *err, size_t errlen)
 {
-    int fd = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-    if (fd < 0) {
+    /* In the monitor, the host's owners are what they are; init (a caller without
+     * CAP_SYS_ADMIN) sees them as the overflow id and follows no symlink instead. */
+    int at = bindsrc_open(src, p->clone_privileged, geteuid(), handed ? p->host_uid : (uid_t)-1,
+                          err, errlen);
+    if (at < 0) {
         /* Who looked it up: the caller's host uid (the monitor), or the jail's (init). */
-        explain_source(src, errno, p->clone_privileged ? (unsigned)geteuid() : p->host_uid, err,
+        if (errno == EACCES || errno == EPERM)
+            explain_source(src, errno, p->clone_privileged ? (unsigned)geteuid() : p->host_uid, err,
+                           errlen);
+        return -1;
+    }
+    unsigned rec = recursive ? AT_RECURSIVE : 0;
+    int fd = open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
+    int e = errno;
+    close(at);
+    if (fd < 0) {
+        explain_source(src, e, p->clone_privileged ? (unsigned)geteuid() : p->host_uid, err,
                        errlen);
         return -1;
     }
-    if (set_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs, src, err, errlen) < 0) {
+    if (set_attr(fd, "", AT_EMPTY_PATH | rec, attrs, src, err, errlen) < 0) {
         close(fd);
         return -1;
     }
@@ -608,7 +626,7 @@ static int clone_sources(struct jail_plan *p, char *err, size_t errlen)
         uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if (!op->writable)
             attrs |= MOUNT_ATTR_RDONLY;
-        op->fd = clone_tree(p, op->src, attrs, err, errlen);
+        op->fd = clone_tree(p, op->src, op->recursive, op->handed, attrs, err, errlen);
         if (op->fd < 0)
             return -1;
     }
@@ -617,7 +635,8 @@ static int clone_sources(struct jail_plan *p, char *err, size_t errlen)
             continue;
         char path[32];
         snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-        p->dev_fds[i] = clone_tree(p, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
+        p->dev_fds[i] =
+            clone_tree(p, path, false, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, errlen);
         if (p->dev_fds[i] < 0)
             return -1;
     }
