@@ -397,8 +397,33 @@ static void check_and_dial(struct conn *c, const struct addr_list *addrs)
     dial_next(c);
 }
 
+/* The host's own addresses are learned at start, so one added since (a VPN, a bridge, an
+ * address a local service listens on) passes the guard as public. The kernel knows
+ * better: a connection delivered on this host has the destination itself as its source.
+ * The handshake has happened by then, but not a byte of the client's. */
+static bool reached_this_host(const struct conn *c)
+{
+    struct sockaddr_storage local, peer;
+    socklen_t ll = sizeof(local), pl = sizeof(peer);
+    if (getsockname(c->ufd, (struct sockaddr *)&local, &ll) < 0 ||
+        getpeername(c->ufd, (struct sockaddr *)&peer, &pl) < 0)
+        return false;
+    return host_addr_equal((const struct sockaddr *)&local, (const struct sockaddr *)&peer);
+}
+
 static void connected(struct conn *c)
 {
+    if (c->guard && strcmp(c->guard, "public") == 0 && reached_this_host(c)) {
+        char ip[INET6_ADDRSTRLEN], detail[400];
+        sockaddr_format_ip((const struct sockaddr *)&c->dst, ip, sizeof(ip));
+        c->guard = guard_verdict_name(GUARD_DENY_OWN, c->dst_class);
+        snprintf(detail, sizeof(detail),
+                 "%s resolves to %s, an address of this host (added since the proxy started), "
+                 "which is refused",
+                 c->host.name, ip);
+        deny(c, R_ADDRESS, detail); /* closes the upstream: nothing is relayed */
+        return;
+    }
     c->t_connected = now_mono_ns();
     metrics_connect(c->px->metrics, c->t_connected - c->t_connect_start);
     evtimer_del(c->timer);
