@@ -11,6 +11,7 @@
 #     (`node-none`), so a broken attack or harness cannot pass as "blocked";
 #   - process mode: seccomp and the rlimits stop what they claim to, and no more.
 # And the script leaves nothing behind.
+# test-run: alone (its none-mode controls count spinning processes, which a busy CPU starves)
 . "$(dirname "$0")/../lib.sh"
 require_root
 case "$BUILD" in
