@@ -26,7 +26,7 @@ $(BUILD)/tests/nsjail/memhog: $(BUILD)/obj/tests/nsjail/memhog.nosan.o
 	$(Q)$(CC) $(HOSTILE_LDFLAGS) -o $@ $^
 
 $(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base \
-		$(BUILD)/tests/nsjail/test_elfdeps: \
+		$(BUILD)/tests/nsjail/test_elfdeps $(BUILD)/tests/nsjail/test_cgroup_many: \
 		$(BUILD)/tests/nsjail/%: $(BUILD)/obj/tests/nsjail/%.o \
 		$(BUILD)/lib/libnsjail-lite.a $(LIBISOLATE)
 	@mkdir -p $(dir $@)
@@ -36,4 +36,4 @@ $(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base \
 # The scripts run build/nsjail-lite: `make tests` must bring it up to date too.
 TEST_BINARIES += $(BUILD)/tests/nsjail/hostile $(BUILD)/tests/nsjail/memhog \
 	$(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base \
-	$(BUILD)/tests/nsjail/test_elfdeps $(BUILD)/nsjail-lite
+	$(BUILD)/tests/nsjail/test_elfdeps $(BUILD)/tests/nsjail/test_cgroup_many $(BUILD)/nsjail-lite
