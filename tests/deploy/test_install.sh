@@ -7,9 +7,10 @@
 #   - each unit's ExecStart runs as written (only the listening port changed to a free
 #     one): the repl-server finds /etc/isolategpt/hub.json by itself, says READY=1 and
 #     STOPPING=1 on NOTIFY_SOCKET, runs Python in a namespace jail from the installed
-#     spokes, survives SIGHUP; hub serve serves a client holding a token of the
-#     installed tokens file; netproxy@ takes its options from its EnvironmentFile,
-#     refuses a domain outside its allowlist and audits it;
+#     spokes for the installed client holding a token (and refuses one without),
+#     survives SIGHUP; hub serve serves a client holding a token of the installed
+#     tokens file; netproxy@ takes its options from its EnvironmentFile, drops to the
+#     installed system user, refuses a domain outside its allowlist and audits it;
 #   - a second install keeps an edited configuration file (the new one as .dist);
 #   - uninstall removes the programs and leaves configuration, data and logs.
 . "$(dirname "$0")/../lib.sh"
@@ -21,6 +22,7 @@ D=$TMP/root
 out=$(BUILD=$BUILD DESTDIR=$D "$ROOT/scripts/install" install 2>&1)
 is "scripts/install install succeeds" "$?" 0
 for f in usr/local/bin/hub usr/local/bin/netproxy usr/local/bin/nsjail-lite \
+    usr/local/bin/isolategpt-repl-client usr/local/lib/sysusers.d/isolategpt.conf \
     usr/local/libexec/isolategpt/spokes/pyexec etc/isolategpt/hub.json \
     etc/isolategpt/spokes/code.json etc/isolategpt/profiles/python.json \
     usr/local/lib/systemd/system/isolategpt-repl.service \
@@ -55,9 +57,18 @@ NP_PORT=$(free_port)
 echo "NETPROXY_OPTS=\"--listen 127.0.0.1:$NP_PORT --name itest --allow example.com\"" \
     >"$D/etc/isolategpt/netproxy/itest.conf"
 
-# inside CMD...: CMD in a private mount namespace that shows the installed system.
+# inside CMD...: CMD in a private mount namespace that shows the installed system,
+# with the system user the installed sysusers.d file names (systemd-sysusers would make
+# it on a real install; here it is added to the overlay's copy of passwd and group).
 mkdir -p "$TMP/etc-up" "$TMP/etc-work" "$TMP/log-up/isolategpt" "$TMP/log-work"
 cp -a "$D/etc/isolategpt" "$TMP/etc-up/"
+NP_UID=$(for ((u = 999; u > 100; u--)); do getent passwd $u >/dev/null || getent group $u >/dev/null || { echo $u; break; }; done)
+cp /etc/passwd /etc/group "$TMP/etc-up/"
+echo "isolategpt:x:$NP_UID:$NP_UID::/nonexistent:/usr/sbin/nologin" >>"$TMP/etc-up/passwd"
+echo "isolategpt:x:$NP_UID:" >>"$TMP/etc-up/group"
+like "the sysusers.d file names the user netproxy@ drops to" \
+    "$(cat "$D/usr/local/lib/sysusers.d/isolategpt.conf")" '(^|'$'\n'')u isolategpt '
+TOKEN=$("$D/usr/local/bin/hub" serve token add tester --tokens "$TMP/etc-up/isolategpt/tokens")
 cat >"$TMP/inside.sh" <<EOF
 #!/bin/bash
 set -e
@@ -101,8 +112,8 @@ notified() { grep -q "$1" "$TMP/notify.log" 2>/dev/null; }
 # --- isolategpt-repl.service ---
 REPL_PORT=$(free_port)
 cmd=$(exec_start isolategpt-repl.service "")
-like "the repl unit starts the installed hub with the system's configuration" "$cmd" \
-    "^/usr/local/bin/hub repl-server --config /etc/isolategpt/hub.json --listen 127.0.0.1:[0-9]+$"
+like "the repl unit starts the installed hub with the system's configuration and tokens" "$cmd" \
+    "^/usr/local/bin/hub repl-server --config /etc/isolategpt/hub.json --listen 127.0.0.1:[0-9]+ --tokens /etc/isolategpt/tokens$"
 cmd=$(sed -E "s/127\.0\.0\.1:[0-9]+/127.0.0.1:$REPL_PORT/" <<<"$cmd")
 # Not through inside(): $! must be the program's own pid (unshare and the script exec).
 # shellcheck disable=SC2086 # the ExecStart line is split like systemd splits it
@@ -112,8 +123,13 @@ at_exit "kill -9 $REPL; wait $REPL"
 wait_for "READY=1 from the repl-server" 20 notified "READY=1"
 like "the repl-server says READY=1 with its status" "$(cat "$TMP/notify.log")" \
     "READY=1 STATUS=listening on 127.0.0.1:$REPL_PORT"
-out=$($PY "$ROOT/scripts/repl-client" --server "127.0.0.1:$REPL_PORT" 'print(6*7)' 2>/dev/null)
-is "a Python session runs in its jail from the installed spokes" "$out" 42
+CLIENT=$D/usr/local/bin/isolategpt-repl-client
+like "the installed client talks to the unit's address by default" "$($CLIENT --help)" \
+    'default 127\.0\.0\.1:8760'
+out=$($CLIENT --server "127.0.0.1:$REPL_PORT" 'print(6*7)' 2>&1)
+like "without a token the repl-server refuses the installed client" "$out" 'unauthorized'
+out=$(ISOLATEGPT_TOKEN=$TOKEN $CLIENT --server "127.0.0.1:$REPL_PORT" 'print(6*7)' 2>/dev/null)
+is "with one, a Python session runs in its jail from the installed spokes" "$out" 42
 kill -HUP "$REPL"
 sleep 0.3
 check "SIGHUP (logrotate) does not end it" kill -0 "$REPL"
@@ -133,7 +149,6 @@ cmd=$(sed -E -e "s/--http 127\.0\.0\.1:[0-9]+/--http 127.0.0.1:$SERVE_PORT/" \
     -e "s/--metrics 127\.0\.0\.1:[0-9]+/--metrics 127.0.0.1:$METRICS_PORT/" <<<"$cmd")
 check "the installed tokens file is private and empty" \
     test "$(stat -c %a "$D/etc/isolategpt/tokens")" = 600 -a ! -s "$D/etc/isolategpt/tokens"
-TOKEN=$("$D/usr/local/bin/hub" serve token add tester --tokens "$TMP/etc-up/isolategpt/tokens")
 # shellcheck disable=SC2086
 NOTIFY_SOCKET=$TMP/notify.sock unshare -m "$TMP/inside.sh" $cmd >"$TMP/serve.out" 2>"$TMP/serve.err" &
 SERVE=$!
@@ -165,6 +180,7 @@ NP=$!
 at_exit "kill -9 $NP; wait $NP"
 wait_for "READY=1 from netproxy" 10 notified "READY=1"
 check "netproxy@itest says READY=1" notified "READY=1 STATUS=standalone"
+is "... and runs as the installed system user" "$(ps -o uid= -p "$NP" | tr -d ' ')" "$NP_UID"
 code=$(curl -s -o /dev/null -w '%{http_connect}' --max-time 5 -x "http://127.0.0.1:$NP_PORT" \
     https://denied.example.net/ 2>/dev/null)
 is "netproxy@itest refuses a domain outside its EnvironmentFile's allowlist" "$code" 403
