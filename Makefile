@@ -80,7 +80,8 @@ include $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk)
 include $(sort $(filter-out $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk),$(wildcard hub/*/module.mk)))
 include tests/module.mk
 
-.PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz load
+.PHONY: all deps check tests bench demo clean install uninstall format valgrind fuzz load deb \
+	check-host
 
 ifneq ($(strip $(MISSING_PKGS)),)
 all:
@@ -140,6 +141,21 @@ fuzz:
 
 clean:
 	rm -rf build
+
+# The Debian package (debian/, debhelper), built from a clean copy of the tree:
+# $(BUILD)/isolategpt_VERSION_amd64.deb, with no lintian error (scripts/deb).
+deb:
+	@scripts/deps --host
+	@scripts/deb $(BUILD)
+
+# The host test (tests/host/run): a Debian 12 machine with systemd and cgroup v2, booted
+# with QEMU under TCG, runs make demo, the cgroup, escape and namespace suites, many jail
+# starts and the package with its units. HOST_STARTS=N for fewer starts.
+check-host:
+	@scripts/deps --host
+	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory deb
+	@BUILD=$(BUILD) tests/host/run
 
 # A standard system layout under DESTDIR (scripts/install says what goes where):
 # configuration in /etc/isolategpt (never overwriting an edited file), units, tmpfiles,
