@@ -85,6 +85,8 @@ static void audit_call(struct call *c, const char *outcome, const json_t *result
         audit_set_str(rec, "error.message", msg);
         audit_set_str(rec, "isolate.layer", layer);
     }
+    if (c->events_unaudited) /* past the call's audit budget (mcp.c) */
+        audit_set_int(rec, "isolate.events_unaudited", c->events_unaudited);
     if (h->debug)
         audit_set(rec, "isolate.arguments", json_incref(c->args));
     haudit_note(h, rec); /* the call is over: its end can only be lost, not undone */

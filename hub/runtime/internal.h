@@ -104,7 +104,11 @@ struct call {
     unsigned pauses;
     uint64_t pause_start;
     unsigned notifications; /* flood budget */
-    unsigned input_rounds;  /* times the spoke asked for input first (2026-07-28) */
+    /* The audit's budget for the call's progress and log records (mcp.c): bytes spent,
+     * and the records left out past it (counted in the call's own record). */
+    size_t event_audit_bytes;
+    unsigned events_unaudited;
+    unsigned input_rounds; /* times the spoke asked for input first (2026-07-28) */
 };
 
 struct call *call_new(struct hub *h, const struct call_opts *o, const struct manifest *m,

@@ -879,6 +879,12 @@ void hub_text_neutral(const json_t *v, char *out, size_t len)
 }
 
 #define EVENT_TEXT_MAX 512
+/* What one call's progress and log messages may add to the audit log (the record's own
+ * fields counted as 400 bytes each): 1000 messages of a call added 966 KiB before. The
+ * rest still reach the caller; the call's tool-call record counts them
+ * (isolate.events_unaudited). */
+#define CALL_EVENT_AUDIT_BUDGET (64 * 1024)
+#define EVENT_RECORD_COST 400
 
 static const char *const log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
                                          "critical", "alert", "emergency", NULL};
@@ -911,6 +917,14 @@ static void on_call_event(struct spoke *sp, struct call *c, struct jrpc_msg *msg
         hub_text_neutral(json_object_get(p, "data"), text, sizeof(text));
     }
     ev.text = text;
+    size_t cost = EVENT_RECORD_COST + strlen(text) + (ev.logger ? strlen(ev.logger) : 0);
+    if (c->event_audit_bytes + cost > CALL_EVENT_AUDIT_BUDGET) {
+        c->events_unaudited++;
+        if (c->on_event)
+            c->on_event(c->event_ud, &ev);
+        return;
+    }
+    c->event_audit_bytes += cost;
     json_t *rec = haudit_new(progress ? "spoke-progress" : "spoke-log", "unknown");
     haudit_call(rec, c);
     if (progress) {

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -101,13 +102,36 @@ static void on_stderr(evutil_socket_t fd, short what, void *arg)
     log_drain(arg);
 }
 
-static int open_log(const char *path, const char *spoke_id, const char *app)
+/* The spoke's log, appended to by each start of the spoke (and by every hub of the
+ * configuration): its cap holds for the file, not for one start. A file at its cap is
+ * renamed to PATH.1 (replacing the one before) and a new one begun, so a spoke's logs
+ * take at most twice the cap. *size: what the file holds already. */
+static int open_log(const char *path, const char *spoke_id, const char *app, size_t cap,
+                    size_t *size)
 {
     char *copy = xstrdup(path);
     mkdir_parents(dirname(copy), 0700);
     free(copy);
+    *size = 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+    struct stat st = {0};
+    if (fd >= 0 && flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= cap) {
+        /* Under the lock, and only if the name is still this file: another hub may have
+         * rotated it meanwhile. */
+        struct stat now;
+        char *old = xasprintf("%s.1", path);
+        if (stat(path, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+            (void)rename(path, old);
+        free(old);
+        close(fd);
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd < 0 || fstat(fd, &st) < 0)
+            st.st_size = 0;
+    } else if (fd >= 0) {
+        flock(fd, LOCK_UN);
+    }
     if (fd >= 0) {
+        *size = (size_t)st.st_size;
         char ts[40], line[200];
         format_iso8601(now_real_ns(), ts, sizeof(ts));
         int n = snprintf(line, sizeof(line), "--- %s: spoke %s (%s) started\n", ts, app, spoke_id);
@@ -712,7 +736,8 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     p->lo_sink = lo_sink;
     p->err_fd = errpipe[0];
     set_nonblock(p->err_fd, true);
-    p->log_fd = open_log(s->log_path, s->spoke_id, s->m->name);
+    p->log_fd =
+        open_log(s->log_path, s->spoke_id, s->m->name, h->cfg->spoke_log_max, &p->log_bytes);
     if (p->log_fd < 0)
         log_warn("spoke log %s", s->log_path);
 #ifdef HUB_HAVE_JAIL

@@ -394,6 +394,21 @@ static int t_ask_raw(struct mcp_server *s, const json_t *a, json_t **r, void *ud
     return 0;
 }
 
+/* count log messages of 900 bytes each during the call (under the flood budget). */
+static int t_chatter(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
+{
+    (void)ud;
+    json_int_t n = json_integer_value(json_object_get(a, "count"));
+    char text[901];
+    memset(text, 'c', sizeof(text) - 1);
+    text[sizeof(text) - 1] = '\0';
+    for (json_int_t i = 0; i < n; i++)
+        mcp_notify(s, "notifications/message",
+                   json_pack("{s:s,s:s,s:s}", "level", "info", "logger", "chatter", "data", text));
+    *r = mcp_text_result("chattered");
+    return 0;
+}
+
 /* Answers with whatever result it is told to (links to other apps' resources, the
  * hub's own _meta keys). */
 static int t_result_raw(struct mcp_server *s, const json_t *a, json_t **r, void *ud)
@@ -432,6 +447,7 @@ static const struct {
     {"memfd", t_memfd},
     {"ask_raw", t_ask_raw},
     {"result_raw", t_result_raw},
+    {"chatter", t_chatter},
 };
 
 static void add_tools(struct mcp_server *s, const struct tool_def *defs, size_t n)

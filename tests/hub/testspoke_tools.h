@@ -28,4 +28,5 @@ static const struct tool_def hostile_tools[] = {
     {"impersonate", "{\"type\":\"object\",\"properties\":{\"tool\":{\"type\":\"string\"},\"as\":{\"type\":\"string\"}},\"required\":[\"tool\",\"as\"]}", NULL},
     {"ask_raw", "{\"type\":\"object\",\"properties\":{\"method\":{\"type\":\"string\"},\"params\":{\"type\":\"object\"}},\"required\":[\"method\",\"params\"]}", NULL},
     {"result_raw", "{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"object\"}},\"required\":[\"result\"]}", NULL},
+    {"chatter", "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000}},\"required\":[\"count\"]}", NULL},
 };
