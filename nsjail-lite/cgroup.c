@@ -35,7 +35,10 @@
  *
  * Names are unique per jail ("nsjail-lite-MONITORPID-RANDOM") so that jails of several
  * hubs and tests share a parent; a monitor killed outright leaves an empty directory,
- * which the next jail under the same parent removes once its monitor pid is gone. */
+ * which the next jail under the same parent removes once its monitor pid is gone
+ * (cgroup_sweep: the monitor does it while init builds the jail's root, off the start's
+ * critical path, where a directory read and a kill(0) per sibling added to every
+ * start). */
 #include "internal.h"
 #include "util.h"
 
@@ -264,7 +267,6 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
                  (int)getpid(), (unsigned)cg->rnd);
         if (same_dir_before(cg, k))
             continue;
-        sweep_stale(cg->parent[k]);
         if (mkdir(cg->dir[k], 0755) < 0) {
             snprintf(err, errlen, "cgroup: mkdir %s: %s", cg->dir[k], strerror(errno));
             cg->dir[k][0] = '\0';
@@ -282,6 +284,16 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
 undo:
     cgroup_remove(p, NULL);
     return -1;
+}
+
+void cgroup_sweep(const struct jail_plan *p)
+{
+    const struct cgroup_plan *cg = &p->cg;
+    if (!cg->version)
+        return;
+    for (int k = 0; k < CG_N; k++)
+        if (cg->parent[k] && cg->dir[k] && !same_dir_before(cg, k))
+            sweep_stale(cg->parent[k]);
 }
 
 int cgroup_clone_fd(const struct jail_plan *p)

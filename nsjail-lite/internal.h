@@ -243,6 +243,9 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
 int cgroup_clone_fd(const struct jail_plan *p);
 int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, size_t errlen);
 void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
+/* In the monitor, while init sets up: removes the empty cgroups of monitors killed
+ * outright under the jail's parents. */
+void cgroup_sweep(const struct jail_plan *p);
 /* In init, before anything else: v1, moves init into its cgroup; closes init's copies
  * of the monitor's cgroup descriptors. */
 int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);

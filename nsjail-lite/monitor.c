@@ -449,6 +449,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
     if (write_all(sync_p[1], "N", 1) < 0)
         setup_failed(m, exec_p[0], "init died during its setup");
     close_jail_fds(p);
+    cgroup_sweep(p); /* while init builds its root */
 
     await_exec(m, exec_p[0]);
     /* Held until now: init checks after its last go-ahead that the monitor is still

@@ -10,7 +10,8 @@
 #   - as a control with the cgroup off (and no shm limits in the ipc namespace): the
 #     same attack takes what it asked for, so each assertion above can fail.
 # Also: the status reason "memory", the jail's ipc namespace limits, SysV shm refused
-# by the c preset unless a profile allows it, no cgroup directory left behind, and
+# by the c preset unless a profile allows it, no cgroup directory left behind (nor one
+# a killed monitor left, once the next jail has run), and
 # where the jails' cgroups go (nsjail-lite/cgroup_base.c): many starts from this shell,
 # one after another and at once, never move it or the jails one level deeper. Every
 # check holds on cgroup v2 (a systemd host: tests/host runs this there) and on v1.
@@ -347,6 +348,27 @@ left=$(find "$mem_parent" -maxdepth 1 -name "nsjail-lite-*" 2>/dev/null | while 
 is "no cgroup of an ended jail is left under $mem_parent" "$left" ""
 if [[ "$mem_parent" == *.scope ]]; then
     refute "  and systemd removed the launcher's scope with its last process" test -d "$mem_parent"
+fi
+
+# --- a cgroup its monitor left (killed outright) is removed by the next jail under the
+# same parent (cgroup_sweep, which runs while init builds the jail's root) ---
+"$NSJ" -v --host-ids "$HOST_IDS" --memory-mb 64 -- /bin/true </dev/null 2>"$TMP/sweep.err"
+sweep_parent=$(sed -n 's/.*cgroup v[12] under \(.*\)$/\1/p' "$TMP/sweep.err" | head -n1)
+if [ -z "$sweep_parent" ] || [[ "$sweep_parent" == *.scope ]]; then
+    skip "a stale cgroup is swept" "each launcher has a scope of its own ('$sweep_parent')"
+else
+    sh -c 'exit 0' &
+    dead=$!
+    wait "$dead"
+    stale=$sweep_parent/nsjail-lite-$dead-0badc0de
+    busy=$sweep_parent/nsjail-lite-$$-0badc0de # this shell is alive: its name is in use
+    mkdir "$stale" "$busy"
+    at_exit "rmdir '$stale' '$busy' 2>/dev/null"
+    "$NSJ" --host-ids "$HOST_IDS" --memory-mb 64 -- /bin/true </dev/null
+    is "a jail's start: exits 0" "$?" 0
+    refute "  and the cgroup of a gone monitor (pid $dead) under its parent is removed" \
+        test -d "$stale"
+    check "  but not one whose monitor pid is alive" test -d "$busy"
 fi
 
 # --- a configured parent: the jail's cgroup goes there, and only there ---
