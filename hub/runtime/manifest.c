@@ -191,13 +191,29 @@ bool manifest_tool_key_is_local(const char *key)
     return strcmp(key, "irreversible") == 0;
 }
 
-/* An MCP tool schema: a JSON Schema object whose type is "object". */
+/* An empty schema but for "$schema": what zod-to-json-schema 3 makes of zod 4's schemas
+ * (npm resolves that pair for the SDK 1.0.x servers installed alone: server-gitlab). */
+static bool schema_is_empty(const json_t *js)
+{
+    size_t n = json_object_size(js);
+    return n == 0 || (n == 1 && json_object_get(js, "$schema"));
+}
+
+/* An MCP tool schema: a JSON Schema object whose type is "object". Refused otherwise,
+ * as the TypeScript SDK's client refuses it: an empty schema describes no argument,
+ * so neither the hub's validation nor the model would know what the tool takes. */
 static bool load_tool_schema(struct jf_ctx *c, const json_t *t, const char *where, const char *key,
                              bool required, struct schema **out)
 {
     json_t *js = json_object_get(t, key);
     if (!js)
         return required ? jf_fail(c, where, key, "is required") : true;
+    if (json_is_object(js) && schema_is_empty(js))
+        return jf_fail(c, where, key,
+                       "is empty (no \"type\": \"object\", no properties): the server's "
+                       "zod-to-json-schema could not convert its zod schemas, usually zod 4 "
+                       "resolved beside zod-to-json-schema 3; install the server with zod 3 "
+                       "beside it (npm install PACKAGE zod@3)");
     if (!json_is_object(js) || !json_is_string(json_object_get(js, "type")) ||
         strcmp(json_string_value(json_object_get(js, "type")), "object") != 0)
         return jf_fail(c, where, key, "must be a schema with \"type\": \"object\"%s",

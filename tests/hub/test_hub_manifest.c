@@ -86,6 +86,17 @@ int main(void)
         "\"t\",\"description\":\"d\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
         "\"a\":{\"anyOf\":[]}}}}]}",
         "tools[0].inputSchema: properties.a.anyOf: must be a non-empty array");
+    /* server-gitlab installed alone (zod 4 beside zod-to-json-schema 3): the cause named */
+    expect_error("empty.json",
+                 "{\"name\":\"empty\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[{"
+                 "\"name\":\"t\",\"description\":\"d\",\"inputSchema\":{\"$schema\":"
+                 "\"http://json-schema.org/draft-07/schema#\"}}]}",
+                 "tools[0].inputSchema: is empty (no \"type\": \"object\", no properties): the "
+                 "server's zod-to-json-schema");
+    expect_error("str.json",
+                 "{\"name\":\"str\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[{"
+                 "\"name\":\"t\",\"description\":\"d\",\"inputSchema\":{\"type\":\"string\"}}]}",
+                 "tools[0].inputSchema: must be a schema with \"type\": \"object\"");
     expect_error("dup.json",
                  "{\"name\":\"dup\",\"description\":\"x\",\"command\":[\"x\"],\"tools\":[" GOOD_TOOL
                  "," GOOD_TOOL "]}",
