@@ -48,7 +48,7 @@ static void report(double wall_s)
     if (p99 >= n_lat && n_lat)
         p99 = n_lat - 1;
     printf("{\"calls\":%zu,\"errors\":%zu,\"median_us\":%.1f,\"p99_us\":%.1f,\"min_us\":%.1f,"
-           "\"max_us\":%.1f,\"wall_s\":%.3f,\"calls_per_s\":%.0f}\n",
+           "\"max_us\":%.1f,\"wall_s\":%.3f,\"calls_per_s\":%.1f}\n",
            n_lat, n_errors, n_lat ? lat[n_lat / 2] / 1000.0 : 0, n_lat ? lat[p99] / 1000.0 : 0,
            n_lat ? lat[0] / 1000.0 : 0, n_lat ? lat[n_lat - 1] / 1000.0 : 0, wall_s,
            wall_s > 0 ? n_lat / wall_s : 0);
