@@ -620,18 +620,12 @@ int cmd_assistant(int argc, char **argv)
                                          {"json", no_argument, NULL, 'j'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = cmd_assistant_usage};
     const char *llm_spec = NULL, *mem_spec = NULL, *record = NULL;
     bool json = false;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
-        case 'h': /* `hub --help` is main.c's; here after other options */
-            cmd_assistant_usage(stdout);
-            return EXIT_OK;
         case 'l':
             llm_spec = optarg;
             break;
@@ -644,11 +638,10 @@ int cmd_assistant(int argc, char **argv)
         case 'j':
             json = true;
             break;
-        default:
-            cmd_assistant_usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT) /* `hub --help` is main.c's; this one after other options */
+        return a.exit;
     if (optind < argc) {
         log_warnx("unexpected argument \"%s\" (the assistant reads requests from its input)",
                   argv[optind]);
@@ -656,9 +649,8 @@ int cmd_assistant(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    memset(&cfg, 0, sizeof(cfg));
-    int rc = cli_load(&common, &cfg, &ms);
+    struct manifest_set ms;
+    int rc = cli_load(&a.common, &cfg, &ms);
     char err[1024];
     struct agent_limits limits;
     if (rc == EXIT_OK && agent_config_limits(&cfg, &limits, err, sizeof(err)) < 0) {
@@ -682,11 +674,11 @@ int cmd_assistant(int argc, char **argv)
     if (rc != EXIT_OK)
         goto out;
 
-    if (!(h = cli_hub_new(&common, &cfg, &ms, &base))) {
+    if (!(h = cli_hub_new(&a.common, &cfg, &ms, &base))) {
         rc = EXIT_USAGE;
         goto out;
     }
-    llm = agent_llm_open(&cfg, llm_spec, hub_audit(h), common.debug, err, sizeof(err));
+    llm = agent_llm_open(&cfg, llm_spec, hub_audit(h), a.common.debug, err, sizeof(err));
     if (!llm) {
         fprintf(stderr, "hub: %s\n", err);
         rc = EXIT_USAGE;
@@ -715,8 +707,8 @@ int cmd_assistant(int argc, char **argv)
     u.tty_out = isatty(STDOUT_FILENO);
     u.show_progress = u.tty_out && !json;
     term_init(&u.t, stdout, le);
-    if (common.answers) {
-        answers = answers_load(common.answers, err, sizeof(err));
+    if (a.common.answers) {
+        answers = answers_load(a.common.answers, err, sizeof(err));
         if (!answers) {
             log_warnx("--answers: %s", err);
             rc = EXIT_USAGE;
@@ -747,7 +739,7 @@ int cmd_assistant(int argc, char **argv)
     struct agent_options ao = {
         .user = cfg.user,
         .limits = limits,
-        .debug = common.debug,
+        .debug = a.common.debug,
         .on_answer = json ? NULL : on_answer,
         .answer_arg = &u,
         .on_event = on_event,

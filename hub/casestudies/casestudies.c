@@ -102,21 +102,14 @@ int cmd_casestudies(int argc, char **argv)
                                          {"keep", no_argument, NULL, 'k'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {
+        .argc = argc, .argv = argv, .opts = opts, .usage = usage, .no_operands = true};
     const char *format = "table", *llm = NULL, *memory = NULL, *cases_dir_opt = NULL;
-    const char *iso = "all";
     const struct cs_case *only[8];
     size_t n_only = 0;
     bool keep = false;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (opt == 1001) { /* --isolation takes "all" here */
-            iso = optarg;
-            continue;
-        }
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'f':
             format = optarg;
@@ -142,18 +135,13 @@ int cmd_casestudies(int argc, char **argv)
         case 'k':
             keep = true;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
-    if (optind != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
+    /* --isolation takes "all" here, and each run sets its own mode. */
+    const char *iso = a.common.isolation ? a.common.isolation : "all";
+    a.common.isolation = NULL;
     bool json_out = strcmp(format, "json") == 0;
     if (!json_out && strcmp(format, "table") != 0) {
         log_warnx("--format must be table or json");
@@ -181,16 +169,15 @@ int cmd_casestudies(int argc, char **argv)
         }
 
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    memset(&cfg, 0, sizeof(cfg));
-    if (cli_load(&common, &cfg, &ms) != EXIT_OK) {
+    struct manifest_set ms;
+    if (cli_load(&a.common, &cfg, &ms) != EXIT_OK) {
         config_free(&cfg);
         return EXIT_USAGE;
     }
     manifest_set_free(&ms);
-    char *cases_dir = cases_dir_opt ? xstrdup(cases_dir_opt) : default_cases_dir(&common);
+    char *cases_dir = cases_dir_opt ? xstrdup(cases_dir_opt) : default_cases_dir(&a.common);
     char *llm_spec = llm ? xstrdup(llm) : xasprintf("replay:%s", cases_dir);
-    char *audit_out = xstrdup(common.audit ? common.audit : cfg.audit_path);
+    char *audit_out = xstrdup(a.common.audit ? a.common.audit : cfg.audit_path);
     char *proxy_out = cfg.netproxy_audit ? xstrdup(cfg.netproxy_audit) : NULL;
     char *redis_sock = configured_redis(memory, &cfg);
     config_free(&cfg);
@@ -246,7 +233,7 @@ int cmd_casestudies(int argc, char **argv)
     }
     struct cs_case_result *results = xcalloc(n_cases * n_modes, sizeof(*results));
     size_t n_results = 0;
-    struct cs_env env = {.common = &common,
+    struct cs_env env = {.common = &a.common,
                          .cases_dir = cases_dir,
                          .tmp = tmp,
                          .redis_socket = redis_sock,
@@ -256,7 +243,7 @@ int cmd_casestudies(int argc, char **argv)
                          .base = base,
                          .collector = collector,
                          .keep = keep,
-                         .debug = common.debug,
+                         .debug = a.common.debug,
                          .stop = &stop_requested};
     bool ready = rc == EXIT_OK;
     for (size_t i = 0; ready && i < n_cases && !stop_requested; i++)

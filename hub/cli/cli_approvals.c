@@ -58,14 +58,11 @@ int cmd_approvals(int argc, char **argv)
                                          {"json", no_argument, NULL, 'j'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     const char *scope = NULL;
     bool as_json = false;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'f':
             scope = optarg;
@@ -73,14 +70,10 @@ int cmd_approvals(int argc, char **argv)
         case 'j':
             as_json = true;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     const char *verb = optind < argc ? argv[optind] : NULL;
     const char *id = optind + 1 < argc ? argv[optind + 1] : NULL;
     bool answer = verb && (strcmp(verb, "allow") == 0 || strcmp(verb, "deny") == 0);
@@ -89,16 +82,15 @@ int cmd_approvals(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    memset(&cfg, 0, sizeof(cfg));
-    int rc = cli_load(&common, &cfg, &ms);
+    struct manifest_set ms;
+    int rc = cli_load(&a.common, &cfg, &ms);
     if (rc != EXIT_OK)
         return rc;
     json_t *req = answer ? json_pack("{s:s,s:s,s:s,s:s}", "op", "answer", "id", id, "decision",
                                      verb, "for", scope ? scope : "once")
                          : json_pack("{s:s}", "op", "approvals");
-    if (!answer && common.user)
-        json_object_set_new(req, "user", json_string(common.user));
+    if (!answer && a.common.user)
+        json_object_set_new(req, "user", json_string(a.common.user));
     json_t *ans = NULL;
     char err[600], path[200];
     int r = serve_control_call(&cfg, req, &ans, err, sizeof(err));

@@ -182,15 +182,12 @@ int cmd_call(int argc, char **argv)
                                          {"parallel", no_argument, NULL, 'P'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     uint64_t timeout_ms = 0, repeat = 1;
     const char *instance = NULL;
     bool pretty = false, cold = false, stats = false, parallel = false;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 't':
             if (!cli_u64_option("timeout", optarg, 1, 86400000, " milliseconds", &timeout_ms))
@@ -215,14 +212,10 @@ int cmd_call(int argc, char **argv)
         case 'P':
             parallel = true;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     int npairs = (argc - optind) / 2;
     if (npairs < 1 || (argc - optind) % 2 != 0 || (npairs > 1 && (repeat > 1 || cold))) {
         if (npairs > 1)
@@ -251,14 +244,13 @@ int cmd_call(int argc, char **argv)
             rc = EXIT_USAGE;
         }
     }
-    struct hub_config cfg;
+    struct hub_config cfg = {0};
     struct manifest_set ms = {0};
-    memset(&cfg, 0, sizeof(cfg));
     if (rc == EXIT_OK)
-        rc = cli_load(&common, &cfg, &ms);
+        rc = cli_load(&a.common, &cfg, &ms);
     struct perm_hook *perm = NULL;
     struct elicit_hook *elicit = NULL;
-    if (rc == EXIT_OK && answers_hooks(common.answers ? common.answers : "deny", &perm, &elicit,
+    if (rc == EXIT_OK && answers_hooks(a.common.answers ? a.common.answers : "deny", &perm, &elicit,
                                        err, sizeof(err)) < 0) {
         log_warnx("--answers: %s", err);
         rc = EXIT_USAGE;
@@ -267,7 +259,7 @@ int cmd_call(int argc, char **argv)
     struct hub *h = NULL;
     int fds_before = count_fds();
     if (rc == EXIT_OK) {
-        if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
+        if (!(h = cli_hub_new(&a.common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
     }
     if (rc != EXIT_OK) {

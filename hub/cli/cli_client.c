@@ -123,11 +123,11 @@ int cmd_client(int argc, char **argv)
                                          {"token-file", required_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     const char *name = "isolategpt", *file = NULL, *app = NULL, *user = NULL, *config = NULL,
                *url = NULL, *token_file = NULL;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'n':
             name = optarg;
@@ -150,14 +150,10 @@ int cmd_client(int argc, char **argv)
         case 't':
             token_file = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     const char *verb = optind < argc ? argv[optind] : NULL;
     const char *which = optind + 1 < argc ? argv[optind + 1] : NULL;
     if (!verb || optind + 2 < argc ||

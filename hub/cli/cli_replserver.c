@@ -86,7 +86,8 @@ int cmd_repl_server(int argc, char **argv)
                                          {"frame-timeout", required_argument, NULL, 'F'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {
+        .argc = argc, .argv = argv, .opts = opts, .usage = usage, .no_operands = true};
     struct repl_opts o = {
         .listen = REPL_DEFAULT_LISTEN,
         .app = "code",
@@ -100,10 +101,7 @@ int cmd_repl_server(int argc, char **argv)
     };
     uint64_t v;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'l':
             o.listen = optarg;
@@ -162,24 +160,15 @@ int cmd_repl_server(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
-    if (optind != argc) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    o.debug = common.debug;
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
+    o.debug = a.common.debug;
 
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    memset(&cfg, 0, sizeof(cfg));
-    int rc = cli_load(&common, &cfg, &ms);
+    struct manifest_set ms;
+    int rc = cli_load(&a.common, &cfg, &ms);
     const struct manifest *m = rc == EXIT_OK ? manifest_find(&ms, o.app) : NULL;
     if (rc == EXIT_OK && (!m || !manifest_tool(m, "run"))) {
         log_warnx("the manifests in %s have no %s app with a run tool (config/spokes/code.json)",
@@ -204,7 +193,7 @@ int cmd_repl_server(int argc, char **argv)
     struct hub *h = NULL;
     struct repl_server *srv = NULL;
     if (rc == EXIT_OK) {
-        if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
+        if (!(h = cli_hub_new(&a.common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
     }
     if (rc == EXIT_OK) {

@@ -86,9 +86,10 @@ int cmd_schema(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"draft", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {0}};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     struct schema_options so = {0};
     int opt;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'd':
             if (!parse_draft(optarg, &so.default_dialect)) {
@@ -96,14 +97,10 @@ int cmd_schema(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     if (optind != argc - 1) {
         usage(stderr);
         return EXIT_USAGE;

@@ -370,14 +370,11 @@ int cmd_secrets(int argc, char **argv)
                                          {"format", required_argument, NULL, 'f'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     struct set_opts so = {0};
     bool json = false;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'H':
             so.hosts = optarg;
@@ -395,14 +392,10 @@ int cmd_secrets(int argc, char **argv)
             }
             json = strcmp(optarg, "json") == 0;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     const char *verb = optind < argc ? argv[optind] : NULL;
     const char *name = optind + 1 < argc ? argv[optind + 1] : NULL;
     int extra = argc - optind - (verb ? 1 : 0) - (name ? 1 : 0);
@@ -414,8 +407,8 @@ int cmd_secrets(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    int rc = cli_load(&common, &cfg, &ms);
+    struct manifest_set ms;
+    int rc = cli_load(&a.common, &cfg, &ms);
     if (rc == EXIT_OK)
         rc = is_set  ? cmd_set(&cfg, name, &so)
              : is_rm ? cmd_rm(&cfg, &ms, name)

@@ -147,7 +147,7 @@ int cmd_serve(int argc, char **argv)
                                          CLI_LLM_OPTIONS,
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     struct serve_opts so = {0};
     const char *origins[MAX_ORIGINS + 1] = {0};
     size_t n_origins = 0;
@@ -161,10 +161,7 @@ int cmd_serve(int argc, char **argv)
     const char *llm_spec = NULL, *prestart = NULL, *spoke_idle = NULL;
     uint64_t v;
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 's':
             stdio = true;
@@ -261,14 +258,10 @@ int cmd_serve(int argc, char **argv)
         case 'm':
             so.metrics_addr = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     if (optind != argc || stdio == (ho.listen != NULL)) {
         log_warnx("give exactly one of --stdio and --http ADDR:PORT");
         usage(stderr);
@@ -290,14 +283,13 @@ int cmd_serve(int argc, char **argv)
         log_warnx("--tokens and TLS are for --http; --stdio serves the one user of --user");
         return EXIT_USAGE;
     }
-    if (stdio && common.audit && strcmp(common.audit, "-") == 0) {
+    if (stdio && a.common.audit && strcmp(a.common.audit, "-") == 0) {
         log_warnx("--audit - would mix audit lines into the MCP stream on stdout");
         return EXIT_USAGE;
     }
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    memset(&cfg, 0, sizeof(cfg));
-    int rc = cli_load(&common, &cfg, &ms);
+    struct manifest_set ms;
+    int rc = cli_load(&a.common, &cfg, &ms);
     char err[1024];
     if (rc == EXIT_OK && prestart && !prestart_parse(prestart, &cfg.prestart)) {
         log_warnx("--prestart must be none, session or service");
@@ -309,20 +301,20 @@ int cmd_serve(int argc, char **argv)
     /* One hub per host owns the spokes: --stdio hands its client to a running hub serve
      * when there is one, and serves on its own only otherwise. */
     if (rc == EXIT_OK && stdio && !standalone) {
-        int a = serve_attach(&cfg, cfg.user, so.app, so.ask_exec, err, sizeof(err));
-        if (a == 0) {
-            if (llm_spec || common.answers || so.metrics_addr)
+        int attached = serve_attach(&cfg, cfg.user, so.app, so.ask_exec, err, sizeof(err));
+        if (attached == 0) {
+            if (llm_spec || a.common.answers || so.metrics_addr)
                 log_warnx("--llm, --answers and --metrics were the running hub's, not these");
             manifest_set_free(&ms);
             config_free(&cfg);
             return EXIT_OK;
         }
-        if (a == -1)
+        if (attached == -1)
             log_warnx("%s; serving on its own (--standalone)", err);
     }
     struct answers *answers = NULL;
     if (rc == EXIT_OK) {
-        answers = answers_load(common.answers ? common.answers : "deny", err, sizeof(err));
+        answers = answers_load(a.common.answers ? a.common.answers : "deny", err, sizeof(err));
         if (!answers) {
             log_warnx("--answers: %s", err);
             rc = EXIT_USAGE;
@@ -368,8 +360,8 @@ int cmd_serve(int argc, char **argv)
     }
     if (rc == EXIT_OK && llm_spec) {
         if (!(llm_audit = audit_open(cfg.audit_path, "hub", err, sizeof(err))) ||
-            !(so.sampling_llm = llm_open_hub(&cfg, llm_spec, llm_audit, common.debug, err,
-                                             sizeof(err)))) {
+            !(so.sampling_llm =
+                  llm_open_hub(&cfg, llm_spec, llm_audit, a.common.debug, err, sizeof(err)))) {
             log_warnx("--llm: %s", err);
             rc = EXIT_USAGE;
         }
@@ -378,7 +370,7 @@ int cmd_serve(int argc, char **argv)
     struct hub *h = NULL;
     struct serve *sv = NULL;
     if (rc == EXIT_OK) {
-        if (!(h = cli_hub_new(&common, &cfg, &ms, &base)))
+        if (!(h = cli_hub_new(&a.common, &cfg, &ms, &base)))
             rc = EXIT_USAGE;
     }
     if (rc == EXIT_OK && store) {

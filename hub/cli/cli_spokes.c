@@ -129,35 +129,28 @@ int cmd_spokes(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"format", required_argument, NULL, 'f'}, CLI_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
-    struct cli_common common = {0};
+    struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     const char *format = "text";
     if (argc >= 2 && (strcmp(argv[1], "add") == 0 || strcmp(argv[1], "update") == 0 ||
                       strcmp(argv[1], "verify") == 0))
         return cmd_spokes_pin(argc - 1, argv + 1);
     int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'f':
             format = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     if (optind != argc || (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
         usage(stderr);
         return EXIT_USAGE;
     }
     struct hub_config cfg;
     struct manifest_set ms;
-    int rc = cli_load(&common, &cfg, &ms);
+    int rc = cli_load(&a.common, &cfg, &ms);
     if (rc != EXIT_OK) {
         config_free(&cfg);
         return rc;

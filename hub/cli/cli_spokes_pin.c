@@ -995,15 +995,13 @@ int cmd_spokes_pin(int argc, char **argv)
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
-    struct cli_common common = {0};
+    struct cli_args a = {
+        .argc = argc, .argv = argv, .opts = opts, .shortopts = "hy", .usage = usage};
     struct pin_opts po = {0};
     int opt;
-    optind = 1;
     /* Options may come before or after NAME; "--" ends them, and what follows is the
      * server's command line (getopt puts NAME first among what is left). */
-    while ((opt = getopt_long(argc, argv, "hy", opts, NULL)) != -1) {
-        if (cli_common_option(&common, opt, optarg))
-            continue;
+    while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
         case 'r':
             if (strcmp(optarg, "c") != 0 && strcmp(optarg, "python") != 0 &&
@@ -1092,14 +1090,10 @@ int cmd_spokes_pin(int argc, char **argv)
             }
             break;
         }
-        case 'h':
-            usage(stdout);
-            return EXIT_OK;
-        default:
-            usage(stderr);
-            return EXIT_USAGE;
         }
     }
+    if (opt == CLI_OPTS_EXIT)
+        return a.exit;
     const char *name = optind < argc ? argv[optind] : NULL;
     int rest = optind + (name != NULL);
     bool is_add = strcmp(verb, "add") == 0;
@@ -1109,16 +1103,16 @@ int cmd_spokes_pin(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct hub_config cfg;
-    struct manifest_set ms = {0};
-    int rc = cli_load(&common, &cfg, &ms);
+    struct manifest_set ms;
+    int rc = cli_load(&a.common, &cfg, &ms);
     if (rc != EXIT_OK) {
         config_free(&cfg);
         return rc;
     }
     if (is_add) {
-        rc = cmd_add(&cfg, &common, name, &po, argv + rest, argc - rest);
+        rc = cmd_add(&cfg, &a.common, name, &po, argv + rest, argc - rest);
     } else if (strcmp(verb, "update") == 0) {
-        int r = manifest_find(&ms, name) ? check_one(&cfg, &common, name, true, po.yes) : -1;
+        int r = manifest_find(&ms, name) ? check_one(&cfg, &a.common, name, true, po.yes) : -1;
         if (!manifest_find(&ms, name))
             log_warnx("no spoke %s in %s", name, cfg.spokes_dir);
         rc = r == 0 ? EXIT_OK : EXIT_CALL_FAILED;
@@ -1128,7 +1122,7 @@ int cmd_spokes_pin(int argc, char **argv)
             if (name && strcmp(ms.v[i]->name, name) != 0)
                 continue;
             n++;
-            if (check_one(&cfg, &common, ms.v[i]->name, false, false) != 0)
+            if (check_one(&cfg, &a.common, ms.v[i]->name, false, false) != 0)
                 bad++;
         }
         if (name && n == 0)

@@ -56,6 +56,33 @@ bool cli_common_option(struct cli_common *c, int opt, const char *arg)
     return false;
 }
 
+int cli_next_option(struct cli_args *a)
+{
+    if (!a->started) {
+        optind = 1;
+        a->started = true;
+    }
+    int opt;
+    while ((opt = getopt_long(a->argc, a->argv, a->shortopts ? a->shortopts : "h", a->opts,
+                              NULL)) != -1) {
+        if (cli_common_option(&a->common, opt, optarg))
+            continue;
+        if (opt == 'h') {
+            a->usage(stdout);
+            a->exit = EXIT_OK;
+            return CLI_OPTS_EXIT;
+        }
+        if (opt == '?' || opt == ':')
+            break;
+        return opt;
+    }
+    if (opt == -1 && !(a->no_operands && optind != a->argc))
+        return CLI_OPTS_DONE;
+    a->usage(stderr);
+    a->exit = EXIT_USAGE;
+    return CLI_OPTS_EXIT;
+}
+
 bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
                     const char *unit, uint64_t *out)
 {
@@ -68,6 +95,7 @@ bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t ma
 int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms)
 {
     char err[1024];
+    memset(ms, 0, sizeof(*ms)); /* config_defaults() clears cfg */
     char *dir = paths_exe_dir();
     config_defaults(cfg, dir);
     free(dir);

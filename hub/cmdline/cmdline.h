@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Exit codes of the sub-commands. */
 enum {
@@ -56,6 +57,40 @@ struct cli_common {
     "  --debug            say more, and put argument values in audit records\n"                    \
     "  -h, --help         this help\n"
 
+/* A sub-command's option loop (one parser for all of them):
+ *
+ *     struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
+ *     int opt;
+ *     while ((opt = cli_next_option(&a)) >= 0)
+ *         switch (opt) { ...the command's own options... }
+ *     if (opt == CLI_OPTS_EXIT)
+ *         return a.exit;
+ *
+ * The common options land in a.common; the operands start at optind afterwards. */
+struct cli_args {
+    int argc;
+    char **argv;
+    const struct option *opts; /* the command's own, then CLI_COMMON_OPTIONS, {0} */
+    const char *shortopts;     /* NULL: "h" */
+    void (*usage)(FILE *f);
+    bool no_operands; /* an operand left after the options is a usage error */
+    struct cli_common common;
+    int exit; /* after CLI_OPTS_EXIT: the command's exit code */
+    bool started;
+};
+
+enum {
+    CLI_OPTS_DONE = -1, /* every option read */
+    /* The command ends with a.exit: --help printed the usage on stdout (EXIT_OK), or an
+     * unknown option, a missing argument or (no_operands) an operand had it printed on
+     * stderr (EXIT_USAGE). */
+    CLI_OPTS_EXIT = -2
+};
+
+/* The next of the command's own options (getopt_long's value; optarg its argument), after
+ * taking the common ones into a->common; CLI_OPTS_DONE or CLI_OPTS_EXIT at the end. */
+int cli_next_option(struct cli_args *a);
+
 /* Handles a common option; false when opt is not one. */
 bool cli_common_option(struct cli_common *c, int opt, const char *arg);
 /* A numeric option's value in [min, max]; false after saying "--NAME must be MIN to
@@ -63,7 +98,9 @@ bool cli_common_option(struct cli_common *c, int opt, const char *arg);
 bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
                     const char *unit, uint64_t *out);
 
-/* Defaults, config file, then the options. 0, or EXIT_USAGE after printing why. */
+/* Defaults, config file, then the options, into cfg and ms (cleared first: free both with
+ * config_free and manifest_set_free whatever it returns). 0, or EXIT_USAGE after printing
+ * why. */
 int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms);
 
 struct event_base;
