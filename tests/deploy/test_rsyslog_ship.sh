@@ -41,6 +41,7 @@ cert collector ca siem.example.invalid
 cert client ca hub.example.invalid
 cert evilca evilca "itest impostor CA"
 cert impostor evilca siem.example.invalid
+cert othername ca other.example.invalid
 
 # The collector, as a SIEM's relay would run it: another rsyslogd taking RELP over TLS
 # (only the hub host's certificate) and writing each line it was sent, as it was sent,
@@ -92,9 +93,9 @@ count() { [ -f "$RECEIVED" ] && wc -l <"$RECEIVED" || echo 0; }
 
 emit "$LOG/hub.jsonl" 0 100
 emit "$LOG/netproxy.jsonl" 0 100
-# listen MODE: on the collector's port, what a listener there gets from the shipper in
-# 8 s: "plain" reads the bytes as they come, "impostor" answers TLS with the impostor's
-# certificate and reads what follows the handshake. Prints the first byte (hex),
+# listen MODE: on the collector's port, what a listener there gets from the shipper's
+# first connection (waited for up to 30 s): "plain" reads the bytes as they come, "impostor" answers TLS with the impostor's
+# certificate and reads what follows the handshake; both answer RELP's open. Prints the first byte (hex),
 # whether an audit line's text was among the bytes and whether the shipper connected.
 listen() {
     $PY - "$1" "$PORT" "$TMP" <<'EOF'
@@ -102,8 +103,8 @@ import socket, ssl, sys, time
 mode, port, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", port)); srv.listen(8); srv.settimeout(1)
-got, first, conns, end = b"", "", 0, time.monotonic() + 8
-while time.monotonic() < end:
+got, first, conns, end = b"", "", 0, time.monotonic() + 30
+while time.monotonic() < end and not conns:
     try:
         c, _ = srv.accept()
     except socket.timeout:
@@ -111,15 +112,23 @@ while time.monotonic() < end:
     c.settimeout(2)
     conns += 1
     try:
-        if mode == "impostor":
+        if mode != "plain":
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.load_cert_chain(tmp + "/impostor.pem", tmp + "/impostor.key")
+            ctx.load_cert_chain(tmp + "/" + mode + ".pem", tmp + "/" + mode + ".key")
             c = ctx.wrap_socket(c, server_side=True)
+        opened = False
         while True:
             b = c.recv(65536)
             if not b: break
             if not got: first = "%02x" % b[0]
             got += b
+            # Answer RELP's open as a collector would, so that the shipper sends lines.
+            if not opened and b" open " in got and got.endswith(b"\n"):
+                txnr = got.split(b" ", 1)[0]
+                offer = b"relp_version=0\nrelp_software=listener\ncommands=syslog"
+                rsp = b"200 OK\n" + offer
+                c.sendall(txnr + b" rsp %d " % len(rsp) + rsp + b"\n")
+                opened = True
     except (OSError, ssl.SSLError):
         pass
     c.close()
@@ -168,11 +177,32 @@ check "every line arrived, byte for byte unchanged, and nothing else" \
 diag "$(($(count) - $(distinct))) of $(count) received lines were sent again (the collector's restarts)"
 check "rsyslogd is still running" kill -0 "$RS"
 
-# Last (an authentication failure makes rsyslog disable the action until it restarts):
-# the collector's address taken over by a TLS listener with a certificate of another CA.
-kill -TERM "$COLLECTOR"
-wait "$COLLECTOR" 2>/dev/null
-emit "$LOG/hub.jsonl" 250 260
+# Last, shippers of their own (their own files, queue and state, each started after
+# the listener, so that its first connection is the one tried; an authentication
+# failure can make rsyslog disable the action until it restarts): the collector's
+# address taken over by a TLS listener with a certificate of another CA for the
+# collector's name, then by one with a certificate of the collector's CA for another
+# name.
+kill -TERM "$COLLECTOR" "$RS"
+wait "$COLLECTOR" "$RS" 2>/dev/null
+impostor() { # MODE: what a listener of that certificate got from a fresh shipper
+    mkdir -p "$TMP/$1.log" "$TMP/$1.spool"
+    emit "$TMP/$1.log/hub.jsonl" 0 10
+    sed -e "s|$LOG/|$TMP/$1.log/|g" "$TMP/60-isolategpt.conf" >"$TMP/$1.60.conf"
+    printf 'global(workDirectory="%s" maxMessageSize="64k")\ninclude(file="%s")\n' \
+        "$TMP/$1.spool" "$TMP/$1.60.conf" >"$TMP/$1.rsyslog.conf"
+    listen "$1" >"$TMP/$1.out" &
+    local listener=$! shipper
+    "$RSYSLOGD" -n -f "$TMP/$1.rsyslog.conf" -i "$TMP/$1.pid" >"$TMP/$1.rsyslog.out" 2>&1 &
+    shipper=$!
+    at_exit "kill -9 $shipper"
+    wait "$listener"
+    kill "$shipper"
+    wait "$shipper" 2>/dev/null
+    cut -d' ' -f2- "$TMP/$1.out"
+}
 is "a TLS listener with another CA's certificate for the collector's name gets no audit line" \
-    "$(listen impostor | cut -d' ' -f2-)" "no-audit-line tried"
+    "$(impostor impostor)" "no-audit-line tried"
+is "a TLS listener with the collector's CA's certificate for another name gets no audit line" \
+    "$(impostor othername)" "no-audit-line tried"
 done_testing
