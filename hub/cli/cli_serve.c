@@ -11,9 +11,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cmd_serve(int argc, char **argv);
 
@@ -22,7 +24,7 @@ int cmd_serve(int argc, char **argv);
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: hub serve --stdio | --http ADDR:PORT [OPTIONS]\n"
+            "usage: hub serve --stdio | --http ADDR:PORT | --background [OPTIONS]\n"
             "       hub serve token add USER --tokens FILE\n"
             "Serves the installed apps, each in its sandbox, to any MCP client. Every call\n"
             "runs through the hub's mediation; the hub's permission questions go to the\n"
@@ -34,10 +36,17 @@ static void usage(FILE *f)
             "changed or removed in the spokes directory while it runs are offered at\n"
             "once, and clients are told (notifications/tools/list_changed).\n\n"
             "  --stdio            one client on stdin/stdout (the user from --user), served\n"
-            "                     by the hub serve of this host when one runs (its control\n"
-            "                     socket, hub.json serve.control_socket), else by this one\n"
+            "                     by the hub serve of this host (its control socket, hub.json\n"
+            "                     serve.control_socket); when none runs, a --background one\n"
+            "                     is started for it (its log: RUN_DIR/serve-background.log)\n"
             "  --standalone       serve alone: attach to no running hub serve, and listen on\n"
             "                     no control socket (no hub approvals for this one)\n"
+            "  --background       serve only the clients that attach over the control socket;\n"
+            "                     end after hub.json serve.idle_exit_s (300) without a client\n"
+            "                     or a question waiting (0: never)\n"
+            "  --ready-fd N       with --background: write \"ready\" on descriptor N once\n"
+            "                     clients can attach (\"owned\" when another hub owns the\n"
+            "                     socket, and end)\n"
             "  --http ADDR:PORT   MCP Streamable HTTP on /mcp (protocols 2025-03-26, 2025-06-18,\n"
             "                     2025-11-25 and the stateless 2026-07-28)\n"
             "  --app NAME         serve one app with its own tool names\n"
@@ -82,6 +91,113 @@ static void usage(FILE *f)
             "                     hub.json llm.api_key_env, else OPENAI_API_KEY)\n" CLI_COMMON_HELP);
 }
 
+/* ---- the background hub's command line ---- */
+
+struct argv_buf {
+    char **v;
+    size_t n, cap;
+};
+
+static void argv_add(struct argv_buf *a, const char *s)
+{
+    if (a->n + 2 > a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 32;
+        a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
+    }
+    a->v[a->n++] = xstrdup(s);
+    a->v[a->n] = NULL;
+}
+
+/* A path as the daemon (whose directory is /) finds it, prefix first: relative ones
+ * below ours. */
+static void argv_add_path(struct argv_buf *a, const char *opt, const char *prefix, const char *path)
+{
+    argv_add(a, opt);
+    char cwd[4096];
+    char *abs = path[0] == '/'
+                    ? xasprintf("%s%s", prefix, path)
+                    : xasprintf("%s%s/%s", prefix, getcwd(cwd, sizeof(cwd)) ? cwd : ".", path);
+    argv_add(a, abs);
+    free(abs);
+}
+
+static void argv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* hub serve --background with the options of this hub serve --stdio that the hub of
+ * the host takes (not the client's own: --app, --ask-exec), the paths made absolute;
+ * NULL when no control socket is configured. A new option of the hub's own belongs
+ * here too. */
+static char **background_argv(const struct cli_common *c, const struct hub_config *cfg,
+                              const struct serve_opts *so, const char *llm_spec,
+                              const char *prestart, const char *spoke_idle)
+{
+    char sock[16];
+    if (!serve_control_path(cfg, sock, sizeof(sock))[0])
+        return NULL;
+    struct argv_buf a = {0};
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    argv_add(&a, exe);
+    argv_add(&a, "serve");
+    argv_add(&a, "--background");
+    if (cfg->file)
+        argv_add_path(&a, "--config", "", cfg->file);
+    argv_add(&a, "--isolation");
+    argv_add(&a, isolation_name(cfg->isolation));
+    argv_add(&a, "--user");
+    argv_add(&a, cfg->user);
+    const struct {
+        const char *opt, *value;
+        bool path;
+    } given[] = {
+        {"--spokes", c->spokes, true},
+        {"--audit", c->audit, true},
+        {"--data-root", c->data_root, true},
+        {"--run-dir", c->run_dir, true},
+        {"--veth-pool", c->veth_pool, false},
+        {"--model", c->llm_model, false},
+        {"--api-key-env", c->llm_key_env, false},
+        {"--metrics", so->metrics_addr, false},
+        {"--prestart", prestart, false},
+        {"--spoke-idle", spoke_idle, false},
+    };
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+        if (!given[i].value)
+            continue;
+        if (given[i].path)
+            argv_add_path(&a, given[i].opt, "", given[i].value);
+        else {
+            argv_add(&a, given[i].opt);
+            argv_add(&a, given[i].value);
+        }
+    }
+    if (c->answers && strcmp(c->answers, "allow") != 0 && strcmp(c->answers, "deny") != 0)
+        argv_add_path(&a, "--answers", "", c->answers);
+    else if (c->answers) {
+        argv_add(&a, "--answers");
+        argv_add(&a, c->answers);
+    }
+    if (llm_spec && strncmp(llm_spec, "replay:", 7) == 0)
+        argv_add_path(&a, "--llm", "replay:", llm_spec + 7);
+    else if (llm_spec) {
+        argv_add(&a, "--llm");
+        argv_add(&a, llm_spec);
+    }
+    if (so->data_flows_unasked)
+        argv_add(&a, "--allow-data-flows");
+    if (c->debug)
+        argv_add(&a, "--debug");
+    return a.v;
+}
+
 static int token_cmd(int argc, char **argv)
 {
     /* argv: token add USER [--tokens FILE] */
@@ -117,36 +233,38 @@ int cmd_serve(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "token") == 0)
         return token_cmd(argc - 1, argv + 1);
-    static const struct option opts[] = {{"stdio", no_argument, NULL, 's'},
-                                         {"standalone", no_argument, NULL, 'A'},
-                                         {"http", required_argument, NULL, 'H'},
-                                         {"app", required_argument, NULL, 'a'},
-                                         {"ask-exec", no_argument, NULL, 'e'},
-                                         {"allow-data-flows", no_argument, NULL, 'D'},
-                                         {"tokens", required_argument, NULL, 't'},
-                                         {"tls-cert", required_argument, NULL, 'c'},
-                                         {"oauth", required_argument, NULL, 1100},
-                                         {"oauth-audience", required_argument, NULL, 1101},
-                                         {"oauth-jwks", required_argument, NULL, 1102},
-                                         {"oauth-user-claim", required_argument, NULL, 1103},
-                                         {"tls-key", required_argument, NULL, 'k'},
-                                         {"insecure-http", no_argument, NULL, 'I'},
-                                         {"allow-origin", required_argument, NULL, 'o'},
-                                         {"max-sessions", required_argument, NULL, 'S'},
-                                         {"max-sessions-per-token", required_argument, NULL, 'T'},
-                                         {"max-inflight-per-token", required_argument, NULL, 'F'},
-                                         {"idle-timeout", required_argument, NULL, 'i'},
-                                         {"max-connections", required_argument, NULL, 'C'},
-                                         {"max-connections-per-source", required_argument, NULL,
-                                          'P'},
-                                         {"request-timeout", required_argument, NULL, 'R'},
-                                         {"metrics", required_argument, NULL, 'm'},
-                                         {"llm", required_argument, NULL, 'L'},
-                                         {"prestart", required_argument, NULL, 2900},
-                                         {"spoke-idle", required_argument, NULL, 2901},
-                                         CLI_LLM_OPTIONS,
-                                         CLI_COMMON_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"stdio", no_argument, NULL, 's'},
+        {"standalone", no_argument, NULL, 'A'},
+        {"background", no_argument, NULL, 1104},
+        {"ready-fd", required_argument, NULL, 1105},
+        {"http", required_argument, NULL, 'H'},
+        {"app", required_argument, NULL, 'a'},
+        {"ask-exec", no_argument, NULL, 'e'},
+        {"allow-data-flows", no_argument, NULL, 'D'},
+        {"tokens", required_argument, NULL, 't'},
+        {"tls-cert", required_argument, NULL, 'c'},
+        {"oauth", required_argument, NULL, 1100},
+        {"oauth-audience", required_argument, NULL, 1101},
+        {"oauth-jwks", required_argument, NULL, 1102},
+        {"oauth-user-claim", required_argument, NULL, 1103},
+        {"tls-key", required_argument, NULL, 'k'},
+        {"insecure-http", no_argument, NULL, 'I'},
+        {"allow-origin", required_argument, NULL, 'o'},
+        {"max-sessions", required_argument, NULL, 'S'},
+        {"max-sessions-per-token", required_argument, NULL, 'T'},
+        {"max-inflight-per-token", required_argument, NULL, 'F'},
+        {"idle-timeout", required_argument, NULL, 'i'},
+        {"max-connections", required_argument, NULL, 'C'},
+        {"max-connections-per-source", required_argument, NULL, 'P'},
+        {"request-timeout", required_argument, NULL, 'R'},
+        {"metrics", required_argument, NULL, 'm'},
+        {"llm", required_argument, NULL, 'L'},
+        {"prestart", required_argument, NULL, 2900},
+        {"spoke-idle", required_argument, NULL, 2901},
+        CLI_LLM_OPTIONS,
+        CLI_COMMON_OPTIONS,
+        {NULL, 0, NULL, 0}};
     struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     struct serve_opts so = {0};
     const char *origins[MAX_ORIGINS + 1] = {0};
@@ -157,7 +275,8 @@ int cmd_serve(int argc, char **argv)
                                  .idle_timeout_s = 1800,
                                  .request_timeout_s = 30,
                                  .allow_origins = origins};
-    bool stdio = false, standalone = false;
+    bool stdio = false, standalone = false, background = false;
+    int ready_fd = -1;
     const char *llm_spec = NULL, *prestart = NULL, *spoke_idle = NULL;
     uint64_t v;
     int opt;
@@ -168,6 +287,19 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'A':
             standalone = true;
+            break;
+        case 1104:
+            background = true;
+            break;
+        case 1105:
+            if (!cli_u64_option("ready-fd", optarg, 3, 1023, "", &v))
+                return EXIT_USAGE;
+            if (fcntl((int)v, F_GETFD) < 0) {
+                log_warnx("--ready-fd %s: not an open descriptor", optarg);
+                return EXIT_USAGE;
+            }
+            ready_fd = (int)v;
+            set_cloexec(ready_fd, true); /* for the starter only: no spoke inherits it */
             break;
         case 'H':
             ho.listen = optarg;
@@ -262,9 +394,18 @@ int cmd_serve(int argc, char **argv)
     }
     if (opt == CLI_OPTS_EXIT)
         return a.exit;
-    if (optind != argc || stdio == (ho.listen != NULL)) {
-        log_warnx("give exactly one of --stdio and --http ADDR:PORT");
+    if (optind != argc || (int)stdio + (ho.listen != NULL) + (int)background != 1) {
+        log_warnx("give exactly one of --stdio, --http ADDR:PORT and --background");
         usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (background && (standalone || so.app || so.ask_exec)) {
+        log_warnx("--background serves whoever attaches, in the shape each asks for: no "
+                  "--standalone, --app or --ask-exec");
+        return EXIT_USAGE;
+    }
+    if (ready_fd >= 0 && !background) {
+        log_warnx("--ready-fd goes with --background");
         return EXIT_USAGE;
     }
     if (ho.oauth_issuer && ho.tokens_file) {
@@ -279,8 +420,9 @@ int cmd_serve(int argc, char **argv)
         log_warnx("--tls-cert and --tls-key go together");
         return EXIT_USAGE;
     }
-    if (stdio && (ho.tokens_file || ho.tls_cert)) {
-        log_warnx("--tokens and TLS are for --http; --stdio serves the one user of --user");
+    if (!ho.listen && (ho.tokens_file || ho.tls_cert || ho.oauth_issuer)) {
+        log_warnx("--tokens, --oauth and TLS are for --http; --stdio serves the one user of "
+                  "--user, --background the users of this host's accounts");
         return EXIT_USAGE;
     }
     if (stdio && a.common.audit && strcmp(a.common.audit, "-") == 0) {
@@ -298,19 +440,45 @@ int cmd_serve(int argc, char **argv)
     if (rc == EXIT_OK && spoke_idle &&
         !cli_u64_option("spoke-idle", spoke_idle, 0, 86400 * 365, " seconds", &cfg.idle_s))
         rc = EXIT_USAGE;
-    /* One hub per host owns the spokes: --stdio hands its client to a running hub serve
-     * when there is one, and serves on its own only otherwise. */
-    if (rc == EXIT_OK && stdio && !standalone) {
-        int attached = serve_attach(&cfg, cfg.user, so.app, so.ask_exec, err, sizeof(err));
-        if (attached == 0) {
-            if (llm_spec || a.common.answers || so.metrics_addr)
-                log_warnx("--llm, --answers and --metrics were the running hub's, not these");
+    /* One hub per host owns the spokes: --stdio hands its client to the running hub
+     * serve, or to a background one it starts, and serves on its own only when neither
+     * can be had. (An app that is not installed is refused below, without a hub.) */
+    if (rc == EXIT_OK && stdio && !standalone && (!so.app || manifest_find(&ms, so.app))) {
+        char **start = background_argv(&a.common, &cfg, &so, llm_spec, prestart, spoke_idle);
+        struct serve_attach_opts ao = {
+            .user = cfg.user, .app = so.app, .ask_exec = so.ask_exec, .start_argv = start};
+        bool started = false;
+        int attached = serve_attach(&cfg, &ao, &started, err, sizeof(err));
+        argv_free(start);
+        if (attached >= 0) {
+            if (!started && (llm_spec || a.common.answers || so.metrics_addr || prestart ||
+                             spoke_idle || so.data_flows_unasked))
+                log_warnx("--llm, --answers, --metrics, --prestart, --spoke-idle and "
+                          "--allow-data-flows were the running hub's, not these");
+            manifest_set_free(&ms);
+            config_free(&cfg);
+            return attached == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+        }
+        if (attached == -1)
+            log_warnx("%s; serving on its own (--standalone)", err);
+    }
+    /* The background hub owns the control socket before anything else is started: a
+     * second one started at the same moment ends at once. */
+    int ctl_lock = -1;
+    if (rc == EXIT_OK && background) {
+        ctl_lock = serve_control_lock(&cfg, err, sizeof(err));
+        if (ctl_lock == -2) {
+            log_info("another hub serve owns %s: clients attach to that one",
+                     serve_control_path(&cfg, err, sizeof(err)));
+            serve_ready_say(ready_fd, "owned");
             manifest_set_free(&ms);
             config_free(&cfg);
             return EXIT_OK;
         }
-        if (attached == -1)
-            log_warnx("%s; serving on its own (--standalone)", err);
+        if (ctl_lock < 0) {
+            log_warnx("%s", err);
+            rc = EXIT_USAGE;
+        }
     }
     struct answers *answers = NULL;
     if (rc == EXIT_OK) {
@@ -390,20 +558,30 @@ int cmd_serve(int argc, char **argv)
         }
     }
     if (rc == EXIT_OK && !standalone) {
-        int c = serve_control_listen(sv, err, sizeof(err));
+        int c = serve_control_listen(sv, ctl_lock, err, sizeof(err));
+        ctl_lock = -1; /* the serve's now */
         if (c < 0)
             log_warnx("%s: clients of this host cannot attach to this hub", err);
         else if (c == 0 && serve_control_path(&cfg, err, sizeof(err))[0])
             log_warnx("another hub serve owns %s: clients of this host attach to that one", err);
+        if (background && c != 1)
+            rc = EXIT_USAGE;
     }
     if (rc == EXIT_OK) {
         ho.user = cfg.user;
         if (!stdio)
             hub_reopen_on_sighup(h); /* logrotate; a terminal's SIGHUP means --stdio's end */
         serve_prestart_service(sv, stdio ? NULL : ho.tokens_file, cfg.user);
-        int r = stdio ? serve_stdio(sv, cfg.user) : serve_http(sv, &ho);
+        int r = stdio        ? serve_stdio(sv, cfg.user)
+                : background ? serve_background(sv, ready_fd)
+                             : serve_http(sv, &ho);
+        ready_fd = -1; /* serve_background() said ready and closed it */
         rc = r == 0 ? EXIT_OK : EXIT_USAGE;
     }
+    if (ctl_lock >= 0)
+        close(ctl_lock);
+    if (ready_fd >= 0)
+        close(ready_fd); /* after a failed start: the starter reads the log */
     if (sv)
         serve_close_sessions(sv, "the hub is shutting down");
     if (h)

@@ -85,6 +85,9 @@ struct hub_config {
      * policy), none goes to a client. */
     unsigned approval_wait_s;
     bool approvals_only;
+    /* The background hub that hub serve --stdio starts when none runs ends after this
+     * long without a client session or a question waiting (0: never). */
+    unsigned idle_exit_s;
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL),

@@ -53,24 +53,56 @@ void serve_close_sessions(struct serve *sv, const char *reason);
 /* After hub_free() (the hub's last calls report to it): frees. */
 void serve_free(struct serve *sv);
 
+/* The control socket's ownership: the flock on PATH.lock, which only one hub holds (it
+ * writes its pid there). The lock's descriptor, -2 when another hub holds it, -1 with
+ * err (none configured, or it cannot be opened). */
+int serve_control_lock(const struct hub_config *cfg, char *err, size_t errlen);
 /* The control socket: clients of this host attach to this hub there (hub serve --stdio),
- * and approvals are answered there (hub approvals). 1 listening, 0 when none is
- * configured or another hub owns it, -1 with err. Closed by serve_free(). */
-int serve_control_listen(struct serve *sv, char *err, size_t errlen);
+ * and approvals are answered there (hub approvals). lock: serve_control_lock()'s, taken
+ * over, or -1 to take it here. 1 listening, 0 when none is configured or another hub
+ * owns it, -1 with err. Closed by serve_free(). */
+int serve_control_listen(struct serve *sv, int lock, char *err, size_t errlen);
 /* Its path for cfg (hub.json serve.control_socket, else RUN_DIR/serve.sock); "" when
  * it is switched off. */
 const char *serve_control_path(const struct hub_config *cfg, char *buf, size_t len);
 
-/* `hub serve --stdio` when a hub runs: hands this process's stdin/stdout to it as a
- * session of user (NULL: the running hub's; root may name any) in the shape of app
- * (NULL: every app), then waits until that session ends. 0 then; -2 when no hub
- * listens on the socket; -1 with err when it refused or could not be reached. */
 /* One request to the running hub's control socket (hub approvals): 0 and its answer,
  * -2 when no hub listens, -1 with err. */
 int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answer, char *err,
                        size_t errlen);
-int serve_attach(const struct hub_config *cfg, const char *user, const char *app, bool ask_exec,
+
+struct serve_attach_opts {
+    const char *user; /* NULL: the running hub's (a privileged peer may name any) */
+    const char *app;  /* NULL: every app */
+    bool ask_exec;
+    /* The background hub's command line (argv[0] the hub binary, NULL-terminated),
+     * started when no hub runs; NULL: none is started. */
+    char *const *start_argv;
+};
+
+/* `hub serve --stdio` beside the hub of this host: hands this process's stdin/stdout to
+ * the running hub as a session in the shape asked for, starting a background hub first
+ * when none runs (and start_argv says how), then waits until that session ends. 0 when
+ * the client ended it; 1 when the hub did, or died (the client was told, with a log
+ * message, and so was stderr); -2 when no hub listens and none was started; -1 with
+ * err when the hub refused or could not be reached or started (nothing was handed
+ * over). *started says whether this process started the hub. */
+int serve_attach(const struct hub_config *cfg, const struct serve_attach_opts *o, bool *started,
                  char *err, size_t errlen);
+/* Starts the background hub (start_argv) unless one answers on the control socket by
+ * the time this process may start one (one starter at a time: the flock on
+ * PATH.start), and waits until it can be attached to: 1 when this process started it,
+ * 0 when another hub answers, -1 with err (with what the hub's log says). */
+int serve_start_background(const struct hub_config *cfg, char *const *start_argv, char *err,
+                           size_t errlen);
+/* `hub serve --background`: serves the clients that attach over the control socket
+ * (serve_control_listen() done) until the hub is asked to quit or has had nothing to
+ * do for hub.json serve.idle_exit_s; says "ready" on ready_fd first and closes it (-1:
+ * none). 0. */
+int serve_background(struct serve *sv, int ready_fd);
+/* One word on the starter's descriptor: "ready", or "owned" (another hub owns the
+ * control socket). fd -1: nothing. */
+void serve_ready_say(int fd, const char *word);
 
 /* prestart "service": the apps that ask for it are started for every user the service
  * knows, each user of tokens_file (NULL: default_user, the user of --stdio or of an

@@ -1,8 +1,10 @@
 /* `hub serve --stdio` beside a running hub: this process's stdin and stdout go to the
  * hub that owns the host's spokes (its control socket, serve_control.c), which serves
  * the client on them as a session of its own; this process then only waits, so that
- * the client sees its server running for as long as the session lasts. Its end (the
- * hub closing the connection) ends this process; this process ending (the client
+ * the client sees its server running for as long as the session lasts. When no hub
+ * runs, a background one is started first (serve_spawn.c). The session's end ends this
+ * process (the hub says why first; a hub that dies says nothing, and this process tells
+ * the client so, on the stream, before it ends); this process ending (the client
  * killed it) ends the session. */
 #include "log.h"
 #include "serve_impl.h"
@@ -10,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +20,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define ATTACH_ANSWER_MS 10000
+#define ATTACH_ANSWER_MS 30000
+/* A hub found gone just after it was started (or after it said ready) is started anew
+ * this many times at most. */
+#define ATTACH_STARTS 3
 
-/* Connects to the socket: its descriptor, -2 when no hub listens there, -1 with err. */
-static int ctl_connect(const struct hub_config *cfg, char *err, size_t errlen)
+int serve_control_connect(const struct hub_config *cfg, char *err, size_t errlen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     char path[sizeof(sa.sun_path)];
@@ -110,7 +115,7 @@ static json_t *read_answer(int fd, int timeout_ms, char *err, size_t errlen)
 int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answer, char *err,
                        size_t errlen)
 {
-    int fd = ctl_connect(cfg, err, errlen);
+    int fd = serve_control_connect(cfg, err, errlen);
     if (fd < 0)
         return fd;
     int rc = -1;
@@ -122,18 +127,88 @@ int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answe
     return rc;
 }
 
-int serve_attach(const struct hub_config *cfg, const char *user, const char *app, bool ask_exec,
-                 char *err, size_t errlen)
+/* The hub ended the session or died (why): the client hears it as a log message on its
+ * stream, since its requests in flight will get no answer, and so does stderr. */
+static void tell_client(const char *why)
 {
-    int fd = ctl_connect(cfg, err, errlen);
-    if (fd < 0)
-        return fd;
-    json_t *req = json_pack("{s:s,s:b,s:s}", "op", "attach", "ask_exec", ask_exec, "isolation",
+    char text[600];
+    snprintf(text, sizeof(text),
+             "The IsolateGPT hub serving this session ended: %s. Start this MCP server again "
+             "(a hub is started anew when none runs).",
+             why);
+    log_warnx("%s", text);
+    json_t *note =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "jsonrpc", "2.0", "method", "notifications/message",
+                  "params", "level", "error", "logger", "isolategpt", "data", text);
+    char *line = json_dumps(note, JSON_COMPACT);
+    json_decref(note);
+    if (!line)
+        return;
+    char *framed = xasprintf("%s\n", line);
+    free(line);
+    /* The hub made the stream non-blocking (the description is shared): blocking again,
+     * and a client gone is no signal to die of. */
+    signal(SIGPIPE, SIG_IGN);
+    set_nonblock(STDOUT_FILENO, false);
+    if (write_all(STDOUT_FILENO, framed, strlen(framed)) < 0)
+        log_debug("attach: the client did not take the message: %s", strerror(errno));
+    free(framed);
+}
+
+/* Waits for the end of the attached session on fd: 0 when the client ended it, 1 when
+ * the hub did or died (the client told). */
+static int wait_end(int fd)
+{
+    char buf[4096];
+    size_t len = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        ssize_t n = r < 0 ? -1 : read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = 0;
+        char *nl = strchr(buf, '\n');
+        if (!nl) {
+            if (len == sizeof(buf) - 1)
+                len = 0; /* no line of ours is this long: not the hub speaking */
+            continue;
+        }
+        json_t *end = json_loadb(buf, (size_t)(nl - buf), 0, NULL);
+        const char *why = json_string_value(json_object_get(end, "end"));
+        int rc = -1;
+        if (why && json_is_true(json_object_get(end, "by_client")))
+            rc = 0;
+        else if (why) {
+            tell_client(why);
+            rc = 1;
+        }
+        json_decref(end);
+        if (rc >= 0)
+            return rc;
+        memmove(buf, nl + 1, len - (size_t)(nl + 1 - buf));
+        len -= (size_t)(nl + 1 - buf);
+    }
+    tell_client("its process ended without ending the session (it crashed or was killed)");
+    return 1;
+}
+
+/* The attach request on fd (a connection to the hub): 0 or 1 as wait_end(), -1 with err
+ * when it was refused. Closes fd. */
+static int attach_on(int fd, const struct hub_config *cfg, const struct serve_attach_opts *o,
+                     char *err, size_t errlen)
+{
+    json_t *req = json_pack("{s:s,s:b,s:s}", "op", "attach", "ask_exec", o->ask_exec, "isolation",
                             isolation_name(cfg->isolation));
-    if (user)
-        json_object_set_new(req, "user", json_string(user));
-    if (app)
-        json_object_set_new(req, "app", json_string(app));
+    if (o->user)
+        json_object_set_new(req, "user", json_string(o->user));
+    if (o->app)
+        json_object_set_new(req, "app", json_string(o->app));
     int fds[2] = {STDIN_FILENO, STDOUT_FILENO};
     int rc = send_request(fd, req, fds, 2);
     json_decref(req);
@@ -158,15 +233,31 @@ int serve_attach(const struct hub_config *cfg, const char *user, const char *app
              json_string_value(json_object_get(a, "user")));
     json_decref(a);
     /* The session is the hub's now: this process holds on until it ends. */
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, -1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        char b[256];
-        if (r < 0 || read(fd, b, sizeof(b)) <= 0)
-            break;
-    }
+    rc = wait_end(fd);
     close(fd);
-    return 0;
+    return rc;
+}
+
+int serve_attach(const struct hub_config *cfg, const struct serve_attach_opts *o, bool *started,
+                 char *err, size_t errlen)
+{
+    *started = false;
+    for (int starts = 0;; starts++) {
+        int fd = serve_control_connect(cfg, err, errlen);
+        if (fd >= 0)
+            return attach_on(fd, cfg, o, err, errlen);
+        if (fd == -1 || !o->start_argv)
+            return fd;
+        if (starts == ATTACH_STARTS) {
+            snprintf(err, errlen,
+                     "a hub was started %d times and none answers on the control "
+                     "socket",
+                     ATTACH_STARTS);
+            return -1;
+        }
+        int r = serve_start_background(cfg, o->start_argv, err, errlen);
+        if (r < 0)
+            return -1;
+        *started = *started || r == 1;
+    }
 }

@@ -8,16 +8,20 @@
  *        (SCM_RIGHTS: the client's input and output): `hub serve --stdio` hands its
  *        stdin/stdout over and the session runs here, in this hub, on its spokes. The
  *        answer is {"ok":true,"user":U}; the connection then stays open for as long as
- *        the session: the session's end closes it, and its closing (the attaching
- *        process ended) ends the session.
+ *        the session. Its end is said in one more line, {"end":WHY,"by_client":B}
+ *        (whether it was the client's doing), before the connection closes, so that a
+ *        connection closed without it means the hub died; the connection's closing (the
+ *        attaching process ended) ends the session.
  *   {"op":"approvals",...}, {"op":"answer",...}  the out-of-band questions (serve_queue.c)
  * Refusals are {"ok":false,"error":"why"}.
  *
- * Who is who comes from the kernel (SO_PEERCRED), never from the request: root may name
- * any user (it could run its own hub anyway); with serve.control_users "unix" any local
- * account may connect and acts as the hub user of its account name; otherwise only root
- * may connect (the socket is 0600). One hub owns the socket at a time: the one holding
- * the flock on PATH.lock binds it; a hub that finds it held leaves it to that one. */
+ * Who is who comes from the kernel (SO_PEERCRED), never from the request: root, and the
+ * account this hub runs as, may name any user (either could run its own hub as any
+ * user anyway); with serve.control_users "unix" any other local account may connect and
+ * acts as the hub user of its account name; otherwise only those two may connect (the
+ * socket is 0600). One hub owns the socket at a time: the one holding the flock on
+ * PATH.lock (which holds its pid) binds it; a hub that finds it held leaves it to that
+ * one. */
 #include "log.h"
 #include "serve_impl.h"
 #include "util.h"
@@ -67,8 +71,14 @@ const char *serve_control_path(const struct hub_config *cfg, char *buf, size_t l
 
 /* ---- connections ---- */
 
-static void conn_free(struct ctl_conn *c)
+static void reply(struct ctl_conn *c, json_t *msg);
+
+/* Closes the connection; an attached session ends with it, its end said first (why:
+ * the hub's reason, when the connection did not end because the attaching side went). */
+static void conn_free(struct ctl_conn *c, const char *why)
 {
+    if (c->stream && why && !c->ending)
+        reply(c, json_pack("{s:s,s:b}", "end", why, "by_client", 0));
     if (c->stream) {
         serve_stream_close(c->stream, "the attached client ended", false);
         c->stream = NULL;
@@ -121,7 +131,7 @@ void serve_control_reply(struct ctl_conn *c, json_t *msg)
 const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, size_t len)
 {
     struct serve *sv = c->sv;
-    if (c->uid == 0) {
+    if (serve_control_peer_privileged(c)) {
         const char *u = want ? want : sv->cfg->user;
         if (!user_id_valid(u)) {
             serve_control_refuse(c, "user must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
@@ -131,8 +141,10 @@ const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, 
         return buf;
     }
     if (sv->cfg->control_users != CONTROL_USERS_UNIX) {
-        serve_control_refuse(c, "only root may use this hub's control socket (hub.json "
-                                "serve.control_users)");
+        serve_control_refuse(c,
+                             "only root and uid %u may use this hub's control socket "
+                             "(hub.json serve.control_users)",
+                             (unsigned)geteuid());
         return NULL;
     }
     struct passwd pw, *res = NULL;
@@ -151,9 +163,9 @@ const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, 
     return buf;
 }
 
-bool serve_control_peer_is_root(const struct ctl_conn *c)
+bool serve_control_peer_privileged(const struct ctl_conn *c)
 {
-    return c->uid == 0;
+    return c->uid == 0 || c->uid == geteuid();
 }
 
 unsigned serve_control_peer_uid(const struct ctl_conn *c)
@@ -170,18 +182,19 @@ static void on_ending(evutil_socket_t fd, short what, void *ud)
 {
     (void)fd;
     (void)what;
-    conn_free(ud);
+    conn_free(ud, NULL);
 }
 
 /* The attached session's stream ended: the connection closes after this turn of the
  * loop (the session may be in the middle of handling a message). */
-static void on_stream_end(void *ud, struct serve_stream *st, const char *why)
+static void on_stream_end(void *ud, struct serve_stream *st, const char *why, bool by_client)
 {
     (void)st;
     struct ctl_conn *c = ud;
     log_debug("control: attached session of pid %d ended: %s", (int)c->pid, why);
     if (c->ending)
         return;
+    reply(c, json_pack("{s:s,s:b}", "end", why, "by_client", by_client));
     c->ending = true;
     c->ev_end = evtimer_new(c->sv->base, on_ending, c);
     struct timeval now = {0, 0};
@@ -287,7 +300,7 @@ static void on_readable(evutil_socket_t fd, short what, void *ud)
     if (n <= 0 || c->stream) {
         /* Closed (or, once attached, anything at all): the attaching process is gone or
          * misbehaves; its session ends. */
-        conn_free(c);
+        conn_free(c, n > 0 ? "the attaching process sent more than its request" : NULL);
         return;
     }
     c->len += (size_t)n;
@@ -295,7 +308,7 @@ static void on_readable(evutil_socket_t fd, short what, void *ud)
     if (!nl) {
         if (c->len == sizeof(c->buf)) {
             serve_control_refuse(c, "request longer than %d bytes", CTL_LINE_MAX);
-            conn_free(c);
+            conn_free(c, NULL);
         }
         return;
     }
@@ -305,7 +318,7 @@ static void on_readable(evutil_socket_t fd, short what, void *ud)
         close(c->fds[i]);
     c->n_fds = 0;
     if (!c->stream && !c->ending)
-        conn_free(c); /* one request per connection */
+        conn_free(c, NULL); /* one request per connection */
 }
 
 static void on_accept(evutil_socket_t fd, short what, void *ud)
@@ -335,13 +348,14 @@ static void on_accept(evutil_socket_t fd, short what, void *ud)
 
 /* ---- the socket ---- */
 
-int serve_control_listen(struct serve *sv, char *err, size_t errlen)
+int serve_control_lock(const struct hub_config *cfg, char *err, size_t errlen)
 {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    if (!serve_control_path(sv->cfg, path, sizeof(path))[0])
-        return 0; /* none configured */
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof(sa.sun_path) - 1) {
+    if (!serve_control_path(cfg, path, sizeof(path))[0]) {
+        snprintf(err, errlen, "no control socket is configured (hub.json serve.control_socket)");
+        return -1;
+    }
+    if (strlen(path) >= sizeof(path) - 1) {
         snprintf(err, errlen, "control socket %s: longer than a socket path may be", path);
         return -1;
     }
@@ -352,24 +366,44 @@ int serve_control_listen(struct serve *sv, char *err, size_t errlen)
     int lock = rc < 0 ? -1 : open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     free(lock_path);
     if (lock < 0) {
-        snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "the control socket's lock %s.lock: %s", path, strerror(errno));
         return -1;
     }
     if (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
         close(lock);
-        if (errno == EWOULDBLOCK)
-            return 0; /* another hub owns it */
-        snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+        if (e == EWOULDBLOCK)
+            return -2; /* another hub owns it */
+        snprintf(err, errlen, "the control socket's lock %s.lock: %s", path, strerror(e));
         return -1;
     }
+    /* The owner's pid, for the operator (and the tests) to find it. */
+    char pid[24];
+    int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(lock, 0) < 0 || pwrite(lock, pid, (size_t)n, 0) != n)
+        log_debug("control: the lock file does not say the owner's pid: %s", strerror(errno));
+    return lock;
+}
+
+int serve_control_listen(struct serve *sv, int lock, char *err, size_t errlen)
+{
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    if (!serve_control_path(sv->cfg, path, sizeof(path))[0]) {
+        if (lock >= 0)
+            close(lock);
+        return 0; /* none configured */
+    }
+    if (lock < 0 && (lock = serve_control_lock(sv->cfg, err, errlen)) < 0)
+        return lock == -2 ? 0 : -1;
     /* Ours: what is at the path is a socket a hub that died left. */
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
         unlink(path);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     str_copy(sa.sun_path, path, sizeof(sa.sun_path));
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     mode_t old = umask(sv->cfg->control_users == CONTROL_USERS_UNIX ? 0111 : 0177);
-    rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
     umask(old);
     if (rc < 0 || listen(fd, 64) < 0) {
         snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
@@ -390,7 +424,7 @@ int serve_control_listen(struct serve *sv, char *err, size_t errlen)
 void serve_control_stop(struct serve *sv)
 {
     while (!LIST_EMPTY(&sv->ctl_conns))
-        conn_free(LIST_FIRST(&sv->ctl_conns));
+        conn_free(LIST_FIRST(&sv->ctl_conns), "the hub is shutting down");
     if (sv->ev_ctl)
         event_free(sv->ev_ctl);
     sv->ev_ctl = NULL;

@@ -217,16 +217,24 @@ int serve_log_level(const char *name);
 /* ---- serve_control.c ---- */
 struct ctl_conn;
 /* For the control socket's other requests: the user the peer acts as (want, or the
- * hub's, for root; its account for control_users "unix"), NULL after refusing it. */
+ * hub's, for a privileged peer; its account for control_users "unix"), NULL after
+ * refusing it. */
 const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, size_t len);
 void serve_control_reply(struct ctl_conn *c, json_t *msg);
-bool serve_control_peer_is_root(const struct ctl_conn *c);
+/* Root, or the account this hub runs as: it may act as any user (and see every user's
+ * questions), since it could run a hub of its own as any of them. */
+bool serve_control_peer_privileged(const struct ctl_conn *c);
 unsigned serve_control_peer_uid(const struct ctl_conn *c);
 struct serve *serve_control_serve(const struct ctl_conn *c);
 /* Closes the socket and every connection (attached sessions end). */
 void serve_control_stop(struct serve *sv);
 void serve_control_refuse(struct ctl_conn *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* ---- serve_attach.c ---- */
+/* A connection to the control socket: its descriptor, -2 when no hub listens there
+ * (or none is configured), -1 with err. */
+int serve_control_connect(const struct hub_config *cfg, char *err, size_t errlen);
 
 /* ---- serve_queue.c ---- */
 /* A queued question's end: answered (with ans) by hub approvals, or not (withdrawn,
@@ -248,10 +256,11 @@ bool serve_queue_control(struct ctl_conn *c, const char *op, const json_t *req);
 
 /* ---- serve_stdio.c ---- */
 struct serve_stream;
-/* The stream pair is over (why: the client closed it, a frame too long, ...): called
- * once, possibly from inside the session's own handling, so the owner closes the
- * stream later (serve_stream_close) rather than from here. */
-typedef void (*serve_stream_end_fn)(void *ud, struct serve_stream *st, const char *why);
+/* The stream pair is over (why; by_client: the client's doing, as closing it or a frame
+ * too long, not the hub's): called once, possibly from inside the session's own handling, so the
+ * owner closes the stream later (serve_stream_close) rather than from here. */
+typedef void (*serve_stream_end_fn)(void *ud, struct serve_stream *st, const char *why,
+                                    bool by_client);
 /* A session on in_fd/out_fd (made non-blocking; the caller keeps them and closes them
  * after serve_stream_close). NULL with err when they cannot be polled. */
 struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,

@@ -200,7 +200,7 @@ static void op_list(struct ctl_conn *c, const json_t *req)
 {
     const char *want = json_string_value(json_object_get(req, "user"));
     char user[65];
-    bool root = serve_control_peer_is_root(c);
+    bool root = serve_control_peer_privileged(c);
     if (!root && !serve_control_user(c, want, user, sizeof(user)))
         return;
     const char *only = root ? want : user;
@@ -242,7 +242,7 @@ static void op_answer(struct ctl_conn *c, const json_t *req)
         break;
     char user[65];
     /* Another account's question is as good as absent: it learns nothing of it. */
-    if (a && !serve_control_peer_is_root(c) &&
+    if (a && !serve_control_peer_privileged(c) &&
         (!serve_control_user(c, NULL, user, sizeof(user)) || strcmp(user, a->user) != 0))
         a = NULL;
     if (!a) {

@@ -31,13 +31,13 @@ struct serve_stream {
 };
 
 /* The stream is over: the owner is told once (it closes it, now or later). */
-static void finish(struct serve_stream *st, const char *why)
+static void finish(struct serve_stream *st, const char *why, bool by_client)
 {
     if (st->done)
         return;
     st->done = true;
     event_del(st->ev_in);
-    st->end(st->end_ud, st, why);
+    st->end(st->end_ud, st, why, by_client);
 }
 
 static void flush_out(struct serve_stream *st)
@@ -50,7 +50,7 @@ static void flush_out(struct serve_stream *st)
         }
         if (n <= 0) {
             evbuffer_drain(st->out, evbuffer_get_length(st->out));
-            finish(st, "the client closed its input");
+            finish(st, "the client closed its input", true);
             return;
         }
     }
@@ -74,7 +74,7 @@ static void stream_send(void *t, json_t *msg, const json_t *related)
     if (evbuffer_get_length(st->out) + len > STDIO_MAX_OUT) {
         free(line);
         log_warnx("serve: the client does not read its answers; ending the session");
-        finish(st, "the client stopped reading");
+        finish(st, "the client stopped reading", true);
         return;
     }
     evbuffer_add(st->out, line, len);
@@ -115,13 +115,13 @@ static void on_readable(evutil_socket_t fd, short what, void *ud)
         return;
     if (s == LR_TOO_LONG || (n < 0 && errno == ENOBUFS)) {
         serve_session_on_bad_frame(st->ss, JRPC_INVALID_REQUEST, "frame longer than the limit");
-        finish(st, "a frame longer than the limit");
+        finish(st, "a frame longer than the limit", true);
         return;
     }
     if (n == 0)
-        finish(st, "the client closed stdin");
+        finish(st, "the client closed stdin", true);
     else if (n < 0)
-        finish(st, "reading stdin failed");
+        finish(st, "reading stdin failed", false);
 }
 
 struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,
@@ -184,9 +184,10 @@ struct own_stdio {
     const char *why;
 };
 
-static void on_own_end(void *ud, struct serve_stream *st, const char *why)
+static void on_own_end(void *ud, struct serve_stream *st, const char *why, bool by_client)
 {
     (void)st;
+    (void)by_client;
     struct own_stdio *o = ud;
     o->done = true;
     o->why = why;

@@ -116,6 +116,6 @@ check "the redis tunnels are audited as tcp grants, with their bytes" test "$(pa
 [ -s "$TMP/call.err" ] && diag "$(head -c 3000 "$TMP/call.err")"
 
 # The synthetic addresses outlive a netproxy restart (the hub hands them back).
-$PY "$ROOT/tests/hub/egress_restart.py" "$BIN/hub" serve --stdio --config "$CONF"
+$PY "$ROOT/tests/hub/egress_restart.py" "$BIN/hub" serve --stdio --standalone --config "$CONF"
 is "no hub veth left in the host namespace" "$(host_veths)" 0
 done_testing

@@ -9,9 +9,9 @@ import time
 
 
 class StdioClient:
-    def __init__(self, argv, stderr=subprocess.DEVNULL):
+    def __init__(self, argv, stderr=subprocess.DEVNULL, pass_fds=()):
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=stderr)
+                                  stderr=stderr, pass_fds=pass_fds)
         self.buf = b""
         self.next_id = 0
         self.answers = {}  # id -> (arrival time, message)

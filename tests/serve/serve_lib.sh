@@ -12,6 +12,8 @@ SDK_DIR=$ROOT/tests/serve
 serve_setup() {
     mkdir -p "$SPOKES"
     [ $# -gt 0 ] && cp "$@" "$SPOKES"/
+    # A hub serve --stdio without --standalone starts a background hub that outlives it.
+    at_exit stop_background
     hub_setup "$(printf '{"network": {"veth_pool": "169.254.124.0/22", "gateway_netns": "%s", "proxy_port": 3128, "host_id_base": %d, "host_id_count": 64}}' "$GW_NS" "$HOST_ID_BASE")"
     # delta: beta's tools with echo marked irreversible ("always" is never offered).
     $PY -c 'import json,sys
@@ -26,6 +28,29 @@ json.dump(m, open(sys.argv[2], "w"))' "$SPOKES/beta.json" "$SPOKES/delta.json"
         *) rm -f "$f" ;;
         esac
     done
+}
+
+# The background hub a hub serve --stdio of this test started (RUN/serve.sock.lock
+# holds the owner's pid): its pid, when it is one of this test's (its command line
+# names $CONF), else nothing.
+background_pid() {
+    local pid
+    pid=$(cat "$RUN/serve.sock.lock" 2>/dev/null) || return 0
+    [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--background .*$CONF" &&
+        echo "$pid"
+    return 0
+}
+# stop_background: ends it (SIGTERM, then SIGKILL after 10 s), and waits until it is gone.
+stop_background() {
+    local pid i
+    pid=$(background_pid)
+    [ -n "$pid" ] || return 0
+    kill "$pid" 2>/dev/null
+    for i in $(seq 200); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.05
+    done
+    kill -9 "$pid" 2>/dev/null
 }
 
 # conf_merge JSON: merges these top-level keys into $CONF.

@@ -51,7 +51,9 @@ is "queued, answered, withdrawn and expired questions are audited" \
 is "... the withdrawn one with its reason" \
     "$(audit_count 'g(r,"event.action")=="serve-approval" and "cancelled its call" in g(r,"event.reason")')" 1
 
-# The operator's policy: every question waits here, none goes to the client.
+# The operator's policy: every question waits here, none goes to the client. (Each
+# configuration is a new background hub's: the one the stdio hub started is stopped.)
+stop_background
 conf_merge '{"serve": {"approval_wait_s": 20, "approvals_only": true}}'
 probe only >"$TMP/only.out" 2>"$TMP/only.err"
 is "approvals_only: a client that can elicit is not asked" "$(got elicited only)" ""
@@ -60,11 +62,13 @@ like "... allow --for always answers it" "$(got allow only)" '^0 .*answered alwa
 like "... and the call completes" "$(got result only)" '"ok": true'
 
 # --ask-exec's refusal for a client that cannot be asked says its reason once.
+stop_background
 conf_merge '{"serve": {}}'
 probe exec --ask-exec >"$TMP/exec.out" 2>"$TMP/exec.err"
 out=$(got refusal exec)
 like "--ask-exec without a way to ask: refused, saying why" "$out" 'the client cannot be asked'
 is "... once" "$(grep -o 'the client cannot be asked' <<<"$out" | wc -l)" 1
+stop_background
 out=$("$BIN/hub" approvals --config "$CONF" 2>&1)
 like "hub approvals with no hub running says so" "$out" 'no hub serve is running here'
 done_testing

@@ -4,7 +4,8 @@
 # of starting spokes of its own. Two stdio clients and an HTTP session of one user, used
 # in turn, keep every file each wrote (one spoke serves them all); an attached process
 # ends with its session and the other way round; who may attach is the kernel's word
-# (SO_PEERCRED), never the request's; a socket left by a killed hub is taken over.
+# (SO_PEERCRED), never the request's; a socket left by a killed hub is taken over (by the
+# background hub the next hub serve --stdio starts).
 . "$(dirname "$0")/../lib.sh"
 require_root
 MODE=namespace
@@ -119,7 +120,9 @@ r = c.request("tools/call", {"name": "alpha__read", "arguments": {"path": "one"}
 print("read", json.dumps(r["result"]["structuredContent"], sort_keys=True))
 print("rc", c.close())
 EOF
-like "with no hub running, hub serve --stdio serves on its own (and reads the data)" "$(cat "$TMP/after.out")" '"text": "by one"'
-is "... its own session, not an attached one" "$(audit_count 'g(r,"event.action")=="serve-session-start" and g(r,"isolate.serve.transport")=="stdio"')" 1
+like "with no hub running, hub serve --stdio starts a background hub (and reads the data)" "$(cat "$TMP/after.out")" '"text": "by one"'
+is "... and attaches to it: no session served on its own" "$(audit_count 'g(r,"event.action")=="serve-session-start" and g(r,"isolate.serve.transport")=="stdio"')" 0
+check "... the background hub owns the socket now" test -n "$(background_pid)"
+stop_background
 is "no spoke left running" "$(leftover_procs)" 0
 done_testing

@@ -26,19 +26,20 @@ is "... and the question in the hub's words" \
 is "the data question's no is on record" \
     "$(rec serve-call 'g(r,"isolate.app")=="beta" and g(r,"isolate.serve.result")=="refused" and g(r,"rule.name")=="permission"')" 1
 
-# 5: --allow-data-flows turns the question off (documented opt-out).
+# 5: --allow-data-flows turns the question off (documented opt-out). Each run is a hub
+# of its own (--standalone): the background hub the probe's run started keeps its own.
 out=$({ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"a"}}}'
     sleep 1
     printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"beta__echo","arguments":{"text":"b"}}}'
-    sleep 2; } | "$BIN/hub" serve --stdio --config "$CONF" 2>/dev/null)
+    sleep 2; } | "$BIN/hub" serve --stdio --standalone --config "$CONF" 2>/dev/null)
 like "without elicitation the data question is --answers' (deny): refused" \
     "$(echo "$out" | grep '"id":3')" 'received from alpha was denied'
 out=$({ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"a"}}}'
     sleep 1
     printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"beta__echo","arguments":{"text":"b"}}}'
-    sleep 2; } | "$BIN/hub" serve --stdio --config "$CONF" --allow-data-flows 2>/dev/null)
+    sleep 2; } | "$BIN/hub" serve --stdio --standalone --config "$CONF" --allow-data-flows 2>/dev/null)
 like "with --allow-data-flows it is not asked" "$(echo "$out" | grep '"id":3')" '"text":"b"'
 
 # 9: app names with "__" are refused, so APP__TOOL is one app's tool.

@@ -5,6 +5,7 @@
 # every user in the tokens file start with the service, before any client comes), and
 # idle_s (a spoke without a call is stopped, audited spoke-kill reason idle, and its
 # next call starts it again). Spokes in none mode: what this needs is the hub's loop.
+# Each stdio hub is --standalone: its own options are what each step checks.
 . "$(dirname "$0")/../lib.sh"
 require_root
 MODE=none
@@ -13,14 +14,14 @@ serve_setup
 PROBE=$ROOT/tests/serve/prestart_probe.py
 APPS=alpha,beta,gamma,delta
 
-out=$($PY "$PROBE" none "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" 2>>"$TMP/serve.err")
+out=$($PY "$PROBE" none "$AUDIT" "$BIN/hub" serve --stdio --standalone --config "$CONF" 2>>"$TMP/serve.err")
 is "prestart none: the session's call is answered" "$(echo "$out" | jget 'd["echo"]')" true
 is "... its spoke started for the call, after the call's record" \
     "$(echo "$out" | jget 'd["started_by_call"]')" true
 is "... and no other app was started" "$(echo "$out" | jget 'd["others_started"]')" 0
 
 : >"$AUDIT"
-out=$(PROBE_APPS=$APPS $PY "$PROBE" session "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" \
+out=$(PROBE_APPS=$APPS $PY "$PROBE" session "$AUDIT" "$BIN/hub" serve --stdio --standalone --config "$CONF" \
     --prestart session 2>>"$TMP/serve.err")
 is "prestart session: the four apps' spokes start when the session opens" \
     "$(echo "$out" | jget 'd["all_started"]')" true
@@ -32,11 +33,11 @@ is "... a call finds its spoke running (started before the call, once)" \
 $PY -c 'import json,sys
 m = json.load(open(sys.argv[1])); m["prestart"] = "session"; json.dump(m, open(sys.argv[1], "w"))' \
     "$SPOKES/beta.json"
-out=$($PY "$PROBE" manifest "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" 2>>"$TMP/serve.err")
+out=$($PY "$PROBE" manifest "$AUDIT" "$BIN/hub" serve --stdio --standalone --config "$CONF" 2>>"$TMP/serve.err")
 is "a manifest's prestart: beta starts with the session" "$(echo "$out" | jget 'd["beta_started"]')" true
 is "... alpha, left to hub.json (none), starts with its first call" \
     "$(echo "$out" | jget '[d["echo"], d["alpha_started_by_call"]]')" '[true, true]'
-out=$("$BIN/hub" serve --stdio --config "$CONF" --prestart later 2>&1 </dev/null)
+out=$("$BIN/hub" serve --stdio --standalone --config "$CONF" --prestart later 2>&1 </dev/null)
 is "--prestart takes none, session or service (exit 2)" "$?" 2
 like "... and says so" "$out" "--prestart must be none, session or service"
 $PY -c 'import json,sys
@@ -69,7 +70,7 @@ $PY -c 'import json,sys
 m = json.load(open(sys.argv[1])); m["idle_s"] = 1; json.dump(m, open(sys.argv[1], "w"))' \
     "$SPOKES/gamma.json"
 # One session calls two apps: the data question between them is answered yes.
-out=$($PY "$PROBE" idle "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" --spoke-idle 0 \
+out=$($PY "$PROBE" idle "$AUDIT" "$BIN/hub" serve --stdio --standalone --config "$CONF" --spoke-idle 0 \
     --answers allow 2>>"$TMP/serve.err")
 is "idle_s 1: gamma's spoke is stopped after a second without a call (spoke-kill, idle)" \
     "$(echo "$out" | jget 'd["gamma_stopped"]')" true

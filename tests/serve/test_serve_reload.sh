@@ -10,10 +10,12 @@ MODE=none
 serve_setup
 cp "$SPOKES/beta.json" "$TMP/beta.orig.json"
 
+# Over stdio: the background hub that hub serve --stdio starts follows the directory.
 $PY "$ROOT/tests/serve/reload_probe.py" stdio "$SPOKES" "$AUDIT" "$BIN/hub" serve --stdio --config "$CONF" --allow-data-flows
-like "the log says what changed" "$(cat "$TMP/serve.err")" 'added epsilon'
-like "... and why a directory did not load" "$(cat "$TMP/serve.err")" \
+like "the log says what changed" "$(cat "$RUN/serve-background.log")" 'added epsilon'
+like "... and why a directory did not load" "$(cat "$RUN/serve-background.log")" \
     'does not load \(the apps stay as they were\): .*zeta.json'
+stop_background
 
 # The same over HTTP, the notifications on the session's GET stream.
 cp "$TMP/beta.orig.json" "$SPOKES/beta.json"

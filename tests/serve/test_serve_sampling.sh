@@ -2,7 +2,8 @@
 # hub serve --llm: a spoke's sampling request, from a client that samples no model
 # itself, is answered by the hub's own LLM (an OpenAI-compatible stand-in here) on a
 # thread of its own, under llm.sampling_*; without --llm it is declined. Spokes in none
-# mode.
+# mode. The first hub serve --stdio starts the background hub, which gets its --llm and
+# the key from its environment.
 . "$(dirname "$0")/../lib.sh"
 require_root
 MODE=none
@@ -29,7 +30,9 @@ is "the LLM call is audited in the spoke's context" \
     "$(audit_count "g(r,'event.action')=='llm-call' and g(r,'isolate.llm.context')=='spoke:beta'")" 1
 is "the runtime audits both sampling requests" "$(audit_count "g(r,'event.action')=='sampling'")" 2
 
-# Without --llm the request is declined, as before.
+# Without --llm the request is declined, as before (by a hub started without it: the
+# background hub the first hub serve --stdio started is stopped).
+stop_background
 out=$({ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"beta__sample","arguments":{}}}'
     sleep 3; } | "$BIN/hub" serve --stdio --config "$CONF" 2>/dev/null | grep '"id":2')

@@ -18,6 +18,9 @@ mode_needs_jail_skip
 node "$SDK_DIR/client.mjs" stdio "$BIN/hub" "$CONF" 2>"$TMP/stdio.err"
 [ $? -eq 0 ] || diag "stdio stderr: $(tail -5 "$TMP/stdio.err")"
 
+# The stdio hub attached to a background hub it started; the HTTP hub below is the
+# one that runs the spokes now (two hubs would contend for the apps' data).
+stop_background
 TOKEN=$("$BIN/hub" serve token add tester --tokens "$TMP/tokens")
 serve_http_start --tokens "$TMP/tokens" --allow-data-flows
 node "$SDK_DIR/client.mjs" http "$URL" "$TOKEN" 2>"$TMP/http.err"
