@@ -138,6 +138,7 @@ struct serve_session {
     size_t n_calls;
     LIST_HEAD(, serve_ask) asks;
     size_t n_asks;
+    LIST_HEAD(, serve_sub) subs; /* subscriptions/listen open (serve_subscribe.c) */
     int64_t next_id;
     uint64_t t_start, calls_total;
     struct serve_grants grants; /* "session" answers */
@@ -289,6 +290,21 @@ void serve_modern_outgoing(struct serve_session *ss, json_t *msg);
  * session's); 8: none at all. */
 int serve_session_level_for(const struct serve_session *ss, const json_t *related);
 bool serve_session_modern(const struct serve_session *ss, const json_t *related);
+
+/* The request id will get no answer: forgotten (a cancelled subscription). */
+void serve_modern_forget(struct serve_session *ss, const json_t *id);
+
+/* ---- serve_subscribe.c ---- */
+enum { SERVE_LIST_TOOLS = 1, SERVE_LIST_PROMPTS = 2, SERVE_LIST_RESOURCES = 4 };
+struct serve_sub;
+/* A modern subscriptions/listen request: acknowledged, and held open. */
+void serve_subscribe_listen(struct serve_session *ss, const json_t *id, const json_t *params);
+/* The client cancelled request id: true when it was a subscription (now ended). */
+bool serve_subscribe_cancel(struct serve_session *ss, const json_t *id);
+/* The lists in which (SERVE_LIST_*) changed: every subscription that asked hears it. */
+void serve_subscribe_changed(struct serve *sv, unsigned which);
+/* The session ends: each subscription is answered (ended by the hub) and freed. */
+void serve_subscribe_end(struct serve_session *ss);
 
 /* ---- serve_tools.c ---- */
 json_t *serve_tools_list(struct serve_session *ss);

@@ -13,8 +13,9 @@
  *     does; cacheScope private: what a user sees is theirs);
  *   - notifications/message only for a request that asked for a log level
  *     (io.modelcontextprotocol/logLevel), progress as before;
- *   - the hub sends such a client no requests of its own: a question for a modern
- *     request is one that cannot be put to the client (hub approvals, else --answers).
+ *   - the hub sends such a client no requests of its own (a question is the answer
+ *     input_required, serve_mrtr.c), and no notification it did not ask for: the lists'
+ *     changes go to its subscriptions/listen requests (serve_subscribe.c).
  * The session keeps the ids of its modern requests in flight, so that their answers,
  * whoever sends them, are completed here on the way out (serve_session_send). */
 #include "mcpver.h"
@@ -97,6 +98,10 @@ void serve_modern_request(struct serve_session *ss, struct jrpc_msg *msg)
         on_discover(ss, msg->id);
         return;
     }
+    if (strcmp(m, "subscriptions/listen") == 0) {
+        serve_subscribe_listen(ss, msg->id, msg->params);
+        return;
+    }
     ss->in_modern = true;
     ss->modern_caps = json_object_get(meta, MCP_META_CLIENT_CAPABILITIES);
     serve_session_dispatch(ss, msg);
@@ -161,6 +166,14 @@ void serve_modern_outgoing(struct serve_session *ss, json_t *msg)
         }
     }
     if (e)
+        json_object_del(ss->modern_ids, key);
+    free(key);
+}
+
+void serve_modern_forget(struct serve_session *ss, const json_t *id)
+{
+    char *key;
+    if (entry_of(ss, id, &key))
         json_object_del(ss->modern_ids, key);
     free(key);
 }

@@ -42,6 +42,7 @@ struct serve_session *serve_session_new(struct serve *sv, const struct serve_tra
     ss->t_start = now_mono_ns();
     LIST_INIT(&ss->calls);
     LIST_INIT(&ss->asks);
+    LIST_INIT(&ss->subs);
     LIST_INSERT_HEAD(&sv->sessions, ss, link);
     sv->m.sessions_total++;
     sv->m.sessions_open++;
@@ -162,17 +163,16 @@ const char *serve_instructions(const struct serve_session *ss, char *buf, size_t
 json_t *serve_capabilities(const struct serve_session *ss, bool modern)
 {
     (void)ss;
+    (void)modern;
     /* Resources and prompts too: the one app's, or every app's under the gateway's names
      * (serve_gateway.c); an app without them adds empty lists. The lists change when the
-     * spokes directory does (serve_watch.c): said on a legacy session; a modern client
-     * has no such stream here (no subscriptions/listen), so it is not promised one. */
+     * spokes directory does (serve_watch.c): said on a legacy session, and to a modern
+     * client's subscriptions/listen (serve_subscribe.c). */
     json_t *c = json_pack("{s:{},s:{},s:{},s:{},s:{}}", "tools", "logging", "completions",
                           "resources", "prompts");
-    if (!modern) {
-        json_object_set_new(json_object_get(c, "tools"), "listChanged", json_true());
-        json_object_set_new(json_object_get(c, "resources"), "listChanged", json_true());
-        json_object_set_new(json_object_get(c, "prompts"), "listChanged", json_true());
-    }
+    json_object_set_new(json_object_get(c, "tools"), "listChanged", json_true());
+    json_object_set_new(json_object_get(c, "resources"), "listChanged", json_true());
+    json_object_set_new(json_object_get(c, "prompts"), "listChanged", json_true());
     return c;
 }
 
@@ -337,6 +337,7 @@ void serve_session_close(struct serve_session *ss, const char *reason)
 {
     if (ss->state == SS_CLOSED)
         return;
+    serve_subscribe_end(ss);
     bool was_ready = ss->state == SS_READY;
     ss->state = SS_CLOSED;
     ss->tr = NULL;

@@ -343,6 +343,8 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
 
 void serve_tools_cancel(struct serve_session *ss, const json_t *request_id)
 {
+    if (serve_subscribe_cancel(ss, request_id))
+        return;
     struct serve_call *sc;
     LIST_FOREACH(sc, &ss->calls, link)
     if (json_equal(sc->req_id, (json_t *)request_id))

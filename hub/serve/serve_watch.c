@@ -26,11 +26,12 @@ static void tell_sessions(struct serve *sv)
     if (ss->state == SS_READY) {
         /* An app's tools, prompts and resources come and go with its manifest. */
         serve_session_send(ss, jrpc_notification("notifications/tools/list_changed", NULL), NULL);
-        serve_session_send(ss, jrpc_notification("notifications/prompts/list_changed", NULL),
-                           NULL);
+        serve_session_send(ss, jrpc_notification("notifications/prompts/list_changed", NULL), NULL);
         serve_session_send(ss, jrpc_notification("notifications/resources/list_changed", NULL),
                            NULL);
     }
+    /* 2026-07-28 clients: on the subscriptions that asked for it. */
+    serve_subscribe_changed(sv, SERVE_LIST_TOOLS | SERVE_LIST_PROMPTS | SERVE_LIST_RESOURCES);
 }
 
 static void on_quiet(evutil_socket_t fd, short what, void *arg)

@@ -18,7 +18,7 @@ got() { sed -n "s/^$1 //p" "$TMP/out"; }
 
 d=$(got discover)
 like "server/discover: the modern versions" "$d" '"supportedVersions": \["2026-07-28"\]'
-like "... the capabilities" "$d" '"capabilities": \{.*"tools": \{\}'
+like "... the capabilities, the lists' changes offered (subscriptions/listen)" "$d" '"capabilities": \{.*"prompts": \{"listChanged": true\}.*"tools": \{"listChanged": true\}'
 like "... the identity in _meta, resultType, caching hints" "$d" '"_meta": \{"io.modelcontextprotocol/serverInfo": \{"name": "isolategpt-hub".*"cacheScope": "private".*"resultType": "complete".*"ttlMs": 0'
 like "tools/list without initialize: resultType, ttlMs, cacheScope, serverInfo" "$(got list)" '"cacheScope": "private", "n": [1-9][0-9]*, "resultType": "complete", "server": "isolategpt-hub", "ttlMs": 0'
 is "tools/call without initialize" "$(got call)" '{"resultType": "complete", "sc": {"text": "hi"}}'
