@@ -326,7 +326,7 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
     if (!only_queue && ss && sc->modern && sc->can_elicit) {
         json_t *qp = question_params(ss, q);
         json_object_set_new(qp, "mode", json_string("form"));
-        if (serve_mrtr_ask(sc, qp, on_perm_answer, pc))
+        if (serve_mrtr_ask(sc, "elicitation/create", qp, on_perm_answer, pc))
             return;
     }
     if (!only_queue && ss && ss->can_elicit && !sc->modern &&
@@ -394,12 +394,14 @@ static void on_forwarded(void *ud, json_t *result, int code, const char *message
     free(fc);
 }
 
-/* Sends method to the client of req's call; false when that client cannot take it. */
+/* Sends method to the client of req's call (capable: a legacy session declared it); a
+ * modern request's client gets it as its request's answer input_required, when it
+ * declared it there (serve_mrtr.c). False when that client cannot take it. */
 static bool forward(const struct hook_request *req, const char *method, json_t *params,
                     hook_done_fn done, void *done_ud, bool capable)
 {
     struct serve_call *sc = req->origin;
-    if (!sc || !sc->ss || !capable || sc->modern) {
+    if (!sc || !sc->ss || (!capable && !sc->modern)) {
         json_decref(params);
         return false;
     }
@@ -408,6 +410,13 @@ static bool forward(const struct hook_request *req, const char *method, json_t *
     sc->refs++;
     fc->done = done;
     fc->done_ud = done_ud;
+    if (sc->modern) {
+        if (serve_mrtr_ask(sc, method, params, on_forwarded, fc))
+            return true;
+        sc->refs--;
+        free(fc);
+        return false;
+    }
     if (serve_session_request(sc->ss, sc->req_id, method, params, on_forwarded, fc) < 0) {
         sc->refs--;
         free(fc);
@@ -504,9 +513,12 @@ static void elicit_create(struct elicit_hook *h, const struct hook_request *req,
                  "refused: a URL-mode question needs an https:// url of at most 2048 bytes");
             return;
         }
-        /* Only a client that declared URL mode: it shows the address as one to open,
-         * not as a form of the hub's. --answers has no URL answer: declined. */
-        if (!ss || !ss->can_elicit_url || strcmp(ss->protocol, "2025-11-25") != 0) {
+        /* Only a client that declared URL mode (a modern request's client in that
+         * request): it shows the address as one to open, not as a form of the hub's.
+         * --answers has no URL answer: declined. */
+        if (sc && sc->modern
+                ? !sc->can_elicit_url
+                : !ss || !ss->can_elicit_url || strcmp(ss->protocol, "2025-11-25") != 0) {
             done(done_ud, NULL, JRPC_INVALID_PARAMS,
                  "refused: the client did not declare URL-mode elicitation");
             return;
@@ -520,7 +532,7 @@ static void elicit_create(struct elicit_hook *h, const struct hook_request *req,
                         json_sprintf("[%s] %s", req->app, json_string_value(text)));
     json_decref(text);
     visible_schema(json_object_get(params, "requestedSchema"));
-    if (ss && strcmp(ss->protocol, "2025-11-25") != 0)
+    if (ss && !sc->modern && strcmp(ss->protocol, "2025-11-25") != 0)
         json_object_del(params, "mode");
     if (!forward(req, "elicitation/create", params, done, done_ud,
                  ss && (url ? ss->can_elicit_url : ss->can_elicit)))

@@ -121,7 +121,7 @@ struct serve_session {
     char protocol[16];
     bool can_elicit, can_sample;
     bool can_elicit_url; /* declared elicitation's URL mode (2025-11-25) */
-    int log_level; /* serve_log_level(): spokes' log messages below it are not sent */
+    int log_level;       /* serve_log_level(): spokes' log messages below it are not sent */
     char client_name[129], client_version[65];
     /* The one app this session is served (its own tool names), "" for the gateway
      * shape: --app's, or what an attached hub serve --stdio asked for. */
@@ -173,10 +173,12 @@ struct serve_call {
     char session_id[33], user[65]; /* of the session that made it */
     uint64_t t0;
     bool cancelled;
-    bool modern;      /* a 2026-07-28 request: the hub sends its client no requests */
-    bool can_elicit;  /* ... but it declared elicitation: questions go as input_required */
-    json_t *args;     /* tools/call's arguments (a retry must carry the same) */
-    char denial[300]; /* why the last question was answered no */
+    bool modern;         /* a 2026-07-28 request: the hub sends its client no requests */
+    bool can_elicit;     /* ... but it declared elicitation: questions go as input_required */
+    bool can_sample;     /* ... and sampling: a spoke's sampling request too */
+    bool can_elicit_url; /* ... and elicitation's URL mode */
+    json_t *args;        /* tools/call's arguments (a retry must carry the same) */
+    char denial[300];    /* why the last question was answered no */
 };
 
 typedef void (*serve_answer_fn)(void *ud, json_t *result, int code, const char *message);
@@ -328,10 +330,12 @@ void serve_call_detach(struct serve_call *sc);
 void serve_call_attach(struct serve_call *sc, struct serve_session *ss);
 
 /* ---- serve_mrtr.c ---- */
-/* Sends question (elicitation/create params, stolen) as the answer input_required to
- * the modern request of sc, when its client declared elicitation: true (done runs once,
- * with the answer of the retry or an error), else false (question freed). */
-bool serve_mrtr_ask(struct serve_call *sc, json_t *question, serve_answer_fn done, void *ud);
+/* Sends a request of method (elicitation/create or sampling/createMessage; params
+ * stolen) as the answer input_required to the modern request of sc, when its client
+ * declared that capability in it: true (done runs once, with the
+ * answer of the retry or an error), else false (params freed). */
+bool serve_mrtr_ask(struct serve_call *sc, const char *method, json_t *params, serve_answer_fn done,
+                    void *ud);
 /* A tools/call that carries requestState/inputResponses: resumes the call waiting under
  * it (true; an unknown or foreign state answered with an error), false for a request
  * that carries neither. */

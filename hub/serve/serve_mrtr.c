@@ -1,12 +1,14 @@
 /* Multi round-trip requests (MCP 2026-07-28): the hub's question for a modern request
- * whose client declared elicitation goes back as the request's answer,
+ * whose client declared elicitation, and a spoke's own elicitation or sampling request
+ * (serve_ask.c, after its filter) when the client declared that, goes back as the
+ * request's answer,
  *   {"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create",
  *    "params":{...}}},"requestState":"<id>"}
  * and the client asks the user, then sends the request again with "inputResponses"
- * {"q": <its ElicitResult>} and the same requestState. The hub's call meanwhile waits
- * where it was (its permission question open), held here under that id: requestState is
- * a random 128-bit name of this wait, nothing the client could forge into a decision,
- * and a retry is taken only from the same user, for the same tool and arguments. The
+ * {"q": <its ElicitResult or CreateMessageResult>} and the same requestState. The hub's call
+ * meanwhile waits where it was (its permission question open), held here under that id:
+ * requestState is a random 128-bit name of this wait, nothing the client could forge into a
+ * decision, and a retry is taken only from the same user, for the same tool and arguments. The
  * retry becomes the call's request (its result, or the next question, answers it). A
  * wait no retry comes for ends after SERVE_MRTR_WAIT_S with the question answered no. */
 #include "log.h"
@@ -25,7 +27,8 @@ struct mrtr_wait {
     char state[33];
     struct serve_call *sc; /* a reference */
     json_t *args;          /* the request's arguments: a retry must carry the same */
-    json_t *question;      /* the elicitation/create params, asked again when missing */
+    const char *method;    /* elicitation/create or sampling/createMessage */
+    json_t *question;      /* its params, asked again when missing */
     serve_answer_fn done;
     void *ud;
     struct event *ev_expire;
@@ -55,15 +58,17 @@ static void on_expire(evutil_socket_t fd, short what, void *ud)
 static json_t *input_required(const struct mrtr_wait *w)
 {
     return json_pack("{s:s,s:{s:{s:s,s:O}},s:s}", "resultType", "input_required", "inputRequests",
-                     MRTR_KEY, "method", "elicitation/create", "params", w->question,
-                     "requestState", w->state);
+                     MRTR_KEY, "method", w->method, "params", w->question, "requestState",
+                     w->state);
 }
 
-bool serve_mrtr_ask(struct serve_call *sc, json_t *question, serve_answer_fn done, void *ud)
+bool serve_mrtr_ask(struct serve_call *sc, const char *method, json_t *params, serve_answer_fn done,
+                    void *ud)
 {
     struct serve_session *ss = sc->ss;
-    if (!ss || !sc->modern || !sc->can_elicit) {
-        json_decref(question);
+    bool sampling = strcmp(method, "sampling/createMessage") == 0;
+    if (!ss || !sc->modern || !(sampling ? sc->can_sample : sc->can_elicit)) {
+        json_decref(params);
         return false;
     }
     struct serve *sv = sc->sv;
@@ -73,7 +78,8 @@ bool serve_mrtr_ask(struct serve_call *sc, json_t *question, serve_answer_fn don
     w->sc = sc;
     sc->refs++;
     w->args = json_incref(sc->args);
-    w->question = question;
+    w->method = sampling ? "sampling/createMessage" : "elicitation/create";
+    w->question = params;
     w->done = done;
     w->ud = ud;
     w->ev_expire = evtimer_new(sv->base, on_expire, w);

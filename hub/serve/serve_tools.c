@@ -118,6 +118,8 @@ struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, 
     json_t *elicit = json_object_get(ss->modern_caps, "elicitation");
     sc->can_elicit = sc->modern && json_is_object(elicit) &&
                      (json_object_size(elicit) == 0 || json_object_get(elicit, "form"));
+    sc->can_elicit_url = sc->can_elicit && json_is_object(json_object_get(elicit, "url"));
+    sc->can_sample = sc->modern && json_is_object(json_object_get(ss->modern_caps, "sampling"));
     sc->t0 = now_mono_ns();
     LIST_INSERT_HEAD(&ss->calls, sc, link);
     ss->n_calls++;

@@ -81,6 +81,44 @@ out("mrtr-done", [rounds, r.get("resultType"), r.get("structuredContent", {}).ge
 r = c.request("tools/call", {"_meta": ec, "name": "alpha__relay", "arguments": relay,
                              "requestState": state, "inputResponses": yes})
 out("mrtr-replay", r.get("error", {}).get("code"))
+# A spoke's own questions for a modern request: the request's answer input_required too
+# (never a request of the hub's), after the hub's filter (its label, visible text, no
+# hub wording), and only for what the client declared in that request.
+sq = meta(caps={"elicitation": {}, "sampling": {}})
+
+
+def spoke_call(m, tool, args, state=None, answers=None):
+    p = {"_meta": m, "name": "conformance__" + tool, "arguments": args}
+    if state:
+        p.update(requestState=state, inputResponses=answers)
+    return c.request("tools/call", p, timeout=60)["result"]
+
+
+def text(r):
+    return (r.get("content") or [{}])[0].get("text")
+
+
+ask = {"message": "your name?"}
+r = spoke_call(sq, "test_elicitation", ask)
+q = r.get("inputRequests", {}).get("q", {})
+out("spoke-elicit", [r.get("resultType"), q.get("method"), q.get("params", {}).get("message"),
+                     sorted(q.get("params", {}).get("requestedSchema", {}).get("properties", {}))])
+r = spoke_call(sq, "test_elicitation", ask, r.get("requestState"),
+               {"q": {"action": "accept", "content": {"username": "ann", "email": "a@x"}}})
+out("spoke-elicit-done", [r.get("resultType"), text(r)])
+r = spoke_call(sq, "test_sampling", {"prompt": "hello"})
+q = r.get("inputRequests", {}).get("q", {})
+qp = q.get("params", {})
+out("spoke-sample", [r.get("resultType"), q.get("method"), qp.get("includeContext"),
+                     "from the app conformance" in qp.get("systemPrompt", "")])
+r = spoke_call(sq, "test_sampling", {"prompt": "hello"}, r.get("requestState"),
+               {"q": {"role": "assistant", "content": {"type": "text", "text": "hi there"},
+                      "model": "stand-in"}})
+out("spoke-sample-done", [r.get("resultType"), text(r)])
+r = spoke_call(ec, "test_sampling", {"prompt": "hello"})
+out("spoke-sample-undeclared", [r.get("resultType"), text(r)])
+r = spoke_call(sq, "test_elicitation", {"message": "[hub] allow this call?"})
+out("spoke-elicit-hub-words", [r.get("resultType"), text(r)])
 out("requests-sent", sum(1 for m in c.notes if "id" in m and "method" in m))
 # the same stream still takes the legacy handshake
 r = c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},

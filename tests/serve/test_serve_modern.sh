@@ -3,8 +3,9 @@
 # stateless requests with per-request _meta over stdio, beside a legacy session on the
 # same stream, and over HTTP with the request metadata headers checked against the body;
 # the protocol's errors and their HTTP statuses; log messages only when asked for; no
-# request of the hub's to such a client; a closed stream cancels its request; the
-# 2024-11-05 header on a legacy session. Spokes in none mode.
+# request of the hub's to such a client (its questions and a spoke's go as the answer
+# input_required); a closed stream cancels its request; the 2024-11-05 header on a
+# legacy session. Spokes in none mode.
 . "$(dirname "$0")/../lib.sh"
 require_root
 MODE=none
@@ -34,6 +35,15 @@ is "... a requestState the hub did not give is refused" "$(got mrtr-forged)" -32
 is "... and so is the right one with other arguments" "$(got mrtr-other-args)" -32602
 is "... answered on retries (the call, then the result's way back), the call completes" "$(got mrtr-done)" '[2, "complete", true]'
 is "... and the state, spent, cannot be replayed" "$(got mrtr-replay)" -32602
+is "a spoke's elicitation for a modern request: input_required, under the app's label" \
+    "$(got spoke-elicit)" '["input_required", "elicitation/create", "[conformance] your name?", ["email", "username"]]'
+is "... the retry's answer reaches the spoke" "$(got spoke-elicit-done)" \
+    '["complete", "User response: action=accept, content={\"username\":\"ann\",\"email\":\"a@x\"}"]'
+is "a spoke's sampling request for a client that declared sampling: input_required, no other context, labelled" \
+    "$(got spoke-sample)" '["input_required", "sampling/createMessage", "none", true]'
+is "... the retry's message reaches the spoke" "$(got spoke-sample-done)" '["complete", "LLM response: hi there"]'
+like "... a client that did not declare sampling is not asked (declined: no --llm)" "$(got spoke-sample-undeclared)" '^\["complete", "Sampling failed: '
+like "a spoke's question in the hub's words is refused, not sent" "$(got spoke-elicit-hub-words)" '^\["complete", "Elicitation failed: .*hub.s words'
 is "... no request of the hub's went to the client" "$(got requests-sent)" 0
 is "the same stdio stream still takes initialize" "$(got legacy)" 2025-11-25
 is "... and then ping" "$(got legacy-ping)" true
