@@ -88,6 +88,9 @@ struct hub_config {
     /* The background hub that hub serve --stdio starts when none runs ends after this
      * long without a client session or a question waiting (0: never). */
     unsigned idle_exit_s;
+    /* --oauth: the issuer's key set is fetched again for a key id it lacks at most this
+     * often (the tests shorten it). */
+    unsigned oauth_jwks_refresh_s;
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL),

@@ -1019,7 +1019,8 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
                                 .audience = o->oauth_audience ? o->oauth_audience : aud,
                                 .jwks_uri = o->oauth_jwks,
                                 .user_claim = o->oauth_user_claim,
-                                .max_users = HTTP_TOKEN_SLOTS - 1};
+                                .max_users = HTTP_TOKEN_SLOTS - 1,
+                                .refresh_s = sv->cfg->oauth_jwks_refresh_s};
         if (!(srv.oauth = oauth_new(&oo, err, sizeof(err)))) {
             log_warnx("--oauth: %s", err);
             close(fd);

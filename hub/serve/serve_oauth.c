@@ -6,7 +6,8 @@
  *     a 401 names it (WWW-Authenticate: Bearer resource_metadata="...", scope="...");
  *   - a token is a JWT signed RS256 or ES256 by a key of the issuer's JWKS (lib/jwt.c;
  *     the JWKS URI from --oauth-jwks, else the issuer's RFC 8414 or OpenID metadata),
- *     fetched at start and again, at most every JWKS_REFRESH_S, for a kid it lacks;
+ *     fetched at start and again, at most every refresh_s (hub.json
+ *     serve.oauth_jwks_refresh_s, 10 s), for a kid it lacks;
  *   - its claims: iss the issuer exactly, aud this resource (RFC 8707: a token meant
  *     for another resource is refused, whatever else it says), exp in the future and
  *     nbf not (60 s leeway), the user claim (--oauth-user-claim, default sub) a hub
@@ -29,13 +30,13 @@
 
 #define FETCH_MAX (256 * 1024)
 #define FETCH_TIMEOUT_MS 5000
-#define JWKS_REFRESH_S 10
 #define LEEWAY_S 60
 
 struct oauth {
     char *issuer, *audience, *jwks_uri, *user_claim, *metadata_url;
     struct jwks *keys;
     time_t fetched;
+    unsigned refresh_s;
     char (*users)[65]; /* slot -> user */
     size_t n_users, max_users;
 };
@@ -172,6 +173,7 @@ struct oauth *oauth_new(const struct oauth_opts *o, char *err, size_t errlen)
     a->audience = xstrdup(o->audience);
     a->user_claim = xstrdup(o->user_claim ? o->user_claim : "sub");
     a->max_users = o->max_users;
+    a->refresh_s = o->refresh_s ? o->refresh_s : 10;
     a->users = xcalloc(a->max_users ? a->max_users : 1, sizeof(*a->users));
     /* The metadata's address: the resource's origin, then the well-known path and the
      * resource's own path (RFC 9728 section 3.1). */
@@ -286,7 +288,7 @@ enum oauth_result oauth_check(struct oauth *a, const char *token, size_t len,
     json_t *claims = jwt_verify(a->keys, token, len, &kid, v->why, sizeof(v->why));
     /* A kid the set lacks: the issuer may have rotated its keys. */
     if (!claims && kid && !jwks_has_kid(a->keys, kid) &&
-        time(NULL) - a->fetched >= JWKS_REFRESH_S) {
+        time(NULL) - a->fetched >= (time_t)a->refresh_s) {
         char err[300];
         if (load_keys(a, err, sizeof(err)) < 0)
             log_warnx("OAuth: %s", err);

@@ -13,6 +13,7 @@ struct oauth_opts {
     const char *jwks_uri;   /* NULL: from the issuer's metadata */
     const char *user_claim; /* NULL: "sub" */
     size_t max_users;       /* distinct users counted at once (the HTTP server's slots) */
+    unsigned refresh_s;     /* the keys fetched anew for an unknown kid at most this often */
 };
 
 struct oauth;
