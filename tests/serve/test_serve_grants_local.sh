@@ -32,20 +32,27 @@ def relay(c, tool):
                         "result": {"action": "accept", "content": {"decision": "always"}}})
                 break
         else:
-            if not c._read(20):
+            if not c._read(120):  # two spokes start on the way: generous on a busy machine
                 return None, asked
 
 caps = {"elicitation": {}} if mode == "ask" else {}
-c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf])
-c.initialize("grants-" + mode, caps)
+c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf],
+                stderr=open(f"{sys.argv[5]}/{mode}.hub.err", "w"))
+if not c.initialize("grants-" + mode, caps):
+    sys.exit("the hub did not answer initialize (its stderr follows)")
 r, asked = relay(c, "beta.echo")
-print("echo", json.dumps(r["structuredContent"], sort_keys=True), "asked", asked)
+print("echo", json.dumps((r or {}).get("structuredContent", r), sort_keys=True), "asked", asked)
 if mode == "later":
     r, asked = relay(c, "gamma.echo")
     print("gamma", json.dumps(r, sort_keys=True))
 print("rc", c.close())
 EOF
-probe() { $PY "$TMP/probe.py" "$BIN/hub" "$CONF" "$ROOT/tests/serve" "$1" 2>"$TMP/$1.err"; }
+# A session that fails says why (the probe's and the hub's stderr), instead of failing
+# every check after it in silence.
+probe() {
+    $PY "$TMP/probe.py" "$BIN/hub" "$CONF" "$ROOT/tests/serve" "$1" "$TMP" 2>"$TMP/$1.err" ||
+        diag "session $1: $(tail -5 "$TMP/$1.err") / hub: $(tail -5 "$TMP/$1.hub.err")" >&2
+}
 out=$(probe ask)
 like "session one: the user answers the question always" "$out" '"ok": true.* asked 1'
 check "the answers are kept in the data root's store" grep -q always "$DATA/.serve-grants.json"
