@@ -7,7 +7,9 @@
  * ends by itself once it has had nothing to do for serve.idle_exit_s: no session, no
  * question waiting for hub approvals or for a client's retry (input_required), no
  * connection on the control socket. It ends too when its socket is gone or replaced
- * (its run directory removed): no client can reach it any more. */
+ * (its run directory removed): no client can reach it any more; and when a hub serve
+ * that starts now (the service) asks for the socket while it serves nobody (op yield,
+ * serve_control.c), so that the host's spokes are that hub's alone. */
 #include "log.h"
 #include "serve_impl.h"
 #include "util.h"
@@ -82,6 +84,7 @@ void serve_ready_say(int fd, const char *word)
 int serve_background(struct serve *sv, int ready_fd)
 {
     struct background b = {.sv = sv, .idle_since = now_mono_ns()};
+    sv->background = true;
     serve_control_path(sv->cfg, b.sock, sizeof(b.sock));
     if (lstat(b.sock, &b.sock_st) < 0)
         log_warnx("the control socket %s: %s", b.sock, strerror(errno));
@@ -93,7 +96,7 @@ int serve_background(struct serve *sv, int ready_fd)
         close(ready_fd);
     if (sv->cfg->idle_exit_s > 0)
         log_info("the background hub ends after %u s without a client", sv->cfg->idle_exit_s);
-    while (!b.done && !hub_quit_requested(sv->hub))
+    while (!b.done && !sv->yielded && !hub_quit_requested(sv->hub))
         event_base_loop(sv->base, EVLOOP_ONCE);
     event_free(check);
     return 0;

@@ -13,6 +13,9 @@
  *        connection closed without it means the hub died; the connection's closing (the
  *        attaching process ended) ends the session.
  *   {"op":"approvals",...}, {"op":"answer",...}  the out-of-band questions (serve_queue.c)
+ *   {"op":"yield"}  a hub starting now (the service) asks a background hub that serves
+ *        nobody to end and leave it the socket ({"ok":true}, then it ends); any other
+ *        hub, or one with a session or a question waiting, refuses.
  * Refusals are {"ok":false,"error":"why"}.
  *
  * Who is who comes from the kernel (SO_PEERCRED), never from the request: root, and the
@@ -38,10 +41,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CTL_LINE_MAX 65536
 #define CTL_MAX_CONNS 256
+/* How long a hub taking the socket over waits for the background hub's end (it stops
+ * its spokes first). */
+#define TAKE_OVER_WAIT_MS 15000
 
 struct ctl_conn {
     struct serve *sv;
@@ -246,6 +253,25 @@ static void op_attach(struct ctl_conn *c, const json_t *req)
                        isolation_name(sv->cfg->isolation)));
 }
 
+static void op_yield(struct ctl_conn *c)
+{
+    struct serve *sv = c->sv;
+    if (!serve_control_peer_privileged(c))
+        serve_control_refuse(c, "only root and uid %u may ask this hub to end",
+                             (unsigned)geteuid());
+    else if (!sv->background)
+        serve_control_refuse(c, "this hub serve is not a background one: it keeps the socket");
+    else if (!LIST_EMPTY(&sv->sessions) || sv->n_approvals > 0 || !LIST_EMPTY(&sv->mrtr))
+        serve_control_refuse(c, "the background hub serves sessions or holds questions");
+    else {
+        log_info("control: a hub serve starting now (pid %d) takes the socket over: ending",
+                 (int)c->pid);
+        sv->yielded = true;
+        reply(c, json_pack("{s:b}", "ok", 1));
+        event_base_loopbreak(sv->base);
+    }
+}
+
 static void on_request(struct ctl_conn *c, const char *line, size_t len)
 {
     json_error_t je;
@@ -255,6 +281,8 @@ static void on_request(struct ctl_conn *c, const char *line, size_t len)
         serve_control_refuse(c, "a request is a JSON object with an op");
     else if (strcmp(op, "attach") == 0)
         op_attach(c, req);
+    else if (strcmp(op, "yield") == 0)
+        op_yield(c);
     else if (!serve_queue_control(c, op, req))
         serve_control_refuse(c, "unknown op %.40s", op);
     json_decref(req);
@@ -385,6 +413,31 @@ int serve_control_lock(const struct hub_config *cfg, char *err, size_t errlen)
     return lock;
 }
 
+/* The socket's lock is another hub's: a background hub that serves nobody hands it over
+ * (op yield), and the lock is free once it has ended. The lock, or -2 when it stays
+ * theirs, -1 with err. */
+static int take_over(const struct hub_config *cfg, char *err, size_t errlen)
+{
+    json_t *req = json_pack("{s:s}", "op", "yield"), *ans = NULL;
+    int r = serve_control_call(cfg, req, &ans, err, errlen);
+    json_decref(req);
+    bool ok = r == 0 && json_is_true(json_object_get(ans, "ok"));
+    if (r == 0 && !ok)
+        log_debug("control: the owner keeps the socket: %s",
+                  json_string_value(json_object_get(ans, "error")));
+    json_decref(ans);
+    if (!ok)
+        return -2;
+    for (int waited = 0; waited < TAKE_OVER_WAIT_MS; waited += 50) {
+        int lock = serve_control_lock(cfg, err, errlen);
+        if (lock != -2)
+            return lock;
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return -2;
+}
+
 int serve_control_listen(struct serve *sv, int lock, char *err, size_t errlen)
 {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -393,7 +446,9 @@ int serve_control_listen(struct serve *sv, int lock, char *err, size_t errlen)
             close(lock);
         return 0; /* none configured */
     }
-    if (lock < 0 && (lock = serve_control_lock(sv->cfg, err, errlen)) < 0)
+    if (lock < 0 && (lock = serve_control_lock(sv->cfg, err, errlen)) == -2)
+        lock = take_over(sv->cfg, err, errlen);
+    if (lock < 0)
         return lock == -2 ? 0 : -1;
     /* Ours: what is at the path is a socket a hub that died left. */
     struct stat st;

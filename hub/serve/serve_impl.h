@@ -99,6 +99,8 @@ struct serve {
     struct event *ev_ctl;
     LIST_HEAD(, ctl_conn) ctl_conns;
     size_t n_ctl_conns;
+    bool background; /* hub serve --background (serve_background.c) */
+    bool yielded;    /* ... which handed the socket to a hub starting now (op yield) */
     /* questions waiting for hub approvals (serve_queue.c) */
     TAILQ_HEAD(, approval) approvals;
     size_t n_approvals;

@@ -7,7 +7,8 @@
 # crash mid-session are told to the attached client, on its stream, and the stdio hub
 # ends with 1; the next start replaces the daemon, over the socket a crash left. With
 # no session left it ends after serve.idle_exit_s, and not while a client is attached,
-# and at once when its socket is removed.
+# and at once when its socket is removed; idle, it hands the socket to the service
+# starting.
 # A daemon that cannot start says why, and the client is served on its own.
 . "$(dirname "$0")/../lib.sh"
 require_root
@@ -205,6 +206,22 @@ check "... and runs on without one" kill -0 "${D4:-0}"
 rm -f "$SOCK"
 wait_for "the daemon whose socket is gone to end" 30 bash -c "! kill -0 ${D4:-0}"
 like "... it ends, saying why" "$(cat "$LOG")" 'control socket .* is gone or replaced'
+
+# The service starting while an idle background hub holds the socket: the background
+# hub hands it over and ends (two hubs would contend for the apps' data), and stdio
+# clients attach to the service from then on.
+$PY "$TMP/gone.py" >"$TMP/handover.out" 2>&1
+D5=$(sed -n 's/^daemon //p' "$TMP/handover.out")
+check "an idle daemon runs" kill -0 "${D5:-0}"
+serve_http_start
+wait_for "the daemon to hand the socket over" 30 bash -c "! kill -0 ${D5:-0}"
+like "the service starting: the idle daemon hands it the socket and ends" "$(cat "$LOG")" 'takes the socket over: ending'
+wait_for "the service to own the socket" 30 test "$(cat "$SOCK.lock" 2>/dev/null)" = "$SERVE_PID"
+is "... which the service owns now" "$(cat "$SOCK.lock")" "$SERVE_PID"
+$PY "$TMP/gone.py" >"$TMP/after-handover.out" 2>&1
+is "... and the next stdio client attaches to the service, starting no daemon" "$(sed -n 's/^daemon //p' "$TMP/after-handover.out")" "$SERVE_PID"
+kill "$SERVE_PID"
+wait_for "the service's end" 30 bash -c "! kill -0 $SERVE_PID"
 
 # A daemon that cannot start: the client hears why, and is served on its own.
 rm -f "$SOCK.lock" && mkdir "$SOCK.lock"
