@@ -5,6 +5,9 @@ the attacker's among them (python3-cryptography signs; nothing here is an OAuth 
   oauth_issuer.py serve DIR      keys into DIR, then serve; the port goes to DIR/port
   oauth_issuer.py rotate DIR     a second RSA key joins the set (kid rsa2)
   oauth_issuer.py mint DIR KIND [CLAIM=JSON...]   a token on stdout
+  oauth_issuer.py mint-loop DIR  the same for each line of stdin (KIND and CLAIM=JSON
+                                 separated by tabs), one token a line: one Python start
+                                 for all of a test's tokens
 """
 import base64
 import hashlib
@@ -154,6 +157,10 @@ def main():
         save(d + "/rsa2.pem", rsa.generate_private_key(public_exponent=65537, key_size=2048))
     elif cmd == "mint":
         print(mint(d, sys.argv[3], sys.argv[4:]))
+    elif cmd == "mint-loop":
+        for line in sys.stdin:
+            kind, *extra = line.rstrip("\n").split("\t")
+            print(mint(d, kind, extra), flush=True)
 
 
 main()

@@ -28,7 +28,16 @@ serve_http_start --oauth "$ISSUER"
 echo "$URL" >"$ISS/audience"
 # The issuer adds a key now; the hub learns of it when a token names it (the end).
 $PY "$ROOT/tests/serve/oauth_issuer.py" rotate "$ISS"
-mint() { $PY "$ROOT/tests/serve/oauth_issuer.py" mint "$ISS" "$@"; }
+# mint KIND [CLAIM=JSON...]: a token, from one minting process for the whole test (a
+# Python start with cryptography costs a second or more on a busy machine).
+coproc MINTER { exec $PY "$ROOT/tests/serve/oauth_issuer.py" mint-loop "$ISS"; }
+MINTER_IN=${MINTER[1]} MINTER_OUT=${MINTER[0]}
+at_exit "kill $MINTER_PID 2>/dev/null"
+mint() {
+    local IFS=$'\t' tok
+    printf '%s\n' "$*" >&"$MINTER_IN"
+    read -r -t 60 tok <&"$MINTER_OUT" && printf '%s\n' "$tok"
+}
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 # post TOKEN BODY [ARGS]: the status; the body in $TMP/body, the headers in $TMP/hdr
 post() {
