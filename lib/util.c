@@ -278,14 +278,18 @@ int close_fds_except(const int *keep, size_t n)
     return (int)syscall(SYS_close_range, first, ~0U, 0);
 }
 
-bool user_id_valid(const char *s)
+bool name_chars_valid(const char *s, size_t n, size_t max, const char *punct)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > 64 || s[0] == '-')
+    if (n == 0 || n > max)
         return false;
     for (size_t i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+              (s[i] >= '0' && s[i] <= '9') || (s[i] != '\0' && strchr(punct, s[i]))))
             return false;
     return true;
+}
+
+bool user_id_valid(const char *s)
+{
+    return s[0] != '-' && name_chars_valid(s, strlen(s), 64, "_-");
 }

@@ -54,5 +54,7 @@ int mkdir_p(const char *path, mode_t mode);
 /* User ids name directories (<data_root>/<user>) and appear in tokens files:
  * [A-Za-z0-9_-]{1,64}, no leading '-'. */
 bool user_id_valid(const char *s);
+/* The first n bytes of s: 1 to max of them, each an ASCII letter, a digit or one of punct. */
+bool name_chars_valid(const char *s, size_t n, size_t max, const char *punct);
 
 #endif

@@ -158,6 +158,24 @@ static int data_refused(struct run *run, struct step_out *o, const struct plan_s
     return strcmp(o->outcome, "denied") == 0 ? 0 : -1;
 }
 
+/* The data question of plan step s, for body (taken) from caller. */
+static enum perm_decision ask_data(struct agent *a, const struct plan_step *s, const char *caller,
+                                   json_t *body, char *why, size_t whylen, const char **layer)
+{
+    struct perm_request q = {.category = PERM_DATA,
+                             .stage = PERM_STAGE_CALL,
+                             .user = a->user,
+                             .app = s->m->name,
+                             .tool = s->t->name,
+                             .caller = caller,
+                             .body = body,
+                             .irreversible = s->t->irreversible,
+                             .in_plan = true};
+    enum perm_decision d = agent_ask(a, &q, why, whylen, layer);
+    json_decref(body);
+    return d;
+}
+
 /* The data permission for what a step receives from other apps' results and from the
  * user's earlier conversation. 1 when shared, 0 when refused, -1 when the step failed
  * (its permission could not be put on record); the step is recorded unless 1. */
@@ -191,20 +209,9 @@ static int share_data(struct run *run, const struct plan_step *s, struct step_ou
             if (s2 && s2->m == src->m)
                 json_object_set(body, k2, json_object_get(resolved, k2));
         }
-        struct perm_request q = {.category = PERM_DATA,
-                                 .stage = PERM_STAGE_CALL,
-                                 .user = a->user,
-                                 .app = s->m->name,
-                                 .tool = s->t->name,
-                                 .caller = src->m->name,
-                                 .body = body,
-                                 .irreversible = s->t->irreversible,
-                                 .in_plan = true};
         char why[400];
         const char *layer;
-        enum perm_decision d = agent_ask(a, &q, why, sizeof(why), &layer);
-        json_decref(body);
-        if (d != PERM_ALLOW) {
+        if (ask_data(a, s, src->m->name, body, why, sizeof(why), &layer) != PERM_ALLOW) {
             char msg[300];
             snprintf(msg, sizeof(msg), "sharing %s's result with %s.%s was denied", src->m->name,
                      s->m->name, s->t->name);
@@ -216,20 +223,9 @@ static int share_data(struct run *run, const struct plan_step *s, struct step_ou
                                sizeof(snippet))) {
         json_t *body =
             json_pack("{s:s,s:O}", "from_earlier_conversation", snippet, "arguments", resolved);
-        struct perm_request q = {.category = PERM_DATA,
-                                 .stage = PERM_STAGE_CALL,
-                                 .user = a->user,
-                                 .app = s->m->name,
-                                 .tool = s->t->name,
-                                 .caller = PERMS_MEMORY_PEER,
-                                 .body = body,
-                                 .irreversible = s->t->irreversible,
-                                 .in_plan = true};
         char why[400];
         const char *layer;
-        enum perm_decision d = agent_ask(a, &q, why, sizeof(why), &layer);
-        json_decref(body);
-        if (d != PERM_ALLOW) {
+        if (ask_data(a, s, PERMS_MEMORY_PEER, body, why, sizeof(why), &layer) != PERM_ALLOW) {
             char msg[300];
             snprintf(msg, sizeof(msg),
                      "sharing your earlier conversation (\"%s\") with %s.%s was denied", snippet,

@@ -111,11 +111,11 @@ int cmd_casestudies(int argc, char **argv)
     int opt;
     while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
-        case 'f':
-            format = optarg;
-            break;
         case 'l':
             llm = optarg;
+            break;
+        case 'f':
+            format = optarg;
             break;
         case 'C':
             if (!cs_case_find(optarg) || n_only == ARRAY_LEN(only)) {

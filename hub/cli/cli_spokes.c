@@ -151,11 +151,7 @@ int cmd_spokes(int argc, char **argv)
     struct hub_config cfg;
     struct manifest_set ms;
     int rc = cli_load(&a.common, &cfg, &ms);
-    if (rc != EXIT_OK) {
-        config_free(&cfg);
-        return rc;
-    }
-    if (strcmp(format, "json") == 0) {
+    if (rc == EXIT_OK && strcmp(format, "json") == 0) {
         json_t *arr = json_array();
         for (size_t i = 0; i < ms.n; i++)
             json_array_append_new(arr, manifest_json(ms.v[i]));
@@ -163,10 +159,10 @@ int cmd_spokes(int argc, char **argv)
         printf("%s\n", s);
         free(s);
         json_decref(arr);
-    } else {
+    } else if (rc == EXIT_OK) {
         print_text(&ms, &cfg);
     }
     manifest_set_free(&ms);
     config_free(&cfg);
-    return EXIT_OK;
+    return rc;
 }

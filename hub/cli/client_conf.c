@@ -187,6 +187,25 @@ static char *json_text(json_t *root)
     return with_nl;
 }
 
+/* text with the server name set to e, or (e NULL) removed, *found saying whether it was
+ * there; NULL with err as json_root's. */
+static char *json_edit(const struct client_kind *k, const char *file, const char *text,
+                       const char *name, const struct client_entry *e, bool *found, char *err,
+                       size_t errlen)
+{
+    json_t *servers;
+    json_t *root = json_root(k, file, text, &servers, err, errlen);
+    if (!root)
+        return NULL;
+    if (e)
+        json_object_set_new(servers, name, json_entry(k, e));
+    else
+        *found = json_object_del(servers, name) == 0;
+    char *out = json_text(root);
+    json_decref(root);
+    return out;
+}
+
 /* ---- TOML (Codex): our table only, line by line ---- */
 
 static void toml_string(FILE *f, const char *s)
@@ -311,16 +330,9 @@ int client_conf_add(const struct client_kind *k, const char *file, const char *n
         char *rest = toml_without(k, text ? text : "", name, &found);
         out = toml_with(k, rest, name, e);
         free(rest);
-    } else {
-        json_t *servers;
-        json_t *root = json_root(k, file, text, &servers, err, errlen);
-        if (!root) {
-            free(text);
-            return -1;
-        }
-        json_object_set_new(servers, name, json_entry(k, e));
-        out = json_text(root);
-        json_decref(root);
+    } else if (!(out = json_edit(k, file, text, name, e, NULL, err, errlen))) {
+        free(text);
+        return -1;
     }
     int rc = 0;
     if (text && strcmp(text, out) != 0 && !(*bak = backup(file, text, st.st_mode, err, errlen)))
@@ -345,16 +357,9 @@ int client_conf_remove(const struct client_kind *k, const char *file, const char
     bool found = false;
     if (k->format == CLIENT_TOML) {
         out = toml_without(k, text, name, &found);
-    } else {
-        json_t *servers;
-        json_t *root = json_root(k, file, text, &servers, err, errlen);
-        if (!root) {
-            free(text);
-            return -1;
-        }
-        found = json_object_del(servers, name) == 0;
-        out = json_text(root);
-        json_decref(root);
+    } else if (!(out = json_edit(k, file, text, name, NULL, &found, err, errlen))) {
+        free(text);
+        return -1;
     }
     int rc = found ? 1 : 0;
     if (found && !(*bak = backup(file, text, st.st_mode, err, errlen)))

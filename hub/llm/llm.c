@@ -39,12 +39,18 @@ const char *llm_error_kind_name(enum llm_error_kind kind)
     return "unknown";
 }
 
-int llm_fail(struct llm_error *e, enum llm_error_kind kind, const char *fmt, ...)
+int llm_vfail(struct llm_error *e, enum llm_error_kind kind, const char *fmt, va_list ap)
 {
     e->kind = kind;
+    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    return -1;
+}
+
+int llm_fail(struct llm_error *e, enum llm_error_kind kind, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    llm_vfail(e, kind, fmt, ap);
     va_end(ap);
     return -1;
 }

@@ -55,6 +55,8 @@ void llm_buf_free(struct llm_buf *b);
 /* Sets e->kind and a formatted message; returns -1. */
 int llm_fail(struct llm_error *e, enum llm_error_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+int llm_vfail(struct llm_error *e, enum llm_error_kind kind, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* A context label: 1..LLM_MAX_CONTEXT of [A-Za-z0-9_.:/@-] ('*' too when wildcard). */
 bool llm_context_valid(const char *s, bool wildcard);

@@ -91,10 +91,9 @@ static int sse_fail(struct llm_sse *s, struct llm_error *e, enum llm_error_kind 
                     const char *fmt, ...)
 {
     s->failed = true;
-    e->kind = kind;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    llm_vfail(e, kind, fmt, ap);
     va_end(ap);
     return -1;
 }

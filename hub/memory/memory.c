@@ -118,14 +118,7 @@ bool memory_user_valid(const char *user)
 
 static bool prefix_valid(const char *s)
 {
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > 32)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || strchr("_.-", s[i])))
-            return false;
-    return true;
+    return s && name_chars_valid(s, strlen(s), 32, "_.-");
 }
 
 void memory_strv_free(char **v, size_t n)
@@ -556,17 +549,27 @@ static int grant_cmp(const void *a, const void *b)
     return strcmp(ka, kb);
 }
 
+/* The user's stored grants: the hash's key (hkey, KEY_MAX bytes), its fields and values
+ * (free both with memory_strv_free). */
+static int grants_read(struct memory *m, const char *user, char *hkey, char ***fields,
+                       char ***values, size_t *n, char *err, size_t errlen)
+{
+    *fields = *values = NULL;
+    *n = 0;
+    if (!user_key(m, user, "grants", hkey, err, errlen))
+        return -1;
+    return m->ops->hash_all(m, hkey, fields, values, n, err, errlen) < 0 ? -1 : 0;
+}
+
 int memory_grant_list(struct memory *m, const char *user, struct grant **out, size_t *count,
                       char *err, size_t errlen)
 {
     *out = NULL;
     *count = 0;
     char hkey[KEY_MAX];
-    if (!user_key(m, user, "grants", hkey, err, errlen))
-        return -1;
-    char **fields = NULL, **values = NULL;
-    size_t n = 0;
-    if (m->ops->hash_all(m, hkey, &fields, &values, &n, err, errlen) < 0)
+    char **fields, **values;
+    size_t n;
+    if (grants_read(m, user, hkey, &fields, &values, &n, err, errlen) < 0)
         return -1;
     struct grant *list = xcalloc(n + m->n_session + 1, sizeof(*list));
     size_t k = 0;
@@ -599,11 +602,9 @@ int memory_grant_revoke(struct memory *m, const char *user, int category, const 
                         const char *tool, const char *peer, char *err, size_t errlen)
 {
     char hkey[KEY_MAX];
-    if (!user_key(m, user, "grants", hkey, err, errlen))
-        return -1;
-    char **fields = NULL, **values = NULL;
-    size_t n = 0;
-    if (m->ops->hash_all(m, hkey, &fields, &values, &n, err, errlen) < 0)
+    char **fields, **values;
+    size_t n;
+    if (grants_read(m, user, hkey, &fields, &values, &n, err, errlen) < 0)
         return -1;
     int removed = 0;
     for (size_t i = 0; i < n; i++) {

@@ -45,13 +45,7 @@ static bool parse_host_port(const char *s, size_t n, char **host, int *port)
 
 static bool name_valid(const char *s, size_t n)
 {
-    if (n == 0 || n > MASTER_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || strchr("_.-", s[i])))
-            return false;
-    return true;
+    return name_chars_valid(s, n, MASTER_NAME_MAX, "_.-");
 }
 
 static bool parse_sentinel(struct redis_link *l, const char *spec, char *err, size_t errlen)

@@ -62,14 +62,7 @@ bool manifest_valid_app_name(const char *s)
 
 bool manifest_valid_tool_name(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > MANIFEST_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
-            return false;
-    return true;
+    return name_chars_valid(s, strlen(s), MANIFEST_NAME_MAX, "_-");
 }
 
 bool manifest_split_name(const char *full, char *app, size_t app_size, char *tool, size_t tool_size,

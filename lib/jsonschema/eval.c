@@ -129,18 +129,26 @@ void schema_one_line(char *s)
             *s = '?';
 }
 
+/* The message: the instance's path, then what (a prefix) and the formatted reason. */
+static void vset(struct vctx *v, const char *what, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vset(struct vctx *v, const char *what, const char *fmt, va_list ap)
+{
+    char msg[384];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    snprintf(v->err, v->errlen, "%s: %s%s", v->path, what, msg);
+    schema_one_line(v->err);
+}
+
 static bool vfail(struct vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool vfail(struct vctx *v, const char *fmt, ...)
 {
     if (v->stopped) /* the reason it stopped stays the message */
         return false;
-    char msg[384];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vset(v, "", fmt, ap);
     va_end(ap);
-    snprintf(v->err, v->errlen, "%s: %s", v->path, msg);
-    schema_one_line(v->err);
     return false;
 }
 
@@ -150,13 +158,10 @@ static bool vstop(struct vctx *v, const char *fmt, ...)
 {
     if (v->stopped)
         return false;
-    char msg[384];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vset(v, "validation stopped: ", fmt, ap);
     va_end(ap);
-    snprintf(v->err, v->errlen, "%s: validation stopped: %s", v->path, msg);
-    schema_one_line(v->err);
     v->stopped = true;
     return false;
 }
@@ -337,13 +342,21 @@ static bool eval_unique(struct vctx *v, const json_t *inst)
     return ok;
 }
 
+/* minItems/maxItems and minProperties/maxProperties: size in [min, max], -1 for no bound. */
+static bool eval_count(struct vctx *v, size_t size, long min, long max, const char *what)
+{
+    if (min >= 0 && size < (size_t)min)
+        return vfail(v, "must have at least %ld %s", min, what);
+    if (max >= 0 && size > (size_t)max)
+        return vfail(v, "must have at most %ld %s", max, what);
+    return true;
+}
+
 static bool eval_array(struct vctx *v, const struct snode *n, const json_t *inst, struct ann *a)
 {
     size_t size = json_array_size(inst);
-    if (n->min_items >= 0 && size < (size_t)n->min_items)
-        return vfail(v, "must have at least %ld items", n->min_items);
-    if (n->max_items >= 0 && size > (size_t)n->max_items)
-        return vfail(v, "must have at most %ld items", n->max_items);
+    if (!eval_count(v, size, n->min_items, n->max_items, "items"))
+        return false;
     if (n->unique_items && !eval_unique(v, inst))
         return false;
     size_t start = 0;
@@ -442,10 +455,8 @@ static bool eval_property_name(struct vctx *v, const struct snode *n, const char
 static bool eval_object(struct vctx *v, const struct snode *n, const json_t *inst, struct ann *a)
 {
     size_t size = json_object_size(inst);
-    if (n->min_props >= 0 && size < (size_t)n->min_props)
-        return vfail(v, "must have at least %ld properties", n->min_props);
-    if (n->max_props >= 0 && size > (size_t)n->max_props)
-        return vfail(v, "must have at most %ld properties", n->max_props);
+    if (!eval_count(v, size, n->min_props, n->max_props, "properties"))
+        return false;
     for (size_t i = 0; i < n->n_required; i++)
         if (!json_object_get(inst, n->required[i]))
             return vfail(v, "missing required property \"%.64s\"", n->required[i]);
