@@ -61,27 +61,18 @@ static int count_lines(const char *path, const char *needle)
 
 int main(void)
 {
-    const char *bin = getenv("BIN") ? getenv("BIN") : "build";
-    const char *root = getenv("ROOT") ? getenv("ROOT") : ".";
-    char dir[] = "/tmp/itest-hub-cancel.XXXXXX";
-    if (!mkdtemp(dir))
+    struct hub_fixture f;
+    if (!hub_fixture_init(&f, "hub-cancel"))
         return 1;
-    struct hub_config cfg;
-    char *spokes = xasprintf("%s/tests/hub/manifests", root);
-    hub_fixture_config(&cfg, bin, dir, spokes);
-    free(spokes);
-    cfg.isolation = ISO_NONE;
     char err[512];
-    struct manifest_set ms;
-    if (manifest_set_load(cfg.spokes_dir, &ms, err, sizeof(err)) < 0) {
-        CHECK(false, "manifests load: %s", err);
+    bool started = hub_fixture_start(&f, err, sizeof(err));
+    CHECK(started, "the hub starts (%s)", started ? "" : err);
+    if (!started) {
+        hub_fixture_end(&f);
         return test_done();
     }
-    struct event_base *base = event_base_new();
-    struct hub *h = hub_new(&cfg, &ms, base, false, err, sizeof(err));
-    CHECK(h != NULL, "the hub starts (%s)", h ? "" : err);
-    if (!h)
-        return test_done();
+    struct hub *h = f.hub;
+    struct event_base *base = f.base;
     struct call_opts o = {.timeout_ms = 20000};
     json_t *empty = json_object(), *ping = json_pack("{s:s}", "text", "ping");
     json_t *sleep_args = json_pack("{s:i}", "ms", 1500);
@@ -110,7 +101,7 @@ int main(void)
           after.message);
     CHECK(after.at - t0 > 1000000000ULL,
           "... the next call ran after the cancelled one ended in the spoke");
-    CHECK(count_lines(cfg.audit_path, "\"spoke-kill\"") == 0, "nothing was killed");
+    CHECK(count_lines(f.cfg.audit_path, "\"spoke-kill\"") == 0, "nothing was killed");
     hub_call_cancel(h, &running);
     run_for(base, 50);
     CHECK(running.calls == 1 && queued.calls == 1,
@@ -144,19 +135,12 @@ int main(void)
     run_until(base, &late, 10000);
     CHECK(late.done && strcmp(late.layer, "deadline") == 0, "a call past its deadline fails (%s)",
           late.message);
-    CHECK(count_lines(cfg.audit_path, "\"deadline\"") >= 1,
+    CHECK(count_lines(f.cfg.audit_path, "\"deadline\"") >= 1,
           "... and its spoke is ended, on record");
 
     json_decref(empty);
     json_decref(ping);
     json_decref(sleep_args);
-    hub_free(h);
-    event_base_free(base);
-    manifest_set_free(&ms);
-    config_free(&cfg);
-    char *cmd = xasprintf("rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    free(cmd);
+    hub_fixture_end(&f);
     return test_done();
 }

@@ -32,34 +32,25 @@ static void done(void *ud, const struct call_result *r)
 
 int main(void)
 {
-    const char *bin = getenv("BIN") ? getenv("BIN") : "build";
-    const char *root = getenv("ROOT") ? getenv("ROOT") : ".";
-    char dir[] = "/tmp/itest-hub-many.XXXXXX";
-    if (!mkdtemp(dir))
+    struct hub_fixture f;
+    if (!hub_fixture_init(&f, "hub-many"))
         return 1;
-    struct hub_config cfg;
-    char *spokes = xasprintf("%s/tests/hub/manifests", root);
-    hub_fixture_config(&cfg, bin, dir, spokes);
-    free(spokes);
-    cfg.isolation = ISO_NONE;
-    cfg.max_spokes = N + 8;
+    f.cfg.max_spokes = N + 8;
     /* Under memcheck (make valgrind) the hub runs some 20x slower: it still has to
      * start and serve all of them at once, with room for that. */
     bool valgrind = getenv("ISOLATE_VALGRIND") != NULL;
     if (valgrind)
-        cfg.start_timeout_ms = 60000;
+        f.cfg.start_timeout_ms = 60000;
     double bound_s = valgrind ? 29.0 : 10.0; /* one after another: 30 s */
     char err[512];
-    struct manifest_set ms;
-    if (manifest_set_load(cfg.spokes_dir, &ms, err, sizeof(err)) < 0) {
-        CHECK(false, "manifests load: %s", err);
+    bool started = hub_fixture_start(&f, err, sizeof(err));
+    CHECK(started, "the hub starts (%s)", started ? "" : err);
+    if (!started) {
+        hub_fixture_end(&f);
         return test_done();
     }
-    struct event_base *base = event_base_new();
-    struct hub *h = hub_new(&cfg, &ms, base, false, err, sizeof(err));
-    CHECK(h != NULL, "the hub starts (%s)", h ? "" : err);
-    if (!h)
-        return test_done();
+    struct hub *h = f.hub;
+    struct event_base *base = f.base;
 
     json_t *sleep_args = json_pack("{s:i}", "ms", 300);
     json_t *empty = json_object();
@@ -96,15 +87,8 @@ int main(void)
     CHECK(procs == 0, "closing the instances reaps every process (%zu left)", procs);
     CHECK(failed == 1 && strstr(last_error, "closed"),
           "the hung call ended when its spoke was closed (%s)", last_error);
-    hub_free(h);
-    event_base_free(base);
     json_decref(sleep_args);
     json_decref(empty);
-    manifest_set_free(&ms);
-    config_free(&cfg);
-    char *cmd = xasprintf("rm -rf %s", dir);
-    if (system(cmd) != 0)
-        printf("# could not remove %s\n", dir);
-    free(cmd);
+    hub_fixture_end(&f);
     return test_done();
 }
