@@ -22,6 +22,7 @@ int ctl_sendv(int sock, json_t *msg, const int *fds, size_t nfds)
     }
     size_t len = strlen(text);
     if (len > CTL_MAX_MSG) {
+        explicit_bzero(text, len);
         free(text);
         errno = EMSGSIZE;
         return -1;
@@ -46,7 +47,11 @@ int ctl_sendv(int sock, json_t *msg, const int *fds, size_t nfds)
     do {
         n = sendmsg(sock, &mh, MSG_NOSIGNAL);
     } while (n < 0 && errno == EINTR);
+    int saved = errno;
+    /* A message may carry a secret's value (the hub's "secret" and "tls"). */
+    explicit_bzero(text, len);
     free(text);
+    errno = saved;
     return n < 0 ? -1 : 0;
 }
 
@@ -114,11 +119,14 @@ int ctl_recvv(int sock, json_t **msg, int *fds, size_t maxfds, size_t *nfds)
     size_t passed = take_fds(&mh, fds, maxfds);
     if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > CTL_MAX_MSG) {
         close_all(fds, passed);
+        explicit_bzero(buf, (size_t)n);
         free(buf);
         errno = EMSGSIZE;
         return -1;
     }
     json_t *root = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, NULL);
+    /* The text may hold a secret's value: the parsed copy is the receiver's to wipe. */
+    explicit_bzero(buf, (size_t)n);
     free(buf);
     if (!json_is_object(root)) {
         json_decref(root);

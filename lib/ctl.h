@@ -9,6 +9,9 @@
  *   {"op":"forward","spoke":"NAME","to":"127.0.0.1:6390"}   + a listening socket
  *   {"op":"synthetic","spoke":"NAME","names":{"api.example.com":"240.240.0.1",...}}
  *   {"op":"remove","spoke":"NAME"}    closes the listeners; open tunnels finish
+ *   {"op":"tls","ca_cert":"PEM","ca_key":"PEM"}   the hub's CA, for the hosts whose TLS
+ *                                      netproxy opens to put a secret in (set once)
+ *   {"op":"secret","spoke":"NAME","secret":{BINDING}}   a secret's new value (rotation)
  *   {"op":"ping"}
  * Replies (proxy -> hub): {"ok":true} or {"ok":false,"error":"why"}.
  * Notifications (proxy -> hub, never in reply to anything; the hub tells them from
@@ -33,6 +36,10 @@
  *           is the second descriptor
  *   synthetic   optional object {"name": "ip", ...}: addresses handed out before a
  *           restart, kept as they were
+ *   secrets optional array of BINDINGs {"name","standin","value","hosts",["header"],
+ *           ["query"]}: the spoke's stand-ins and the values netproxy puts in their place
+ *           in requests to those hosts (docs/secrets.md). Values are wiped from the
+ *           message once handled, and the buffers a message passes through are wiped.
  *   optional per-spoke settings (defaults: the proxy's command line):
  *     "max_tunnels": N (1..1000000; over it: 429), "max_pending": N (requests still
  *     being read), "report_only": true|false

@@ -214,6 +214,81 @@ int np_audit_close(struct conn *c)
     return tunnel_record(c, true, R_ALLOWED, NULL, 0);
 }
 
+int np_audit_request(struct conn *c, const struct np_request_record *r)
+{
+    char buf[RECORD_MAX], id[33];
+    struct jline j;
+    const struct spoke *s = c->spoke;
+    bool ok = r->reason == R_ALLOWED;
+    audit_new_id(id);
+    jl_begin(&j, buf, sizeof(buf));
+    jl_open(&j, "event");
+    jl_str(&j, "kind", "event");
+    jl_strs(&j, "category", "network", "web");
+    jl_str(&j, "action", r->action);
+    jl_str(&j, "id", id);
+    jl_str(&j, "module", "netproxy");
+    jl_strs(&j, "type", "access", ok ? "allowed" : "denied");
+    jl_str(&j, "outcome", ok ? "success" : "failure");
+    if (!ok)
+        jl_str(&j, "reason", reason_code(r->reason));
+    jl_close(&j);
+    jl_open(&j, "source");
+    put_ip(&j, "ip", &c->src);
+    jl_int(&j, "port", sockaddr_port((const struct sockaddr *)&c->src));
+    jl_close(&j);
+    jl_open(&j, "isolate");
+    jl_str(&j, "spoke", s->name);
+    if (s->user)
+        jl_str(&j, "user", s->user);
+    jl_open(&j, "tunnel");
+    jl_str(&j, "id", c->id);
+    jl_bool(&j, "tls_opened", r->tls);
+    jl_close(&j);
+    if (r->secret) {
+        jl_open(&j, "secret");
+        jl_str(&j, "name", r->secret);
+        jl_close(&j);
+    }
+    jl_close(&j);
+    jl_open(&j, "http");
+    if (r->method && r->method[0]) {
+        jl_open(&j, "request");
+        jl_strn(&j, "method", r->method, strlen(r->method), 32);
+        jl_close(&j);
+        jl_str(&j, "version", r->version);
+    }
+    if (r->status) {
+        jl_open(&j, "response");
+        jl_int(&j, "status_code", r->status);
+        jl_close(&j);
+    }
+    jl_close(&j);
+    jl_open(&j, "url");
+    jl_str(&j, "domain", c->host.name);
+    if (r->path && r->path[0])
+        jl_strn(&j, "path", r->path, strlen(r->path), 256);
+    jl_close(&j);
+    jl_open(&j, "destination");
+    jl_str(&j, "domain", c->host.name);
+    jl_int(&j, "port", c->port);
+    if (c->have_dst)
+        put_ip(&j, "ip", &c->dst);
+    jl_close(&j);
+    if (r->detail)
+        jl_strn(&j, "message", r->detail, strlen(r->detail), 512);
+    char ts[40];
+    format_iso8601(now_real_ns(), ts, sizeof(ts));
+    jl_str(&j, "@timestamp", ts);
+    jl_open(&j, "ecs");
+    jl_str(&j, "version", AUDIT_ECS_VERSION);
+    jl_close(&j);
+    jl_open(&j, "service");
+    jl_str(&j, "name", audit_service(c->px->audit));
+    jl_close(&j);
+    return write_record(c->px, buf, jl_end(&j), r->action);
+}
+
 void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action, const char *error)
 {
     json_t *rec = json_object();
@@ -236,5 +311,24 @@ void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action,
         metrics_audit_failure(px->metrics);
         log_warnx("audit: cannot write the %s record to %s: %s", action, audit_path(px->audit),
                   strerror(saved));
+    }
+}
+
+void np_audit_secret(struct proxy *px, const struct spoke *s, const char *secret)
+{
+    json_t *rec = json_object();
+    audit_set_str(rec, "event.kind", "event");
+    audit_set(rec, "event.category", json_pack("[s]", "configuration"));
+    audit_set(rec, "event.type", json_pack("[s]", "change"));
+    audit_set_str(rec, "event.action", "secret-update");
+    audit_set_str(rec, "event.module", "netproxy");
+    audit_set_str(rec, "event.outcome", "success");
+    audit_set_str(rec, "isolate.spoke", s->name);
+    if (s->user)
+        audit_set_str(rec, "isolate.user", s->user);
+    audit_set_str(rec, "isolate.secret.name", secret);
+    if (audit_write(px->audit, rec) < 0) {
+        metrics_audit_failure(px->metrics);
+        log_warnx("audit: cannot write the secret-update record to %s", audit_path(px->audit));
     }
 }

@@ -24,6 +24,24 @@ struct spoke;
  * written (the caller refuses the tunnel; failures are counted and logged here). */
 int np_audit_decision(struct conn *c, enum reason r, const char *detail, int status);
 int np_audit_close(struct conn *c);
+
+/* One request inside a tunnel netproxy looked into (intercept.h): a secret put in
+ * (action "credential-inject", one record per secret, written before the request goes
+ * on), or a request or handshake refused (action "request" or "tls", reason set). The
+ * tunnel's id is isolate.tunnel.id; never a value. */
+struct np_request_record {
+    const char *action;
+    enum reason reason; /* R_ALLOWED for an injection */
+    const char *secret; /* the secret's name, or NULL */
+    const char *method, *path;
+    const char *version; /* "1.1" or "2" */
+    int status;          /* what the client was answered, 0 for none */
+    const char *detail;
+    bool tls;
+};
+int np_audit_request(struct conn *c, const struct np_request_record *r);
 void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action, const char *error);
+/* The hub gave a spoke a secret's new value (event.action "secret-update"). */
+void np_audit_secret(struct proxy *px, const struct spoke *s, const char *secret);
 
 #endif

@@ -3,6 +3,7 @@
 #include "addrguard.h"
 #include "audit.h"
 #include "dial.h"
+#include "intercept.h"
 #include "dnsserver.h"
 #include "egress.h"
 #include "lib/audit.h"
@@ -223,6 +224,10 @@ static void decide(struct conn *c)
     capture_request(c);
     if (!req_is_connect(&c->rp, c->buf)) {
         deny(c, R_METHOD, "only CONNECT is served by this proxy");
+        return;
+    }
+    if (intercept_head_refused(c, c->buf, c->rp.pos, detail, sizeof(detail))) {
+        deny(c, R_CRED_WRONG_HOST, detail);
         return;
     }
     struct authority a;
@@ -446,6 +451,12 @@ static void connected(struct conn *c)
         return;
     }
     metrics_decision(c->px->metrics, DECISION_ALLOW, R_ALLOWED);
+    if (intercept_wanted(c)) {
+        /* intercept.c owns the client's reads from here. */
+        cread_arm(c, false);
+        intercept_start(c);
+        return;
+    }
     start_relay(c);
 }
 
@@ -495,9 +506,44 @@ static void dial_next(struct conn *c)
     deny(c, R_CONNECT_FAIL, detail);
 }
 
+void conn_arm_relay_timer(struct conn *c)
+{
+    uint64_t first = c->px->cfg->idle_timeout_ms;
+    if (c->px->cfg->max_lifetime_ms && c->px->cfg->max_lifetime_ms < first)
+        first = c->px->cfg->max_lifetime_ms;
+    conn_arm_timer(c, first);
+}
+
+void conn_end(struct conn *c, enum close_reason r)
+{
+    c->close_reason = r;
+    conn_free(c);
+}
+
+void conn_relay(struct conn *c, char *early, size_t early_len, char *answer, size_t answer_len)
+{
+    free(c->c2u.pre);
+    c->c2u.pre = early;
+    c->c2u.pre_len = early_len;
+    c->c2u.pre_counts = true;
+    start_relay(c);
+    if (answer_len) {
+        /* Before anything the upstream sends. */
+        free(c->u2c.pre);
+        c->u2c.pre = answer;
+        c->u2c.pre_len = answer_len;
+        c->u2c.pre_off = 0;
+        c->u2c.pre_counts = false;
+        pump(c, &c->u2c, false);
+    } else {
+        free(answer);
+    }
+}
+
 static void start_relay(struct conn *c)
 {
     c->state = C_RELAY;
+    c->relaying = true;
     c->last_active = now_mono_ns();
     if (!c->cwrite)
         c->cwrite = new_event(c, c->cfd, EV_WRITE | EV_PERSIST, on_client_write);
@@ -512,16 +558,13 @@ static void start_relay(struct conn *c)
     half_init(u2c, c->ufd, c->cfd, c->uread, c->cwrite);
     c->c2u.other = u2c;
     u2c->other = &c->c2u;
-    if (c->mode == MODE_PROXY) {
+    if (c->mode == MODE_PROXY && !c->answered) {
         u2c->pre = xstrdup(RESPONSE_ESTABLISHED);
         u2c->pre_len = strlen(RESPONSE_ESTABLISHED);
         u2c->pre_off = 0;
         u2c->pre_counts = false;
     }
-    uint64_t first = c->px->cfg->idle_timeout_ms;
-    if (c->px->cfg->max_lifetime_ms && c->px->cfg->max_lifetime_ms < first)
-        first = c->px->cfg->max_lifetime_ms;
-    conn_arm_timer(c, first);
+    conn_arm_relay_timer(c);
     /* The answer goes out first; the client's early bytes follow to the upstream. */
     if (pump(c, &c->u2c, false))
         pump(c, &c->c2u, true);
@@ -760,7 +803,8 @@ static void on_client_read(evutil_socket_t fd, short what, void *arg)
         read_request(c);
         break;
     case C_RELAY:
-        pump(c, &c->c2u, true);
+        if (c->relaying)
+            pump(c, &c->c2u, true);
         break;
     case C_LINGER:
         linger_read(c);
@@ -781,7 +825,7 @@ static void on_client_write(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct conn *c = arg;
-    if (c->state == C_RELAY)
+    if (c->state == C_RELAY && c->relaying)
         pump(c, &c->u2c, false);
     else if (c->state == C_RESPOND)
         write_response(c);
@@ -792,7 +836,7 @@ static void on_upstream_read(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct conn *c = arg;
-    if (c->state == C_RELAY)
+    if (c->state == C_RELAY && c->relaying)
         pump(c, &c->u2c, false);
 }
 
@@ -802,7 +846,8 @@ static void on_upstream_write(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct conn *c = arg;
     if (c->state == C_RELAY) {
-        pump(c, &c->c2u, true);
+        if (c->relaying)
+            pump(c, &c->c2u, true);
         return;
     }
     if (c->state != C_CONNECT)
@@ -926,8 +971,16 @@ static void conn_free(struct conn *c)
     if (c->state == C_RELAY) {
         (void)np_audit_close(c);
         metrics_closed(px->metrics, c->close_reason);
-        half_release(&c->c2u, c->w->pipes);
-        half_release(&c->u2c, c->w->pipes);
+        if (c->relaying) {
+            half_release(&c->c2u, c->w->pipes);
+            half_release(&c->u2c, c->w->pipes);
+        }
+        intercept_free(c->ic);
+        c->ic = NULL;
+        if (!c->relaying) {
+            free(c->c2u.pre);
+            free(c->u2c.pre);
+        }
     } else {
         free(c->c2u.pre); /* early data of a request refused after the decision */
         free(c->u2c.pre);

@@ -21,6 +21,7 @@ struct proxy;
 struct spoke;
 struct worker;
 struct listener;
+struct intercept;
 
 /* How the connection reached us (netproxy/egress.c tells them apart at accept). */
 enum conn_mode {
@@ -93,6 +94,11 @@ struct conn {
     int connect_errno;
 
     struct half c2u, u2c;
+    bool relaying; /* the spliced relay runs (its halves are set up) */
+    /* A tunnel of a spoke with stand-ins goes through intercept.h instead; answered:
+     * the CONNECT's 200 went out already (intercept sends it before it peeks). */
+    struct intercept *ic;
+    bool answered;
     enum close_reason close_reason;
 
     /* A refusal being written, then lingering. */
@@ -124,5 +130,14 @@ void conn_dns_reply(struct conn *c, uint8_t *answer, size_t len);
 /* Closes at once, without a record (a DNS client over its budget). */
 void conn_close(struct conn *c);
 void conn_arm_timer(struct conn *c, uint64_t ms);
+
+/* For intercept.c. */
+/* Ends an established tunnel with its close record. */
+void conn_end(struct conn *c, enum close_reason r);
+/* The ordinary spliced relay after all: early (the client's first bytes, already read)
+ * goes upstream first, answer (what is left of the 200) to the client; both owned. */
+void conn_relay(struct conn *c, char *early, size_t early_len, char *answer, size_t answer_len);
+/* The idle and lifetime timer of an established tunnel. */
+void conn_arm_relay_timer(struct conn *c);
 
 #endif

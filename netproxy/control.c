@@ -2,6 +2,7 @@
 
 #include "audit.h"
 #include "connect.h"
+#include "creds.h"
 #include "ctl.h"
 #include "dnsserver.h"
 #include "host.h"
@@ -9,6 +10,8 @@
 #include "log.h"
 #include "netaddr.h"
 #include "netproxy.h"
+#include "tlsca.h"
+#include "tlsctx.h"
 #include "synth.h"
 #include "util.h"
 
@@ -127,11 +130,13 @@ static bool preset_synthetic(struct spoke *s, const json_t *obj, char *why, size
     return true;
 }
 
+static json_t *control_dispatch(struct proxy *px, const json_t *msg, int *fds, size_t nfds);
+
 static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds)
 {
     static const char *const keys[] = {
-        "op",          "spoke",       "user", "allow",      "ports",     "listen", "max_tunnels",
-        "max_pending", "report_only", "tcp",  "dns_listen", "synthetic", NULL};
+        "op",          "spoke",       "user", "allow",      "ports",     "listen",  "max_tunnels",
+        "max_pending", "report_only", "tcp",  "dns_listen", "synthetic", "secrets", NULL};
     char err[512] = "";
     struct jf_ctx jc = {.file = "add", .err = err, .errlen = sizeof(err)};
     const char *name = NULL, *user = NULL, *listen = NULL, *dns_listen = NULL;
@@ -185,11 +190,15 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds
             reply = reply_error("tcp: %s", err);
     jf_strv_free(allow);
     jf_strv_free(tcp);
+    struct cred_set *creds = NULL;
+    if (!reply && !(creds = cred_set_parse(json_object_get(msg, "secrets"), err, sizeof(err))))
+        reply = reply_error("%s", err);
     if (reply) {
         policy_free(pol);
         return reply;
     }
     struct spoke *s = spoke_new(px, name, user, pol);
+    s->creds = creds;
     s->max_tunnels = (unsigned)max_tunnels;
     s->max_pending = (unsigned)max_pending;
     s->report_only = report_only;
@@ -303,7 +312,90 @@ void control_notify_synthetic(struct proxy *px, const char *spoke, const char *n
     json_decref(ev);
 }
 
+/* A secret's new value (rotation) or a new binding for a spoke: requests that start
+ * from now on use it; those under way keep the one they started with. */
+static json_t *op_secret(struct proxy *px, const json_t *msg)
+{
+    static const char *const keys[] = {"op", "spoke", "secret", NULL};
+    char err[512] = "";
+    struct jf_ctx jc = {.file = "secret", .err = err, .errlen = sizeof(err)};
+    const char *name = NULL;
+    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name))
+        return reply_error("%s", err);
+    struct spoke *s = spoke_find(px, name);
+    if (!s)
+        return reply_error("no spoke named %.64s", name);
+    struct cred cred;
+    if (!cred_parse(json_object_get(msg, "secret"), &cred, err, sizeof(err)))
+        return reply_error("%s", err);
+    char secret[CRED_NAME_MAX + 1];
+    str_copy(secret, cred.name, sizeof(secret));
+    pthread_mutex_lock(&px->creds_lock);
+    struct cred_set *old = s->creds;
+    struct cred_set *now = cred_set_with(old, &cred);
+    if (now)
+        s->creds = now;
+    pthread_mutex_unlock(&px->creds_lock);
+    if (!now)
+        return reply_error("spoke %s has %d secrets already", s->name, CRED_MAX_PER_SPOKE);
+    cred_set_unref(old);
+    np_audit_secret(px, s, secret);
+    return reply_ok();
+}
+
+/* The hub's CA, which answers for the hosts whose TLS is opened. Set once; the same CA
+ * again (a restarted hub) is fine. */
+static json_t *op_tls(struct proxy *px, const json_t *msg)
+{
+    static const char *const keys[] = {"op", "ca_cert", "ca_key", NULL};
+    char err[512] = "";
+    struct jf_ctx jc = {.file = "tls", .err = err, .errlen = sizeof(err)};
+    const char *cert = NULL, *key = NULL;
+    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "ca_cert", true, 65536, &cert) ||
+        !jf_string(&jc, msg, "", "ca_key", true, 65536, &key))
+        return reply_error("%s", err);
+    if (!px->tls)
+        return reply_error("this proxy has no TLS contexts (--upstream-ca could not be read)");
+    struct tlsca *ca = tlsca_new(cert, strlen(cert), key, strlen(key), err, sizeof(err));
+    if (!ca)
+        return reply_error("tls: %s", err);
+    if (px->ca) {
+        bool same = strcmp(tlsca_fingerprint(px->ca), tlsca_fingerprint(ca)) == 0;
+        tlsca_free(ca);
+        return same ? reply_ok() : reply_error("tls: a CA is set already");
+    }
+    /* Published before any spoke that needs it is added (the hub sends it first). */
+    __atomic_store_n(&px->ca, ca, __ATOMIC_RELEASE);
+    log_info("TLS for secrets: CA sha256 %s, upstreams verified with %s", tlsca_fingerprint(ca),
+             tlsctx_ca_file(px->tls));
+    return reply_ok();
+}
+
+/* Values in a message are wiped once it is handled, whatever became of it. */
+static void wipe_string(json_t *v)
+{
+    if (json_is_string(v))
+        explicit_bzero((char *)json_string_value(v), json_string_length(v));
+}
+
+static void wipe_values(const json_t *msg)
+{
+    size_t i;
+    json_t *b;
+    json_array_foreach(json_object_get(msg, "secrets"), i, b)
+        wipe_string(json_object_get(b, "value"));
+    wipe_string(json_object_get(json_object_get(msg, "secret"), "value"));
+    wipe_string(json_object_get(msg, "ca_key"));
+}
+
 json_t *control_handle(struct proxy *px, const json_t *msg, int *fds, size_t nfds)
+{
+    json_t *reply = control_dispatch(px, msg, fds, nfds);
+    wipe_values(msg);
+    return reply;
+}
+
+static json_t *control_dispatch(struct proxy *px, const json_t *msg, int *fds, size_t nfds)
 {
     const char *op = json_string_value(json_object_get(msg, "op"));
     if (!op)
@@ -321,6 +413,10 @@ json_t *control_handle(struct proxy *px, const json_t *msg, int *fds, size_t nfd
         return op_synthetic(px, msg);
     if (strcmp(op, "remove") == 0)
         return op_remove(px, msg);
+    if (strcmp(op, "secret") == 0)
+        return op_secret(px, msg);
+    if (strcmp(op, "tls") == 0)
+        return op_tls(px, msg);
     if (strcmp(op, "ping") == 0) {
         json_t *r = reply_ok();
         unsigned n = 0;

@@ -10,9 +10,12 @@
 #include "logopener.h"
 #include "metrics.h"
 #include "netproxy.h"
+#include "intercept.h"
 #include "privdrop.h"
 #include "resolve.h"
 #include "sandbox.h"
+#include "tlsca.h"
+#include "tlsctx.h"
 #include "synth.h"
 #include "tunnel.h"
 #include "util.h"
@@ -67,6 +70,12 @@ static void usage(FILE *out)
         "  --dns-rate N                queries (and stray datagrams) per second per spoke,\n"
         "                              past which they are dropped (default 500)\n"
         "  --dns-burst N               ... and at once (default 1000)\n"
+        "Secrets (hub mode; docs/secrets.md): for a host a spoke's secret is for, the proxy\n"
+        "opens TLS with the hub's CA (sent on the control channel), checks each request\n"
+        "and puts the value in place of the spoke's stand-in; other hosts' TLS is never\n"
+        "opened.\n"
+        "  --upstream-ca FILE          PEM bundle upstreams are verified with there (default\n"
+        "                              " TLSCTX_DEFAULT_CA_FILE ")\n"
         "Policy:\n"
         "  --ports N[,N...]            allowed destination ports (default 443)\n"
         "  --report-only               log what would be refused, but allow it (the allowlist\n"
@@ -144,6 +153,7 @@ struct options {
     size_t ndns;
     const char *resolv_conf;
     const char *psl;
+    const char *upstream_ca;
     const char *metrics;
     const char *user;
     int control_fd;
@@ -228,6 +238,7 @@ enum {
     OPT_SYNTHETIC_MAX,
     OPT_DNS_RATE,
     OPT_DNS_BURST,
+    OPT_UPSTREAM_CA,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -268,6 +279,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"synthetic-max", required_argument, NULL, OPT_SYNTHETIC_MAX},
         {"dns-rate", required_argument, NULL, OPT_DNS_RATE},
         {"dns-burst", required_argument, NULL, OPT_DNS_BURST},
+        {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
         {"debug", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -336,6 +348,9 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_PSL:
             o->psl = optarg;
+            break;
+        case OPT_UPSTREAM_CA:
+            o->upstream_ca = optarg;
             break;
         case OPT_USER:
             o->user = optarg;
@@ -659,7 +674,15 @@ int main(int argc, char **argv)
                 fatalx("%s", err);
     }
 
+    pthread_mutex_init(&px->creds_lock, NULL);
     if (o.control_fd >= 0) {
+        /* The TLS contexts for secrets, made now: OpenSSL opens files on first use, the
+         * sandbox forbids that later. A missing bundle is said, not fatal: spokes
+         * without secrets are served as before. */
+        px->tls = intercept_tls_new(o.upstream_ca ? o.upstream_ca : TLSCTX_DEFAULT_CA_FILE, err,
+                                    sizeof(err));
+        if (!px->tls)
+            log_warnx("%s: secrets cannot be put into requests", err);
         control = control_new(px, o.control_fd, err, sizeof(err));
         if (!control)
             fatalx("%s", err);
@@ -729,6 +752,8 @@ int main(int argc, char **argv)
     event_free(ev_term);
     event_free(ev_int);
     addrguard_free(px->guard);
+    tlsca_free(px->ca);
+    tlsctx_free(px->tls);
     event_base_free(px->base);
     audit_close(px->audit);
     logopener_stop(px->opener);

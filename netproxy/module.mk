@@ -2,7 +2,9 @@
 NETPROXY_SRCS := $(filter-out netproxy/main.c,$(wildcard netproxy/*.c))
 NETPROXY_OBJS := $(call objs,$(NETPROXY_SRCS))
 NETPROXY_LIB := $(BUILD)/lib/libnetproxy.a
-NETPROXY_LIBS := $(call pkg_libs,$(PKGS) libidn2 libevent_pthreads)
+# OpenSSL and nghttp2: the TLS it opens to put a secret in, HTTP/2 inside (intercept.h).
+NETPROXY_LIBS := $(call pkg_libs,$(PKGS) libidn2 libevent_pthreads openssl libnghttp2)
+MISSING_PKGS += $(shell pkg-config --exists libnghttp2 2>/dev/null || echo libnghttp2)
 BINARIES += $(BUILD)/netproxy
 
 # Everything but main, so that tests/netproxy can link the parser, policy and guard.

@@ -20,6 +20,9 @@ struct metrics;
 struct pipe_pool;
 struct conn;
 struct logopener;
+struct cred_set;
+struct tlsca;
+struct tlsctx;
 struct synth_map;
 struct dns_udp;
 struct control;
@@ -45,6 +48,9 @@ struct spoke {
     uint64_t dns_refill_ns;
     bool dns_limited; /* in a burst over the rate: its first drop was audited */
     uint64_t dns_dropped;
+    /* The secrets netproxy puts into this spoke's requests (creds.h; NULL: none). A
+     * rotation swaps the pointer under px->creds_lock; tunnels hold references. */
+    struct cred_set *creds;
     struct spoke *next;
 };
 
@@ -106,6 +112,12 @@ struct proxy {
     struct event *drain_timer;
     struct event *worker_exited; /* activated by a worker whose loop ended */
     struct control *control;     /* hub mode: the channel to the hub */
+    /* Opening TLS to put a secret in (intercept.h): the hub's CA ("tls" from the hub),
+     * the contexts and their trust store (--upstream-ca), and the lock over every
+     * spoke's creds pointer. */
+    pthread_mutex_t creds_lock;
+    struct tlsca *ca;
+    struct tlsctx *tls;
 };
 
 /* Spokes (spoke.c). Names are 1..64 bytes of [A-Za-z0-9_.-]. */

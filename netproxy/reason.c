@@ -40,6 +40,10 @@ static const struct {
     [R_DNS_NOT_IMPLEMENTED] = {"dns-not-implemented", 0},
     [R_DNS_RATE] = {"dns-rate-limited", 0},
     [R_UDP] = {"udp-not-allowed", 0},
+    [R_CRED_WRONG_HOST] = {"credential-to-wrong-host", 403},
+    [R_HOST_MISMATCH] = {"host-mismatch", 421},
+    [R_UPSTREAM_TLS] = {"upstream-tls-failure", 502},
+    [R_CLIENT_TLS] = {"client-tls-failure", 0},
 };
 
 static const char *const close_codes[CLOSE_COUNT] = {
@@ -50,6 +54,8 @@ static const char *const close_codes[CLOSE_COUNT] = {
     [CLOSE_LIFETIME] = "lifetime-exceeded",
     [CLOSE_SHUTDOWN] = "shutdown",
     [CLOSE_INTERNAL] = "internal-error",
+    [CLOSE_REFUSED] = "request-refused",
+    [CLOSE_TLS] = "tls-error",
 };
 
 const char *reason_code(enum reason r)
@@ -79,6 +85,7 @@ const char *http_status_text(int status)
         {405, "Method Not Allowed"},
         {408, "Request Timeout"},
         {414, "URI Too Long"},
+        {421, "Misdirected Request"},
         {429, "Too Many Requests"},
         {431, "Request Header Fields Too Large"},
         {500, "Internal Server Error"},

@@ -40,6 +40,11 @@ enum reason {
     R_DNS_NOT_IMPLEMENTED, /* another opcode or class (NOTIMP) */
     R_DNS_RATE,            /* over the spoke's query rate: dropped */
     R_UDP,                 /* a UDP datagram to anything but the resolver */
+    /* Requests inside a tunnel whose TLS netproxy opened to put a secret in (inject.h). */
+    R_CRED_WRONG_HOST, /* 403: a secret's stand-in sent to a host it is not for */
+    R_HOST_MISMATCH,   /* 421: the request names another host than the tunnel's */
+    R_UPSTREAM_TLS,    /* 502: the upstream's certificate or handshake failed */
+    R_CLIENT_TLS,      /* the client's handshake failed (or named another host) */
     R_COUNT
 };
 
@@ -52,6 +57,8 @@ enum close_reason {
     CLOSE_LIFETIME, /* --max-lifetime reached */
     CLOSE_SHUTDOWN, /* drain timeout or a second SIGTERM */
     CLOSE_INTERNAL,
+    CLOSE_REFUSED, /* a request in it was refused (its record says why) */
+    CLOSE_TLS,     /* a TLS error on either side of a tunnel netproxy opened */
     CLOSE_COUNT
 };
 

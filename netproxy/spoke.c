@@ -1,5 +1,6 @@
 /* Spokes: their lifetime and their listeners. */
 #include "addrguard.h"
+#include "creds.h"
 #include "dnsserver.h"
 #include "log.h"
 #include "netproxy.h"
@@ -81,6 +82,7 @@ void spoke_unref(struct spoke *s)
         return;
     policy_free(s->policy);
     synth_free(s->synth);
+    cred_set_unref(s->creds);
     free(s->user);
     free(s);
 }
