@@ -272,6 +272,22 @@ int hub_network_up(struct hub *h, char *err, size_t errlen)
     return 0;
 }
 
+int hub_ca_up(struct hub *h, char *err, size_t errlen)
+{
+    if (hub_network_up(h, err, errlen) < 0)
+        return -1;
+    if (!h->ca_ready) {
+        if (hubca_ensure(h->cfg, &h->ca, err, errlen) < 0)
+            return -1;
+        h->ca_ready = true;
+        proxy_set_ca(h->proxy, h->ca.cert_pem, h->ca.key_pem);
+        char why[512];
+        if (secrets_watch_start(h, why, sizeof(why)) < 0)
+            log_warnx("%s: a rotated secret reaches running spokes only when they restart", why);
+    }
+    return 0;
+}
+
 void hub_free(struct hub *h)
 {
     if (!h)
@@ -282,6 +298,8 @@ void hub_free(struct hub *h)
     free(h->spokes);
     proc_reap_all(h, SHUTDOWN_GRACE_MS);
     proxy_sup_free(h->proxy);
+    secrets_watch_free(h->secrets_watch);
+    hubca_clear(&h->ca);
     spoke_secrets_free(&h->known_secrets);
     secret_store_free(h->secrets);
     gateway_free(h->gw);

@@ -9,6 +9,8 @@
 #include "mcpver.h"
 #include "tokenbucket.h"
 #include "redact.h"
+#include "hubca.h"
+#include "secrets_watch.h"
 #include "spoke_secrets.h"
 
 #include <event2/buffer.h>
@@ -362,6 +364,11 @@ struct hub {
     struct proxy_sup *proxy;
     struct secret_store *secrets;
     struct spoke_secrets known_secrets; /* the manifests' secrets, for redaction */
+    /* Injection at the egress (hubca.h, secrets_watch.h): made when a spoke first needs
+     * them. */
+    struct hub_ca ca;
+    bool ca_ready;
+    struct secrets_watch *secrets_watch;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
@@ -376,6 +383,9 @@ uint64_t hub_call_timeout_ns(const struct hub *h, const struct manifest *m,
                              const struct call_opts *o);
 /* Namespace mode's shared pieces, created on first need. 0 or -1 with err. */
 int hub_network_up(struct hub *h, char *err, size_t errlen);
+/* ... and, for a spoke whose secrets netproxy injects, the hub's CA (made or loaded and
+ * sent to netproxy) and the store's watch for rotations. */
+int hub_ca_up(struct hub *h, char *err, size_t errlen);
 
 /* ---- audit records (hubaudit.c) ---- */
 

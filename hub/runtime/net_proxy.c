@@ -1,6 +1,7 @@
 #include "net_proxy.h"
 #include "ctl.h"
 #include "log.h"
+#include "secret.h"
 #include "pidfd.h"
 #include "util.h"
 
@@ -39,6 +40,10 @@ struct entry {
     json_t *synthetic;
     struct forward *forwards;
     size_t n_forwards;
+    /* The spoke's host-mode secrets (copies: values in secret memory), put into the add
+     * message only when it is sent, and rotated by proxy_secret_rotate(). */
+    struct secret_binding *secrets;
+    size_t n_secrets;
 };
 
 /* An operation sent and waiting for its reply; replies come in order. */
@@ -67,6 +72,9 @@ struct proxy_sup {
 
     struct entry *entries;
     size_t n_entries;
+    /* The hub's CA (hubca.h), sent first to every netproxy started; NULL until a
+     * spoke with a secret to inject needs it. */
+    char *ca_cert, *ca_key;
 
     unsigned restarts;
     uint64_t window_start;
@@ -126,6 +134,8 @@ static const char *op_what(const json_t *msg)
            : strcmp(op, "remove") == 0    ? "the removal"
            : strcmp(op, "forward") == 0   ? "a loopback forward"
            : strcmp(op, "synthetic") == 0 ? "the synthetic addresses"
+           : strcmp(op, "tls") == 0       ? "the hub's CA"
+           : strcmp(op, "secret") == 0    ? "a secret's new value"
                                           : "the ping";
 }
 
@@ -149,12 +159,48 @@ static int ctl_send_op(struct proxy_sup *p, json_t *msg, int fd, const char *key
     return ctl_sendv_op(p, msg, &fd, fd >= 0 ? 1 : 0, key, is_add);
 }
 
-/* Everything netproxy must know of a spoke: its add (with its sockets), the synthetic
- * addresses it already handed out (in chunks: a message is at most 64 KiB), its
- * forward listeners. */
+/* Sends a message that may carry values, then wipes them from it. */
+static int ctl_send_secret_op(struct proxy_sup *p, json_t *msg, int fd, const char *key,
+                              bool is_add)
+{
+    int rc = ctl_send_op(p, msg, fd, key, is_add);
+    secret_json_wipe(msg);
+    return rc;
+}
+
+/* An entry's add message, with its secrets in (built at send time, wiped after). */
+static void send_add(struct proxy_sup *p, const struct entry *e)
+{
+    if (!e->n_secrets) {
+        ctl_sendv_op(p, e->add, e->fds, e->nfds, e->key, true);
+        return;
+    }
+    json_t *msg = json_copy(e->add);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < e->n_secrets; i++)
+        json_array_append_new(arr, secret_binding_json(&e->secrets[i]));
+    json_object_set_new(msg, "secrets", arr);
+    ctl_sendv_op(p, msg, e->fds, e->nfds, e->key, true);
+    secret_json_wipe(msg);
+    json_decref(msg);
+}
+
+static void send_tls(struct proxy_sup *p)
+{
+    if (!p->ca_cert)
+        return;
+    json_t *msg =
+        json_pack("{s:s,s:s,s:s}", "op", "tls", "ca_cert", p->ca_cert, "ca_key", p->ca_key);
+    ctl_send_secret_op(p, msg, -1, "the proxy", false);
+    json_decref(msg);
+}
+
+/* Everything netproxy must know of a spoke: its add (with its sockets and secrets), the
+ * synthetic addresses it already handed out (in chunks: a message is at most 64 KiB),
+ * its forward listeners. */
 static void send_entry(struct proxy_sup *p, const struct entry *e)
 {
-    ctl_sendv_op(p, e->add, e->fds, e->nfds, e->key, true);
+    send_add(p, e);
     json_t *chunk = NULL;
     const char *name;
     json_t *ip;
@@ -200,6 +246,9 @@ static void entry_clear(struct entry *e)
         close(e->forwards[i].fd);
     }
     free(e->forwards);
+    for (size_t i = 0; i < e->n_secrets; i++)
+        secret_binding_clear(&e->secrets[i]);
+    free(e->secrets);
 }
 
 /* A note from netproxy, not a reply: a new synthetic address to keep. */
@@ -227,7 +276,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     const struct hub_config *c = p->cfg;
-    size_t n = 0, cap = 10;
+    size_t n = 0, cap = 12;
     for (char **r = c->netproxy_resolve; *r; r++)
         cap += 2;
     for (char **r = c->netproxy_allow_cidr; *r; r++)
@@ -249,6 +298,10 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     for (char **r = c->netproxy_allow_cidr; *r; r++) {
         argv[n++] = "--upstream-allow-cidr";
         argv[n++] = *r;
+    }
+    if (c->netproxy_upstream_ca) {
+        argv[n++] = "--upstream-ca";
+        argv[n++] = c->netproxy_upstream_ca;
     }
     if (p->debug)
         argv[n++] = "--debug";
@@ -304,7 +357,8 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     event_add(p->ev_ctl, NULL);
     proxy_audit(p, "netproxy-start", "success", NULL, -1);
     log_debug("netproxy started (pid %d)", (int)pid);
-    /* Hand every spoke's listener over (again, after a restart). */
+    /* The CA first, then every spoke's listener (again, after a restart). */
+    send_tls(p);
     for (size_t i = 0; i < p->n_entries; i++)
         send_entry(p, &p->entries[i]);
     return 0;
@@ -503,6 +557,8 @@ void proxy_sup_free(struct proxy_sup *p)
     for (size_t i = 0; i < p->n_entries; i++)
         entry_clear(&p->entries[i]);
     free(p->entries);
+    free(p->ca_cert);
+    secret_free(p->ca_key);
     free(p->ops);
     if (p->ev_restart)
         event_free(p->ev_restart);
@@ -520,9 +576,34 @@ static json_t *string_array(char *const *v)
     return a;
 }
 
+void proxy_set_ca(struct proxy_sup *p, const char *cert_pem, const char *key_pem)
+{
+    if (p->ca_cert)
+        return;
+    p->ca_cert = xstrdup(cert_pem);
+    p->ca_key = secret_strdup(key_pem);
+    send_tls(p);
+}
+
+void proxy_secret_rotate(struct proxy_sup *p, const struct secret_meta *meta, const char *value,
+                         size_t len)
+{
+    for (size_t i = 0; i < p->n_entries; i++) {
+        struct entry *e = &p->entries[i];
+        for (size_t k = 0; k < e->n_secrets; k++) {
+            if (strcmp(e->secrets[k].meta.name, meta->name) != 0)
+                continue;
+            secret_binding_rotate(&e->secrets[k], meta, value, len);
+            json_t *msg = json_pack("{s:s,s:s,s:o}", "op", "secret", "spoke", e->key, "secret",
+                                    secret_binding_json(&e->secrets[k]));
+            ctl_send_secret_op(p, msg, -1, e->key, false);
+            json_decref(msg);
+        }
+    }
+}
+
 int proxy_add_spoke(struct proxy_sup *p, const struct proxy_spoke *ps)
 {
-    (void)ps->sec; /* host-mode secrets: netproxy does not take them yet */
     if (p->given_up) {
         errno = ECONNREFUSED;
         return -1;
@@ -550,9 +631,15 @@ int proxy_add_spoke(struct proxy_sup *p, const struct proxy_spoke *ps)
         json_object_set_new(e.add, "dns_listen", json_string(ps->dns_listen));
     e.key = xstrdup(ps->key);
     e.synthetic = json_object();
+    for (size_t i = 0; ps->sec && i < ps->sec->n; i++) {
+        if (!ps->sec->b[i].standin)
+            continue; /* env mode: nothing for netproxy */
+        e.secrets = xrealloc(e.secrets, (e.n_secrets + 1) * sizeof(*e.secrets));
+        secret_binding_copy(&e.secrets[e.n_secrets++], &ps->sec->b[i]);
+    }
     p->entries = xrealloc(p->entries, (p->n_entries + 1) * sizeof(*p->entries));
     p->entries[p->n_entries++] = e;
-    ctl_sendv_op(p, e.add, e.fds, e.nfds, e.key, true);
+    send_add(p, &p->entries[p->n_entries - 1]);
     return 0;
 }
 

@@ -54,6 +54,13 @@ int proxy_add(struct proxy_sup *p, const char *key, const char *user, char *cons
  * taken over). */
 int proxy_forward(struct proxy_sup *p, const char *key, const char *to, int fd);
 void proxy_remove(struct proxy_sup *p, const char *key);
+/* The hub's CA (PEM texts, copied), sent to netproxy now and after every restart, before
+ * the spokes. Set once. */
+void proxy_set_ca(struct proxy_sup *p, const char *cert_pem, const char *key_pem);
+/* A secret's new value (and metadata): every spoke holding its stand-in gets it for its
+ * next request. */
+void proxy_secret_rotate(struct proxy_sup *p, const struct secret_meta *meta, const char *value,
+                         size_t len);
 
 bool proxy_alive(const struct proxy_sup *p);
 pid_t proxy_pid(const struct proxy_sup *p);

@@ -600,6 +600,13 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         /* The manifest's mounts: a server's code, read-only. */
         for (size_t i = 0; i < s->m->n_mounts; i++)
             jail_config_add_bind(&jc, s->m->mounts[i].src, s->m->mounts[i].dst, false);
+        /* Injected secrets: the hub's CA, alone and with the system's, also where
+         * programs look without being told (after the profile's /etc/ssl/certs). */
+        if (s->trust) {
+            jail_config_add_bind(&jc, s->trust->cert_path, HUBCA_JAIL_CERT, false);
+            jail_config_add_bind(&jc, s->trust->bundle_path, HUBCA_JAIL_BUNDLE, false);
+            jail_config_add_bind(&jc, s->trust->bundle_path, HUBCA_SYSTEM_BUNDLE, false);
+        }
         jc.cwd = xstrdup("/data");
         if (s->veth) {
             jc.net = JAIL_NET_VETH;

@@ -34,6 +34,7 @@ struct spawn_spec {
     const struct veth_addrs *veth; /* namespace mode with network, else NULL */
     const char *veth_ifname;       /* the host side's name in the gateway */
     int gateway_fd;
+    const struct hub_ca *trust; /* namespace mode: the hub's CA and bundle bound in */
 };
 
 /* The started process, registered with the hub; NULL with err and the env(1)-style

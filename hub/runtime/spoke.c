@@ -402,7 +402,15 @@ static void spoke_spawn(struct spoke *sp)
     bool net = ns && (sp->m->n_allow > 0 || sp->m->n_tcp > 0);
     char proxy_url[64] = "";
     struct spoke_secrets sec;
-    if (spoke_secrets_resolve(h->secrets, sp->m, false, &sec, err, sizeof(err)) < 0) {
+    if (spoke_secrets_resolve(h->secrets, sp->m, net, &sec, err, sizeof(err)) < 0) {
+        start_failed(sp, 125, err);
+        return;
+    }
+    /* Stand-ins: netproxy opens TLS for their hosts with the hub's CA, which the jail
+     * trusts. The CA reaches netproxy before the spoke's listener does. */
+    bool inject = net && spoke_secrets_injected(&sec);
+    if (inject && hub_ca_up(h, err, sizeof(err)) < 0) {
+        spoke_secrets_free(&sec);
         start_failed(sp, 125, err);
         return;
     }
@@ -421,6 +429,7 @@ static void spoke_spawn(struct spoke *sp)
         .https_proxy = net ? proxy_url : NULL,
         .secret_name = h->cfg->llm_key_env,
         .secret_env = sec.env,
+        .trust = inject ? &h->ca : NULL,
     };
     char **env = spoke_env_build(&es);
     int sv[2];
@@ -449,6 +458,7 @@ static void spoke_spawn(struct spoke *sp)
         .veth = net ? &va : NULL,
         .veth_ifname = net ? sp->veth_ifname : NULL,
         .gateway_fd = net ? gateway_netns_fd(h->gw) : -1,
+        .trust = inject ? &h->ca : NULL,
     };
     struct proc *p = proc_spawn(h, &ss, &code, err, sizeof(err));
     spoke_env_free(env);

@@ -15,7 +15,7 @@ extern char **environ;
 
 char **spoke_env_build(const struct spoke_env_spec *s)
 {
-    size_t n = 0, cap = 16;
+    size_t n = 0, cap = 24;
     for (char **e = s->m->env; *e; e++)
         cap++;
     for (char *const *e = s->secret_env; e && *e; e++)
@@ -35,11 +35,25 @@ char **spoke_env_build(const struct spoke_env_spec *s)
          * ignore it, and their servers need a proxy agent of their own. */
         env[n++] = xstrdup("NODE_USE_ENV_PROXY=1");
     }
+    static const char *const trust_vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+                                             "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+                                             "NODE_EXTRA_CA_CERTS"};
+    if (s->trust) {
+        for (size_t i = 0; i < 4; i++)
+            env[n++] = xasprintf("%s=%s", trust_vars[i], HUBCA_JAIL_BUNDLE);
+        env[n++] = xasprintf("NODE_EXTRA_CA_CERTS=%s", HUBCA_JAIL_CERT);
+    }
     size_t secret_len = s->secret_name ? strlen(s->secret_name) : 0;
     for (char **e = s->m->env; *e; e++) {
         /* The manifest loader already refuses this; checked again where it matters. */
         if (secret_len && strncmp(*e, s->secret_name, secret_len) == 0 && (*e)[secret_len] == '=')
             continue;
+        bool trust = false;
+        for (size_t i = 0; s->trust && i < ARRAY_LEN(trust_vars); i++)
+            trust |= strncmp(*e, trust_vars[i], strlen(trust_vars[i])) == 0 &&
+                     (*e)[strlen(trust_vars[i])] == '=';
+        if (trust)
+            continue; /* the hub's CA must stay trusted for injection to work */
         env[n++] = xstrdup(*e);
     }
     for (char *const *e = s->secret_env; e && *e; e++)

@@ -4,12 +4,16 @@
  * The environment holds PATH, HOME, LANG, TMPDIR, SPOKE_NAME, SPOKE_ID, SPOKE_DATA,
  * HTTPS_PROXY/https_proxy (and NODE_USE_ENV_PROXY=1, which makes Node 22.21+ and 24+
  * read them) in namespace mode for a spoke with network, and the
- * manifest's "env". The variable named by llm.api_key_env is never among them, and
+ * manifest's "env" (its secrets resolved: a value, or a stand-in), and, for a spoke whose
+ * secrets netproxy injects, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and
+ * GIT_SSL_CAINFO (the system's CAs with the hub's added) and NODE_EXTRA_CA_CERTS (the
+ * hub's alone), which the manifest cannot override then. The variable named by llm.api_key_env is never among them, and
  * secret_env_take() also wipes it from the hub's own initial environment block, so it
  * is not in /proc/<hub>/environ either (a spoke in `none` mode can read that file). */
 #ifndef HUB_SPOKE_ENV_H
 #define HUB_SPOKE_ENV_H
 
+#include "hubca.h"
 #include "manifest.h"
 
 #include <stdbool.h>
@@ -22,6 +26,9 @@ struct spoke_env_spec {
     const char *https_proxy; /* "http://169.254.64.1:3128" or NULL */
     const char *secret_name; /* never passed, whatever the manifest says */
     char *const *secret_env; /* "VAR=value" of the manifest's secrets (spoke_secrets.h) */
+    /* The hub's CA when netproxy injects a secret for the spoke: the runtimes' trust
+     * variables name it (the jail has it at HUBCA_JAIL_*, bound by proc.c). */
+    const struct hub_ca *trust;
 };
 
 /* NULL-terminated "NAME=VALUE" list; free with spoke_env_free(), which wipes it (a

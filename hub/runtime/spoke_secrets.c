@@ -90,6 +90,14 @@ int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, boo
     return 0;
 }
 
+bool spoke_secrets_injected(const struct spoke_secrets *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->b[i].standin)
+            return true;
+    return false;
+}
+
 void spoke_secrets_known(struct secret_store *st, const struct manifest_set *ms,
                          struct spoke_secrets *out)
 {
@@ -156,4 +164,36 @@ void spoke_secrets_free(struct spoke_secrets *s)
         secret_binding_clear(&s->b[i]);
     free(s->b);
     memset(s, 0, sizeof(*s));
+}
+
+json_t *secret_binding_json(const struct secret_binding *b)
+{
+    json_t *hosts = json_array();
+    for (char **h = b->meta.hosts; h && *h; h++)
+        json_array_append_new(hosts, json_string(*h));
+    json_t *o = json_pack("{s:s,s:s,s:s%,s:o}", "name", b->meta.name, "standin", b->standin,
+                          "value", b->value, b->len, "hosts", hosts);
+    if (b->meta.header)
+        json_object_set_new(o, "header", json_string(b->meta.header));
+    if (b->meta.query)
+        json_object_set_new(o, "query", json_string(b->meta.query));
+    return o;
+}
+
+void secret_json_wipe(json_t *msg)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (json_is_array(msg)) {
+        json_array_foreach(msg, i, v) secret_json_wipe(v);
+        return;
+    }
+    json_object_foreach(msg, k, v)
+    {
+        if (json_is_string(v) && (strcmp(k, "value") == 0 || strcmp(k, "ca_key") == 0))
+            explicit_bzero((char *)json_string_value(v), json_string_length(v));
+        else if (json_is_object(v) || json_is_array(v))
+            secret_json_wipe(v);
+    }
 }

@@ -14,6 +14,7 @@
 
 #include "secrets.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +41,8 @@ struct spoke_secrets {
 int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, bool egress,
                           struct spoke_secrets *out, char *err, size_t errlen);
 void spoke_secrets_free(struct spoke_secrets *s);
+/* Whether any of s's secrets is given as a stand-in (netproxy injects it). */
+bool spoke_secrets_injected(const struct spoke_secrets *s);
 
 /* Registers for redaction the value of every secret the manifests name (those that
  * can be read now), so that the hub never writes one, also before a spoke that uses
@@ -56,5 +59,12 @@ void secret_binding_clear(struct secret_binding *b);
  * the stand-in stays, since the spoke holds it. */
 void secret_binding_rotate(struct secret_binding *b, const struct secret_meta *meta,
                            const char *value, size_t len);
+
+/* A binding as netproxy's control channel carries it ({"name", "standin", "value",
+ * "hosts", "header", "query"}); wipe the value with secret_json_wipe() once sent. */
+json_t *secret_binding_json(const struct secret_binding *b);
+/* Overwrites every "value" (and "ca_key") string in msg, nested objects and arrays
+ * included, before it is freed. */
+void secret_json_wipe(json_t *msg);
 
 #endif

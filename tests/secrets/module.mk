@@ -10,3 +10,4 @@ $(BUILD)/tests/secrets/test_%: $(BUILD)/obj/tests/secrets/test_%.o $(HUB_LIB) $(
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HUB_LDLIBS)
+

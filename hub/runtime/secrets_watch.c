@@ -1,0 +1,96 @@
+#include "secrets_watch.h"
+#include "internal.h"
+#include "log.h"
+#include "net_proxy.h"
+#include "secret.h"
+#include "secrets.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+struct secrets_watch {
+    struct hub *h;
+    int fd;
+    struct event *ev;
+};
+
+/* NAME.json was written (renamed into place by secret_store_set). */
+static void changed(struct hub *h, const char *file)
+{
+    size_t n = strlen(file);
+    if (n < 6 || strcmp(file + n - 5, ".json") != 0 || file[0] == '.')
+        return;
+    char name[SECRET_NAME_MAX + 1];
+    if (n - 5 > SECRET_NAME_MAX)
+        return;
+    memcpy(name, file, n - 5);
+    name[n - 5] = '\0';
+    if (!secret_name_valid(name) || !h->proxy)
+        return;
+    struct secret_meta meta;
+    char *value = NULL, err[512];
+    size_t len = 0;
+    int rc = secret_store_get(h->secrets, name, &meta, &value, &len, err, sizeof(err));
+    if (rc <= 0) {
+        if (rc < 0)
+            log_warnx("secret %s changed but cannot be read: %s", name, err);
+        return;
+    }
+    if (meta.hosts && meta.hosts[0] && !secret_injectable(value, len))
+        proxy_secret_rotate(h->proxy, &meta, value, len);
+    secret_free(value);
+    secret_meta_clear(&meta);
+}
+
+static void on_event(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    struct secrets_watch *w = arg;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            return;
+        for (char *p = buf; p < buf + n;) {
+            struct inotify_event *e = (struct inotify_event *)p;
+            if (e->len && (e->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)))
+                changed(w->h, e->name);
+            p += sizeof(*e) + e->len;
+        }
+    }
+}
+
+int secrets_watch_start(struct hub *h, char *err, size_t errlen)
+{
+    if (h->secrets_watch)
+        return 0;
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0 || inotify_add_watch(fd, secret_store_dir(h->secrets),
+                                    IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR) < 0) {
+        snprintf(err, errlen, "watching %s: %s", secret_store_dir(h->secrets), strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    struct secrets_watch *w = xcalloc(1, sizeof(*w));
+    w->h = h;
+    w->fd = fd;
+    w->ev = event_new(h->base, fd, EV_READ | EV_PERSIST, on_event, w);
+    event_add(w->ev, NULL);
+    h->secrets_watch = w;
+    return 0;
+}
+
+void secrets_watch_free(struct secrets_watch *w)
+{
+    if (!w)
+        return;
+    event_free(w->ev);
+    close(w->fd);
+    free(w);
+}

@@ -1,0 +1,54 @@
+"""Rotation without restarting the spoke (test_secrets_inject.sh): one `hub serve
+--stdio` keeps the probe spoke running while `hub secrets set` replaces the value; the
+spoke's stand-in stays, and its next request carries the new value. Prints one JSON
+object with what it saw."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests", "serve"))
+from mcp_stdio import StdioClient  # noqa: E402
+
+hub, conf, records, new_value = sys.argv[1:5]
+c = StdioClient([hub, "serve", "--stdio", "--config", conf, "--answers", "allow"],
+                stderr=open(os.path.join(os.environ["TMP"], "serve.err"), "w"))
+c.initialize("rotate-probe")
+
+
+def call(tool, args):
+    r = c.request("tools/call", {"name": tool, "arguments": args}, timeout=30)
+    return (r or {}).get("result", {}).get("structuredContent")
+
+
+def last_auth():
+    with open(records) as f:
+        lines = f.read().splitlines()
+    return json.loads(lines[-1])["headers"].get("authorization") if lines else None
+
+
+out = {}
+env1 = call("probe__env", {})
+get = {"url": "https://api.github.com/before", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
+call("probe__get", get)
+out["before"] = last_auth()
+subprocess.run([hub, "secrets", "set", "github", "--config", conf], input=new_value.encode(),
+               check=True, stdout=subprocess.DEVNULL)
+# The hub hears of the change (inotify) and tells netproxy: a bounded wait for the first
+# request that carries it, each a whole request through the running spoke.
+t0 = time.monotonic()
+get["url"] = "https://api.github.com/after"
+for i in range(100):
+    call("probe__get", get)
+    if last_auth() != out["before"]:
+        break
+    time.sleep(0.05)
+out["after"] = last_auth()
+out["requests_until_new"] = i + 1
+out["seconds"] = round(time.monotonic() - t0, 3)
+env2 = call("probe__env", {})
+out["same_spoke"] = bool(env1 and env2 and env1["env"]["SPOKE_ID"] == env2["env"]["SPOKE_ID"])
+out["same_standin"] = bool(env1 and env2 and env1["env"]["GITHUB_TOKEN"] == env2["env"]["GITHUB_TOKEN"])
+c.close()
+print(json.dumps(out))
