@@ -1,6 +1,8 @@
-# hub/cli/: the command line (`hub call`, `hub spokes`, `hub repl-server`, `hub serve`,
-# and main.c, which dispatches to them, to `hub casestudies` and to the assistant) and the hub
-# binary, linked from every hub/ folder's library, the highest first.
+# hub/cli/: the command line (`hub call`, `hub spokes` with add/update/verify, `hub serve`,
+# `hub repl-server`, `hub approvals`, `hub client`, `hub schema`, `hub secrets`, and
+# main.c, which dispatches to them, to `hub casestudies` and to the assistant), each
+# command's option loop through hub/cmdline's cli_next_option(), and the hub binary,
+# linked from every hub/ folder's library, the highest first.
 CLI_SRCS := $(sort $(filter-out hub/cli/main.c,$(wildcard hub/cli/*.c)))
 LIBHUBCLI := $(BUILD)/lib/libhubcli.a
 BINARIES += $(BUILD)/hub

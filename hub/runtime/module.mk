@@ -1,7 +1,8 @@
 # hub/runtime/: the trusted core (spokes, calls, MCP, mediation, processes, the network
-# pieces, manifests, schema, configuration, hooks, scripted answers, the options every
-# sub-command shares) as the runtime's library, which the other hub/ folders, the hub
-# binary (hub/cli/module.mk) and the tests link. Its interface: runtime.h.
+# pieces as net_*.c, manifests and the pin, configuration, hooks, scripted answers, the
+# secret store) as the runtime's library, which the other hub/ folders, the hub binary
+# (hub/cli/module.mk) and the tests link. Its interface: runtime.h. The JSON Schema
+# validator is lib/jsonschema/, the sub-commands' shared code hub/cmdline/.
 HUB_SRCS := $(sort $(wildcard hub/runtime/*.c))
 HUB_OBJS := $(call objs,$(HUB_SRCS))
 HUB_LIB := $(BUILD)/lib/libhub.a
