@@ -8,7 +8,7 @@
 # ends with 1; the next start replaces the daemon, over the socket a crash left. With
 # no session left it ends after serve.idle_exit_s, and not while a client is attached,
 # and at once when its socket is removed; idle, it hands the socket to the service
-# starting.
+# starting, and busy, it keeps it.
 # A daemon that cannot start says why, and the client is served on its own.
 . "$(dirname "$0")/../lib.sh"
 require_root
@@ -222,6 +222,38 @@ $PY "$TMP/gone.py" >"$TMP/after-handover.out" 2>&1
 is "... and the next stdio client attaches to the service, starting no daemon" "$(sed -n 's/^daemon //p' "$TMP/after-handover.out")" "$SERVE_PID"
 kill "$SERVE_PID"
 wait_for "the service's end" 30 bash -c "! kill -0 $SERVE_PID"
+
+# ... but one with a session attached keeps the socket: its client is not cut off.
+cat >"$TMP/busy.py" <<'EOF'
+import os, socket, subprocess, sys
+exec(open(os.environ["TMP"] + "/common.py").read())
+c = client("busy")
+c.initialize("busy")
+d = daemon()
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+port = s.getsockname()[1]
+s.close()
+h = subprocess.Popen([HUB, "serve", "--http", f"127.0.0.1:{port}", "--config", CONF],
+                     stderr=open(TMP + "/busy-http.err", "w"))
+end = time.monotonic() + 60
+while time.monotonic() < end:  # it listens once it has tried the control socket
+    try:
+        socket.create_connection(("127.0.0.1", port), 1).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+print("same", daemon() == d and os.path.exists(f"/proc/{d}"))
+print("read", read(c, "one"))
+h.terminate()
+h.wait(timeout=30)
+print("rc", c.close())
+EOF
+$PY "$TMP/busy.py" >"$TMP/busy.out" 2>&1
+is "a daemon with a session attached keeps the socket when the service starts" "$(sed -n 's/^same //p' "$TMP/busy.out")" True
+like "... its session goes on" "$(sed -n 's/^read //p' "$TMP/busy.out")" 'by one'
+like "... and the service says who owns it" "$(cat "$TMP/busy-http.err")" 'another hub serve owns'
+stop_background
 
 # A daemon that cannot start: the client hears why, and is served on its own.
 rm -f "$SOCK.lock" && mkdir "$SOCK.lock"
