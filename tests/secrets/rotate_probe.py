@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests", "serve"))
 from mcp_stdio import StdioClient  # noqa: E402
 
 hub, conf, records, new_value = sys.argv[1:5]
-c = StdioClient([hub, "serve", "--stdio", "--config", conf, "--answers", "allow"],
+c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf, "--answers", "allow"],
                 stderr=open(os.path.join(os.environ["TMP"], "serve.err"), "w"))
 c.initialize("rotate-probe")
 

@@ -113,7 +113,11 @@ check "... and netproxy recorded the update" \
     test "$(audit_count 'g(r,"event.action")=="secret-update" and g(r,"isolate.secret.name")=="github"' "$PROXY_AUDIT")" -ge 1
 
 # ---- where the values are not ----
-call probe.write '{"name":"cache.json","text":"${GITHUB_TOKEN} ${NOTION_TOKEN}"}' >/dev/null
+# A tool that writes its key to disk writes the stand-in (checked: a failed call would
+# leave no file and the last check below would fail without saying why).
+w=$(call probe.write '{"name":"cache.json","text":"${GITHUB_TOKEN} ${NOTION_TOKEN}"}')
+is "the spoke writes its environment's keys to its data" "$(echo "$w" | jget 'd["structuredContent"]["ok"]' 2>/dev/null)" true ||
+    diag "probe.write: $(echo "$w" | head -c 400) $(tail -5 "$TMP/calls.err" 2>/dev/null)"
 is "the value is nowhere in the spoke's data, the manifests, the logs, the audit or the transcript" \
     "$(grep -rlF -e "$GH" -e "$GH2" -e "$NT" -e "$FK" "$DATA" "$SPOKES" "$RUN" "$AUDIT" "$PROXY_AUDIT" "$TMP/audit.transcript.jsonl" 2>/dev/null)" ""
 check "... while the stand-ins are there (the test looked in the right places)" \
