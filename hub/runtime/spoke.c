@@ -36,8 +36,10 @@
 #define FRAMES_PER_WAKEUP 64
 /* Output the hub holds for a spoke that does not read: a few frames, no more. */
 #define OUT_MAX_FRAMES 4
-/* Between EOF on the socket and giving up on learning the exit status. */
-#define EOF_GRACE_MS 200
+/* Between EOF on the socket and giving up on learning the exit status (a process the
+ * cgroup's OOM killer ended frees its memory first: on a busy host that took more than
+ * 200 ms, and the caller learnt "closed its connection" instead of the kill). */
+#define EOF_GRACE_MS 1000
 /* /30s tried per start before giving up (each try is a lock file and a bind). */
 #define VETH_TRIES 1024
 

@@ -694,12 +694,16 @@ static void a_tmpfs_fill(const struct escape_ctx *c)
     probe_report("ok:held %ld MiB in /tmp", got);
 }
 
-/* A crowd of spinning processes that outlives the answer (for spin_ms). */
+/* A crowd of spinning processes that outlives the answer (for spin_ms). The crowd
+ * starts together, when the gate pipe closes just before the answer: on a busy host
+ * forking them all can take longer than one's spin. */
 static void a_fork_crowd(const struct escape_ctx *c)
 {
     const long cap = tint(c, "cap"), spin_ms = tint(c, "spin_ms");
     long n = 0;
-    int err = 0;
+    int err = 0, gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0)
+        probe_report_errno();
     for (; n < cap; n++) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -708,6 +712,10 @@ static void a_fork_crowd(const struct escape_ctx *c)
         }
         if (pid == 0) {
             close(probe_pipe_fd());
+            close(gate[1]);
+            char byte;
+            while (read(gate[0], &byte, 1) < 0 && errno == EINTR) {
+            }
             struct timespec t0, now;
             clock_gettime(CLOCK_MONOTONIC, &t0);
             do
@@ -717,6 +725,8 @@ static void a_fork_crowd(const struct escape_ctx *c)
             _exit(0);
         }
     }
+    close(gate[1]);
+    close(gate[0]);
     if (err) {
         const char *name = strerrorname_np(err);
         probe_report("errno:%s:fork after %ld spinners (still spinning)", name ? name : "?", n);

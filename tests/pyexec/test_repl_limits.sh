@@ -10,23 +10,29 @@
 require_root
 pyexec_setup namespace
 
-start_server --max-sessions 3 --pool 1 --idle-timeout 2 --time-limit 10 --debug ||
+# The idle timeout (8 s) must outlast starting the other sessions of `cases full` on a
+# busy host (at 2 s the first one expired while the third started, and the one more
+# was let in).
+start_server --max-sessions 3 --pool 1 --idle-timeout 8 --time-limit 10 --debug ||
     { not_ok "the server starts: $(cat "$TMP/server.err")"; exit 1; }
 # (here, where the time limit is 10 s: importing half the standard library takes a
 # while on a loaded machine)
 cases workloads "$PORT" "$ROOT"/tests/pyexec/workloads/*.py
+idle_ends='g(r,"event.action")=="repl-session-end" and g(r,"event.reason")=="idle"'
+idle_before=$(audit_count "$idle_ends")
 out=$(cases full "$PORT" 3)
 echo "$out" | grep -E '^(not )?ok'
 sids=$(echo "$out" | tail -1)
 first=${sids%% *}
 [ "$(session_dirs)" -ge 3 ] &&
     ok "each session has its own data directory" || not_ok "each session has its own data directory"
-sleep 3.5
+wait_for "the three sessions to end idle" 60 audit_at_least $((idle_before + 3)) "$idle_ends"
 cases expired "$PORT" "$first"
-has_idle=$(audit_count 'g(r,"event.action")=="repl-session-end" and g(r,"event.reason")=="idle"')
+has_idle=$(audit_count "$idle_ends")
 [ "$has_idle" -ge 3 ] && ok "idle sessions end with reason idle ($has_idle)" ||
     not_ok "idle sessions end with reason idle: $has_idle"
-sleep 1.2
+at_most_pool_dir() { [ "$(session_dirs)" -le 1 ]; }
+wait_for "the expired sessions' directories to go" 30 at_most_pool_dir
 left=$(session_dirs)
 [ "$left" -le 1 ] && ok "an expired session's data directory is removed (only the pool's is left: $left)" ||
     not_ok "an expired session's data directory is removed: $left left"
