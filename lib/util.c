@@ -293,3 +293,29 @@ bool user_id_valid(const char *s)
 {
     return s[0] != '-' && name_chars_valid(s, strlen(s), 64, "_-");
 }
+
+bool host_pattern_valid(const char *s)
+{
+    if (strncmp(s, "*.", 2) == 0)
+        s += 2;
+    size_t n = strlen(s);
+    if (n == 0 || n > 253 || s[0] == '.' || s[0] == '-' || s[n - 1] == '.' || !strchr(s, '.') ||
+        strstr(s, ".."))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+              s[i] == '.'))
+            return false;
+    return true;
+}
+
+char **strv_dup(char *const *v)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    char **copy = xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        copy[i] = xstrdup(v[i]);
+    return copy;
+}

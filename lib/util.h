@@ -56,5 +56,12 @@ int mkdir_p(const char *path, mode_t mode);
 bool user_id_valid(const char *s);
 /* The first n bytes of s: 1 to max of them, each an ASCII letter, a digit or one of punct. */
 bool name_chars_valid(const char *s, size_t n, size_t max, const char *punct);
+/* A DNS name as policies write them: lower-case letters, digits, '-' and '.', at least
+ * two labels, at most 253 characters, no empty label, not starting with '-'; "*." before
+ * it covers the names below it. The hub checks what an operator gives, netproxy what the
+ * hub sends it. */
+bool host_pattern_valid(const char *s);
+/* A copy of a NULL-terminated vector of strings (of an empty one when v is NULL). */
+char **strv_dup(char *const *v);
 
 #endif

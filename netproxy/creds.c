@@ -31,20 +31,6 @@ static bool header_safe(const char *s, size_t n)
     return n > 0;
 }
 
-static bool host_ok(const char *h)
-{
-    if (strncmp(h, "*.", 2) == 0)
-        h += 2;
-    size_t n = strlen(h);
-    if (n == 0 || n > 253 || !strchr(h, '.') || h[0] == '.' || h[n - 1] == '.')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((h[i] >= 'a' && h[i] <= 'z') || (h[i] >= '0' && h[i] <= '9') || h[i] == '-' ||
-              h[i] == '.'))
-            return false;
-    return true;
-}
-
 void cred_clear(struct cred *c)
 {
     if (c->value) {
@@ -85,7 +71,7 @@ bool cred_parse(json_t *obj, struct cred *out, char *err, size_t errlen)
     if (ok && !out->hosts[0])
         ok = jf_fail(&jc, "", "hosts", "must name at least one host");
     for (char **h = out->hosts; ok && *h; h++)
-        if (!host_ok(*h))
+        if (!host_pattern_valid(*h))
             ok = jf_fail(&jc, "", "hosts", "\"%.80s\" is not a lower-case host name", *h);
     if (ok) {
         str_copy(out->name, name, sizeof(out->name));
@@ -168,12 +154,7 @@ static void cred_copy(struct cred *dst, const struct cred *src)
     memcpy(dst->value, src->value, src->value_len);
     dst->value_len = src->value_len;
     redact_add(dst->value, dst->value_len, dst->name);
-    size_t n = 0;
-    while (src->hosts[n])
-        n++;
-    dst->hosts = xcalloc(n + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++)
-        dst->hosts[i] = xstrdup(src->hosts[i]);
+    dst->hosts = strv_dup(src->hosts);
     dst->header = src->header ? xstrdup(src->header) : NULL;
     dst->query = src->query ? xstrdup(src->query) : NULL;
 }

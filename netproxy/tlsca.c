@@ -1,6 +1,7 @@
 #include "tlsca.h"
 
 #include "util.h"
+#include "x509ext.h"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -106,19 +107,6 @@ const char *tlsca_fingerprint(const struct tlsca *ca)
     return ca->fingerprint;
 }
 
-static bool add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-    X509V3_CTX ctx;
-    X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
-    if (!ext)
-        return false;
-    bool ok = X509_add_ext(cert, ext, -1) == 1;
-    X509_EXTENSION_free(ext);
-    return ok;
-}
-
 static X509 *make_leaf(struct tlsca *ca, const char *host)
 {
     X509 *x = X509_new();
@@ -144,12 +132,12 @@ static X509 *make_leaf(struct tlsca *ca, const char *host)
     X509_NAME_free(name);
     char san[300];
     snprintf(san, sizeof(san), "DNS:%s", host);
-    ok = ok && add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE") &&
-         add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature") &&
-         add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth") &&
-         add_ext(x, ca->cert, NID_subject_alt_name, san) &&
-         add_ext(x, ca->cert, NID_subject_key_identifier, "hash") &&
-         add_ext(x, ca->cert, NID_authority_key_identifier, "keyid:always");
+    ok = ok && x509_add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE") &&
+         x509_add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature") &&
+         x509_add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth") &&
+         x509_add_ext(x, ca->cert, NID_subject_alt_name, san) &&
+         x509_add_ext(x, ca->cert, NID_subject_key_identifier, "hash") &&
+         x509_add_ext(x, ca->cert, NID_authority_key_identifier, "keyid:always");
     ok = ok && X509_sign(x, ca->key, EVP_sha256()) > 0;
     if (!ok) {
         X509_free(x);

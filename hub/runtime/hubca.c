@@ -3,6 +3,7 @@
 #include "secret.h"
 #include "spoke_env.h"
 #include "util.h"
+#include "x509ext.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,19 +20,6 @@
 
 #define PEM_MAX (64 * 1024)
 #define BUNDLE_MAX (16 * 1024 * 1024)
-
-static bool add_ext(X509 *cert, int nid, const char *value)
-{
-    X509V3_CTX ctx;
-    X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, cert, cert, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
-    if (!ext)
-        return false;
-    bool ok = X509_add_ext(cert, ext, -1) == 1;
-    X509_EXTENSION_free(ext);
-    return ok;
-}
 
 /* A new self-signed CA; its PEM texts (the key's in secret memory). */
 static int make_ca(char **cert_pem, char **key_pem, char *err, size_t errlen)
@@ -58,9 +46,9 @@ static int make_ca(char **cert_pem, char **key_pem, char *err, size_t errlen)
                                     -1, -1, 0) == 1 &&
          X509_set_subject_name(x, name) == 1 && X509_set_issuer_name(x, name) == 1 &&
          X509_set_pubkey(x, key) == 1 &&
-         add_ext(x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
-         add_ext(x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
-         add_ext(x, NID_subject_key_identifier, "hash") && X509_sign(x, key, EVP_sha256()) > 0;
+         x509_add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
+         x509_add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
+         x509_add_ext(x, x, NID_subject_key_identifier, "hash") && X509_sign(x, key, EVP_sha256()) > 0;
     BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
     ok = ok && cb && kb && PEM_write_bio_X509(cb, x) == 1 &&
          PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL) == 1;

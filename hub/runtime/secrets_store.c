@@ -49,17 +49,7 @@ bool secret_name_valid(const char *s)
 
 bool secret_host_valid(const char *s)
 {
-    if (strncmp(s, "*.", 2) == 0)
-        s += 2;
-    size_t n = strlen(s);
-    if (n == 0 || n > SECRET_HOST_MAX || s[0] == '.' || s[0] == '-' || s[n - 1] == '.' ||
-        !strchr(s, '.') || strstr(s, ".."))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
-              s[i] == '.'))
-            return false;
-    return true;
+    return host_pattern_valid(s);
 }
 
 bool secret_header_valid(const char *s)
@@ -129,12 +119,7 @@ void secret_meta_copy(struct secret_meta *dst, const struct secret_meta *src)
     memset(dst, 0, sizeof(*dst));
     memcpy(dst->name, src->name, sizeof(dst->name));
     memcpy(dst->set_at, src->set_at, sizeof(dst->set_at));
-    size_t n = 0;
-    while (src->hosts && src->hosts[n])
-        n++;
-    dst->hosts = xcalloc(n + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++)
-        dst->hosts[i] = xstrdup(src->hosts[i]);
+    dst->hosts = strv_dup(src->hosts);
     dst->header = src->header ? xstrdup(src->header) : NULL;
     dst->query = src->query ? xstrdup(src->query) : NULL;
 }
@@ -447,17 +432,24 @@ out:
     return rc;
 }
 
+/* The store's folder for an operation on the secret name: 1 if it is there, 0 if there
+ * is none yet, -1 (err) if the name is not one or the folder cannot be used. */
+static int named_store_dir(struct secret_store *st, const char *name, char *err, size_t errlen)
+{
+    if (!secret_name_valid(name)) {
+        snprintf(err, errlen, "\"%.80s\" is not a secret name", name);
+        return -1;
+    }
+    return store_dir(st, false, err, errlen);
+}
+
 int secret_store_get(struct secret_store *st, const char *name, struct secret_meta *meta,
                      char **value, size_t *len, char *err, size_t errlen)
 {
     err[0] = '\0';
     if (value)
         *value = NULL;
-    if (!secret_name_valid(name)) {
-        snprintf(err, errlen, "\"%.80s\" is not a secret name", name);
-        return -1;
-    }
-    int d = store_dir(st, false, err, errlen);
+    int d = named_store_dir(st, name, err, errlen);
     if (d <= 0)
         return d;
     json_t *root;
@@ -670,11 +662,7 @@ void secret_meta_list_free(struct secret_meta *v, size_t n)
 int secret_store_rm(struct secret_store *st, const char *name, char *err, size_t errlen)
 {
     err[0] = '\0';
-    if (!secret_name_valid(name)) {
-        snprintf(err, errlen, "\"%.80s\" is not a secret name", name);
-        return -1;
-    }
-    int d = store_dir(st, false, err, errlen);
+    int d = named_store_dir(st, name, err, errlen);
     if (d <= 0)
         return d;
     char *path = secret_path(st, name);

@@ -1,9 +1,12 @@
-/* lib/util: close_fds_except leaves stdio and exactly the listed descriptors open. */
+/* lib/util: close_fds_except leaves stdio and exactly the listed descriptors open; hex
+ * digits; host patterns; string vectors. */
 #include "test.h"
 #include "util.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static bool is_open(int fd)
@@ -46,5 +49,44 @@ int main(void)
     CHECK(strcmp(hex, "000fa0ff") == 0, "hex_encode: two lowercase digits a byte (%s)", hex);
     hex_encode(raw, 0, hex);
     CHECK(hex[0] == '\0', "hex_encode: nothing is the empty string");
+
+    CHECK(host_pattern_valid("api.example.com") && host_pattern_valid("*.example.com") &&
+              host_pattern_valid("a-1.b.io"),
+          "host_pattern_valid: names and *. patterns");
+    const char *bad[] = {"",
+                         "localhost",
+                         "*.",
+                         "*.com.",
+                         ".example.com",
+                         "-a.example.com",
+                         "a..example.com",
+                         "API.example.com",
+                         "a_b.example.com",
+                         "example.com:443",
+                         "*.*.example.com",
+                         "a.example.com."};
+    int accepted = 0;
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++)
+        accepted += host_pattern_valid(bad[i]);
+    char longname[300];
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    longname[10] = '.';
+    CHECK(accepted == 0 && !host_pattern_valid(longname),
+          "host_pattern_valid: one label, empty labels, upper case, ports and 254+ characters "
+          "are refused (%d accepted)",
+          accepted);
+
+    char *const words[] = {"one", "two", NULL};
+    char **copy = strv_dup(words);
+    CHECK(copy[0] && strcmp(copy[0], "one") == 0 && copy[0] != words[0] && copy[1] &&
+              strcmp(copy[1], "two") == 0 && copy[2] == NULL,
+          "strv_dup: each string copied, NULL at the end");
+    for (size_t i = 0; copy[i]; i++)
+        free(copy[i]);
+    free(copy);
+    char **none = strv_dup(NULL);
+    CHECK(none && none[0] == NULL, "strv_dup(NULL): an empty vector");
+    free(none);
     return test_done();
 }
