@@ -33,7 +33,7 @@ const MARKER = fileURLToPath(import.meta.url); // in every child's arguments: th
 
 const SHOW_MAX = 160;
 const KEY_HEX_MIN = 16;
-const HOLD_MS = 400;
+const HOLD_MS = 1000; // as escape_attempts.c: long enough for the sampler (every 20 ms) when the script is busy
 const ATTEMPT_TIMEOUT_MS = 35000; // under the hub's call_timeout_ms (40 s); 64 node starts take 20 s on a busy host
 const IO_TIMEOUT_MS = 5000;
 const MIB = 1 << 20;
