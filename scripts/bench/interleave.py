@@ -5,8 +5,11 @@ time in ms and how many runs failed; the caller makes the table and the ratios.
 
   interleave.py SPEC.json ROUNDS WARMUP
 
-SPEC.json: [{"name": "...", "argv": ["prog", "arg", ...], "env": {...}}, ...] (env is
-added to this process's environment). Every command is started the same way (fork and
+SPEC.json: [{"name": "...", "argv": ["prog", "arg", ...], "env": {...}, "settle_ms": N},
+...] (env is added to this process's environment; settle_ms, default 0, is a pause after
+that command, outside every timing: a command whose daemon goes on working after it exits,
+as dockerd tearing a container down, would otherwise bill that work to whichever command
+the rotation puts next). Every command is started the same way (fork and
 exec from Python, its output discarded), so the cost of starting it is in every figure
 alike. Timing never fails anything: a command that exits non-zero is counted, and its
 time is left out."""
@@ -35,6 +38,7 @@ def main():
         k = r % len(spec)
         for cmd in spec[k:] + spec[:k]:
             ms, rc = run(cmd)
+            time.sleep(cmd.get("settle_ms", 0) / 1000)
             if r < warmup:
                 continue
             if rc != 0:
