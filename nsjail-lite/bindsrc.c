@@ -5,7 +5,9 @@
  * (a directory owned by nobody, swapped for a link to /, gave a jail the host's root
  * and /proc at its next start). So the path is walked one component at a time, each
  * opened with openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH) relative to the one
- * before, so the kernel follows nothing on its own, and:
+ * before, so the kernel follows nothing on its own (where openat2 is refused, by a
+ * seccomp filter or an old kernel, openat(O_NOFOLLOW) of the one component, which
+ * resolves the same), and:
  *
  *   - every directory passed through must be owned by root or the caller, and writable
  *     by no one else (group write only for group root; a sticky directory, as /tmp, is
@@ -58,8 +60,38 @@ static bool protects(const struct walk *w, const struct stat *d, const struct st
     return !others || ((d->st_mode & S_ISVTX) && trusted(w, e->st_uid));
 }
 
+/* Whether openat2() can be called at all. A seccomp filter may refuse it whole with
+ * ENOSYS (systemd's RestrictSUIDSGID=, systemd-nspawn, older container runtimes) or with
+ * the EPERM of a default action, and kernels before 5.6 lack it: every jail start then
+ * failed "bind /usr: Function not implemented". Asked once per process by opening "/",
+ * which nothing but a refused call can fail with either error. */
+static bool openat2_usable(void)
+{
+    static int usable = -1;
+    int known = __atomic_load_n(&usable, __ATOMIC_RELAXED);
+    if (known >= 0)
+        return known;
+    int saved = errno;
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC};
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
+    known = !(fd < 0 && (errno == ENOSYS || errno == EPERM));
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    __atomic_store_n(&usable, known, __ATOMIC_RELAXED);
+    return known;
+}
+
+/* The entry name (one component: no slash, never "." or "..", see normalise()) of the
+ * directory dir, itself if it is a symlink. openat2 says so to the kernel; where it is
+ * refused, openat(O_NOFOLLOW) on a single component resolves exactly the same: there is
+ * no earlier component to follow, ".." to climb or link to jump through, and O_PATH |
+ * O_NOFOLLOW opens a trailing symlink (a magic one included) as itself, as
+ * RESOLVE_NO_SYMLINKS does. */
 static int open_entry(int dir, const char *name)
 {
+    if (!openat2_usable())
+        return openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                            .resolve =
                                RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
@@ -94,10 +126,11 @@ static void normalise(const char *path, char *out, size_t len)
         snprintf(out, len, "/");
 }
 
-/* Says why (msg) and closes the walk's descriptors: -1. */
-static int fail(const struct walk *w, int fd1, int fd2, const char *msg)
+/* Says why (msg) and closes the walk's descriptors: -1 with errno e (the caller explains
+ * EACCES and EPERM as a directory it could not search: a refusal of the walk's own says
+ * so with another). */
+static int fail_with(const struct walk *w, int e, int fd1, int fd2, const char *msg)
 {
-    int e = errno;
     snprintf(w->err, w->errlen, "bind %s: %s", w->src, msg);
     if (fd1 >= 0)
         close(fd1);
@@ -105,6 +138,12 @@ static int fail(const struct walk *w, int fd1, int fd2, const char *msg)
         close(fd2);
     errno = e;
     return -1;
+}
+
+/* The same with the errno of the call that failed. */
+static int fail(const struct walk *w, int fd1, int fd2, const char *msg)
+{
+    return fail_with(w, errno, fd1, fd2, msg);
 }
 
 int bindsrc_open(const char *src, bool check_owners, uid_t caller, uid_t jail, char *err,
@@ -131,7 +170,7 @@ int bindsrc_open(const char *src, bool check_owners, uid_t caller, uid_t jail, c
             size_t clen = end ? (size_t)(end - c) : strlen(c);
             char name[NAME_MAX + 1];
             if (clen > NAME_MAX)
-                return fail(&w, dir, -1, "a component is longer than NAME_MAX");
+                return fail_with(&w, ENAMETOOLONG, dir, -1, "a component is longer than NAME_MAX");
             memcpy(name, c, clen);
             name[clen] = '\0';
             c += clen + (end ? 1 : 0);
@@ -148,7 +187,7 @@ int bindsrc_open(const char *src, bool check_owners, uid_t caller, uid_t jail, c
                          "%s (owner uid %u, mode %04o) lets another user replace what is in "
                          "it; bind a path that only root or the caller can change",
                          walked, (unsigned)ds.st_uid, (unsigned)(ds.st_mode & 07777));
-                return fail(&w, dir, fd, msg);
+                return fail_with(&w, EINVAL, dir, fd, msg);
             }
             size_t wl = strlen(walked);
             snprintf(walked + wl, sizeof(walked) - wl, "%s%s", wl > 1 ? "/" : "", name);
@@ -157,10 +196,10 @@ int bindsrc_open(const char *src, bool check_owners, uid_t caller, uid_t jail, c
                     snprintf(msg, sizeof(msg),
                              "%s is a symlink (owned by uid %u): bind the path it points to",
                              walked, (unsigned)es.st_uid);
-                    return fail(&w, dir, fd, msg);
+                    return fail_with(&w, ELOOP, dir, fd, msg);
                 }
                 if (links >= MAX_LINKS)
-                    return fail(&w, dir, fd, "more than 32 symlinks");
+                    return fail_with(&w, ELOOP, dir, fd, "more than 32 symlinks");
                 char target[PATH_MAX];
                 ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);
                 if (n < 0) {
@@ -183,7 +222,7 @@ int bindsrc_open(const char *src, bool check_owners, uid_t caller, uid_t jail, c
             }
             if (*c && !S_ISDIR(es.st_mode)) {
                 snprintf(msg, sizeof(msg), "%s is not a directory", walked);
-                return fail(&w, dir, fd, msg);
+                return fail_with(&w, ENOTDIR, dir, fd, msg);
             }
             close(dir);
             dir = fd;

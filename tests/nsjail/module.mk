@@ -33,7 +33,14 @@ $(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(NSJAIL_PKGS)) -lpthread
 
+# test_bindsrc.sh's stand-in for a host that refuses openat2 (a seccomp filter).
+$(BUILD)/tests/nsjail/no_openat2: $(BUILD)/obj/tests/nsjail/no_openat2.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,libseccomp)
+
 # The scripts run build/nsjail-lite: `make tests` must bring it up to date too.
 TEST_BINARIES += $(BUILD)/tests/nsjail/hostile $(BUILD)/tests/nsjail/memhog \
 	$(BUILD)/tests/nsjail/test_jail_api $(BUILD)/tests/nsjail/test_cgroup_base \
-	$(BUILD)/tests/nsjail/test_elfdeps $(BUILD)/tests/nsjail/test_cgroup_many $(BUILD)/nsjail-lite
+	$(BUILD)/tests/nsjail/test_elfdeps $(BUILD)/tests/nsjail/test_cgroup_many $(BUILD)/tests/nsjail/no_openat2 \
+	$(BUILD)/nsjail-lite
