@@ -122,6 +122,9 @@ static void call_finish(struct call *c, json_t *result, int code, const char *la
     }
     event_free(c->timer);
     json_decref(c->args);
+    json_decref(c->input_responses);
+    json_decref(c->input_state);
+    free(c->input_error);
     c->hub->calls_live--;
     LIST_REMOVE(c, link);
     free(c);

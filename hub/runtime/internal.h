@@ -110,7 +110,16 @@ struct call {
      * and the records left out past it (counted in the call's own record). */
     size_t event_audit_bytes;
     unsigned events_unaudited;
-    unsigned input_rounds; /* times the spoke asked for input first (2026-07-28) */
+    /* MCP 2026-07-28's multi round-trip requests (mcp.c retry_with_inputs): the round's
+     * answers gathered so far, its requestState, the hooks still to answer, the first
+     * failure, and whether the requests are still being started (a hook may answer at
+     * once: the retry waits until every one is under way). */
+    unsigned input_rounds; /* times the spoke asked for input first */
+    json_t *input_responses;
+    json_t *input_state;
+    unsigned inputs_pending;
+    bool inputs_starting;
+    char *input_error;
 };
 
 struct call *call_new(struct hub *h, const struct call_opts *o, const struct manifest *m,
@@ -146,7 +155,8 @@ struct sreq {
     struct spoke *sp;
     uint64_t gen; /* the spoke instance that asked */
     struct call *parent;
-    json_t *id;
+    json_t *id;      /* the spoke's request id; NULL for an input request (2026-07-28) */
+    char *input_key; /* an input request's key in the call's inputResponses */
     json_t *params;
     bool cancelled;
     bool hook_pending; /* a hook holds a pointer to this request */
@@ -307,8 +317,10 @@ void mcp_decorate(const struct spoke *sp, json_t *params);
 json_t *mcp_roots(const struct spoke *sp);
 /* The answers to an InputRequiredResult's inputRequests (roots/list only), or false
  * with err. */
-bool mcp_answer_inputs(const struct spoke *sp, const json_t *requests, json_t **responses,
-                       char *err, size_t errlen);
+/* Checks a 2026-07-28 InputRequiredResult's inputRequests before the hub answers any:
+ * an object of at most 16 requests, each for what the hub declared (roots/list when the
+ * manifest allows roots, sampling/createMessage, elicitation/create with params). */
+bool mcp_check_inputs(const struct spoke *sp, const json_t *requests, char *err, size_t errlen);
 /* Takes out of a tools/call result what the spoke's revision does not have. */
 void mcp_adapt_result(const struct spoke *sp, json_t *result);
 

@@ -386,6 +386,8 @@ void mcp_send_ping(struct spoke *sp)
 
 void mcp_send_cancelled(struct spoke *sp, int64_t id, const char *reason)
 {
+    if (id < 0)
+        return; /* the call waits for its input requests: the spoke has nothing of it */
     sp->cancelled_ids[sp->n_cancelled++ % SPOKE_CANCELLED_IDS] = id;
     spoke_send(sp, jrpc_notification("notifications/cancelled",
                                      json_pack("{s:I,s:s}", "requestId", (json_int_t)id, "reason",
@@ -524,31 +526,83 @@ static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
 }
 
 /* MCP's multi round-trip requests (2026-07-28): the spoke answered the call with
- * what it needs first; the hub answers those it can and sends the call again with
- * them, at most MAX_INPUT_ROUNDS times. */
+ * what it needs first (roots, a sampled message, the user's answer); the hub answers
+ * each as it would the same request from a spoke of an earlier revision (sampling and
+ * elicitation through its hooks, audited alike) and sends the call again with the
+ * answers, at most MAX_INPUT_ROUNDS times. */
 #define MAX_INPUT_ROUNDS 8
+static void start_hook(struct spoke *sp, struct call *c, json_t *id, const char *input_key,
+                       const json_t *params_in, enum sreq_kind kind);
+
+static void send_with_inputs(struct call *c)
+{
+    struct spoke *sp = c->target;
+    json_t *params = c->method ? json_deep_copy(c->args)
+                               : json_pack("{s:s,s:O,s:{s:s}}", "name", c->tool->name, "arguments",
+                                           c->args, "_meta", "progressToken", c->id);
+    json_object_set_new(params, "inputResponses", c->input_responses);
+    c->input_responses = NULL;
+    if (c->input_state)
+        json_object_set_new(params, "requestState", c->input_state);
+    c->input_state = NULL;
+    send_request(sp, c->method ? c->method : "tools/call", params, PEND_NONE, &c->rpc_id);
+}
+
+/* One input request of the round has its answer (or its failure in c->input_error):
+ * once all have, the call goes again, or fails with the first failure. */
+static void input_settled(struct call *c)
+{
+    if (c->inputs_starting || c->state == CALL_DONE)
+        return;
+    if (c->input_error) {
+        char *why = c->input_error;
+        c->input_error = NULL;
+        call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s asked for input the hub could not give: %s",
+                  c->target->m->name, c->tool->name, why);
+        free(why);
+        return;
+    }
+    if (c->inputs_pending == 0)
+        send_with_inputs(c);
+}
+
 static void retry_with_inputs(struct spoke *sp, struct call *c, const json_t *result)
 {
     char err[300];
-    json_t *responses;
+    /* The spoke has answered that request: a second answer to it is one too many
+     * (on_response), and a cancel has nothing to name until the call goes again. */
+    c->rpc_id = -1;
     if (++c->input_rounds > MAX_INPUT_ROUNDS) {
         call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s asked for input more than %d times",
                   sp->m->name, c->tool->name, MAX_INPUT_ROUNDS);
         return;
     }
-    if (!mcp_answer_inputs(sp, json_object_get(result, "inputRequests"), &responses, err,
-                           sizeof(err))) {
+    const json_t *requests = json_object_get(result, "inputRequests");
+    if (!mcp_check_inputs(sp, requests, err, sizeof(err))) {
         call_fail(c, HUB_ERR_SPOKE, "spoke", "%s.%s: %s", sp->m->name, c->tool->name, err);
         return;
     }
-    json_t *params = c->method ? json_deep_copy(c->args)
-                               : json_pack("{s:s,s:O,s:{s:s}}", "name", c->tool->name, "arguments",
-                                           c->args, "_meta", "progressToken", c->id);
-    json_object_set_new(params, "inputResponses", responses);
+    json_decref(c->input_responses);
+    c->input_responses = json_object();
+    json_decref(c->input_state);
     const json_t *state = json_object_get(result, "requestState");
-    if (json_is_string(state))
-        json_object_set(params, "requestState", (json_t *)state);
-    send_request(sp, c->method ? c->method : "tools/call", params, PEND_NONE, &c->rpc_id);
+    c->input_state = json_is_string(state) ? json_incref((json_t *)state) : NULL;
+    c->inputs_starting = true;
+    const char *key;
+    json_t *req;
+    json_object_foreach((json_t *)requests, key, req)
+    {
+        const char *method = json_string_value(json_object_get(req, "method"));
+        if (strcmp(method, "roots/list") == 0) {
+            json_object_set_new(c->input_responses, key, mcp_roots(sp));
+            continue;
+        }
+        c->inputs_pending++;
+        start_hook(sp, c, NULL, key, json_object_get(req, "params"),
+                   strcmp(method, "elicitation/create") == 0 ? SREQ_ELICIT : SREQ_SAMPLING);
+    }
+    c->inputs_starting = false;
+    input_settled(c);
 }
 
 static void on_call_response(struct spoke *sp, struct jrpc_msg *msg, struct call *c)
@@ -683,6 +737,19 @@ static void hook_done(void *ud, json_t *result, int code, const char *message)
         code = HUB_ERR_AUDIT;
         message = unlogged;
     }
+    if (r->input_key) {
+        /* An input request: its answer waits with the round's others (input_settled). */
+        struct call *c = r->parent;
+        if (result)
+            json_object_set_new(c->input_responses, r->input_key, result);
+        else if (!c->input_error)
+            c->input_error = xasprintf("%s (%s)", message ? message : "failed", r->input_key);
+        c->inputs_pending--;
+        r->stage = SREQ_DONE;
+        sreq_cancel(r);
+        input_settled(c);
+        return;
+    }
     r->hook_pending = true; /* held while sending: a send can end the spoke and r */
     if (result)
         mcp_reply(sp, r->id, result);
@@ -693,24 +760,24 @@ static void hook_done(void *ud, json_t *result, int code, const char *message)
     sreq_cancel(r); /* done: unlink and free */
 }
 
-static void on_hook_request(struct spoke *sp, struct call *c, struct jrpc_msg *msg,
-                            enum sreq_kind kind)
+/* Hands a spoke's sampling or elicitation request to the hub's hook: a request it sent
+ * during call c (id: answered with the hook's answer), or an input request of c's
+ * InputRequiredResult (input_key: the answer goes into c's inputResponses). */
+static void start_hook(struct spoke *sp, struct call *c, json_t *id, const char *input_key,
+                       const json_t *params_in, enum sreq_kind kind)
 {
     struct hub *h = sp->hub;
-    if (!json_is_object(msg->params)) {
-        mcp_reply_error(sp, msg->id, JRPC_INVALID_PARAMS, "params must be an object");
-        return;
-    }
     /* The hub-to-spoke id that named the call means nothing beyond this connection. */
-    json_t *params = json_deep_copy(msg->params);
+    json_t *params = json_deep_copy(params_in);
     json_t *meta = json_object_get(params, "_meta");
     if (json_is_object(meta)) {
         json_object_del(meta, "relatedRequestId");
         if (json_object_size(meta) == 0)
             json_object_del(params, "_meta");
     }
-    struct sreq *r = sreq_new(sp, kind, c, msg->id, params);
+    struct sreq *r = sreq_new(sp, kind, c, id, params);
     json_decref(params);
+    r->input_key = input_key ? xstrdup(input_key) : NULL;
     r->stage = SREQ_HOOK;
     r->hook_pending = true;
     struct hook_request hr = {.user = sp->user,
@@ -725,6 +792,16 @@ static void on_hook_request(struct spoke *sp, struct call *c, struct jrpc_msg *m
     } else {
         h->sampling->create_message(h->sampling, &hr, hook_done, r);
     }
+}
+
+static void on_hook_request(struct spoke *sp, struct call *c, struct jrpc_msg *msg,
+                            enum sreq_kind kind)
+{
+    if (!json_is_object(msg->params)) {
+        mcp_reply_error(sp, msg->id, JRPC_INVALID_PARAMS, "params must be an object");
+        return;
+    }
+    start_hook(sp, c, msg->id, NULL, msg->params, kind);
 }
 
 /* The call a request or notification from the spoke belongs to: the one it names by
@@ -1132,6 +1209,7 @@ void sreq_cancel(struct sreq *r)
     if (r->hook_pending)
         return; /* freed when the hook answers */
     json_decref(r->id);
+    free(r->input_key);
     json_decref(r->params);
     json_decref(r->result);
     free(r);

@@ -47,11 +47,14 @@ void mcp_decorate(const struct spoke *sp, json_t *params)
         meta = json_object();
         json_object_set_new(params, "_meta", meta);
     }
-    /* Only roots: sampling and elicitation would come back as input requests, which
-     * the hub does not yet serve for this revision (mcp_answer_inputs). */
+    /* What the hub answers as input requests (mcp.c retry_with_inputs): sampling and
+     * elicitation through its hooks, as for an earlier revision's requests; roots from
+     * the manifest unless it says not to. */
     json_object_set_new(meta, MCP_META_PROTOCOL_VERSION, json_string(mcpver_name(sp->version)));
-    json_object_set_new(meta, MCP_META_CLIENT_CAPABILITIES,
-                        sp->m->roots ? json_pack("{s:{}}", "roots") : json_object());
+    json_t *caps = json_pack("{s:{},s:{}}", "sampling", "elicitation");
+    if (sp->m->roots)
+        json_object_set_new(caps, "roots", json_object());
+    json_object_set_new(meta, MCP_META_CLIENT_CAPABILITIES, caps);
     json_object_set_new(
         meta, MCP_META_CLIENT_INFO,
         json_pack("{s:s,s:s}", "name", HUB_CLIENT_NAME, "version", HUB_CLIENT_VERSION));
@@ -161,44 +164,41 @@ json_t *mcp_roots(const struct spoke *sp)
 
 /* ---- results ---- */
 
-bool mcp_answer_inputs(const struct spoke *sp, const json_t *requests, json_t **responses,
-                       char *err, size_t errlen)
+bool mcp_check_inputs(const struct spoke *sp, const json_t *requests, char *err, size_t errlen)
 {
-    *responses = json_object();
-    if (!sp->m->roots && json_object_size(requests)) {
-        snprintf(err, errlen,
-                 "input requests, and the hub declared no capability (\"roots\": false)");
-        goto fail;
-    }
-    if (requests && !json_is_object(requests)) {
-        snprintf(err, errlen, "inputRequests must be an object");
-        goto fail;
+    if (!json_is_object(requests) || json_object_size(requests) == 0) {
+        snprintf(err, errlen, "input_required without inputRequests (an object of requests)");
+        return false;
     }
     if (json_object_size(requests) > 16) {
         snprintf(err, errlen, "more than 16 inputRequests");
-        goto fail;
+        return false;
     }
     const char *key;
     json_t *req;
     json_object_foreach((json_t *)requests, key, req)
     {
         const char *method = json_string_value(json_object_get(req, "method"));
-        if (!method || strcmp(method, "roots/list") != 0) {
-            /* The hub declared roots only: anything else breaks the revision's rule
-             * that a server asks only for what the client declared. */
+        bool roots = method && strcmp(method, "roots/list") == 0;
+        bool hook = method && (strcmp(method, "sampling/createMessage") == 0 ||
+                               strcmp(method, "elicitation/create") == 0);
+        /* A server asks only for what the client declared (mcp_decorate). */
+        if (!(roots && sp->m->roots) && !hook) {
             snprintf(err, errlen,
-                     "input request \"%.40s\" asks for %.60s, which the hub did not "
-                     "declare (only roots/list)",
-                     key, method ? method : "(no method)");
-            goto fail;
+                     "input request \"%.40s\" asks for %.60s, which the hub did not declare "
+                     "(%s)",
+                     key, method ? method : "(no method)",
+                     sp->m->roots ? "roots/list, sampling/createMessage, elicitation/create"
+                                  : "sampling/createMessage, elicitation/create; the manifest "
+                                    "says \"roots\": false");
+            return false;
         }
-        json_object_set_new(*responses, key, mcp_roots(sp));
+        if (hook && !json_is_object(json_object_get(req, "params"))) {
+            snprintf(err, errlen, "input request \"%.40s\" (%s) has no params object", key, method);
+            return false;
+        }
     }
     return true;
-fail:
-    json_decref(*responses);
-    *responses = NULL;
-    return false;
 }
 
 void mcp_adapt_result(const struct spoke *sp, json_t *result)

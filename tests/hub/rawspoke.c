@@ -21,9 +21,13 @@
  * protocol revisions (tests/hub/test_hub_versions.sh):
  *   proto V [audio]   answers initialize with revision V; its result carries
  *                structuredContent (and an audio block with "audio")
- *   stateless    speaks only 2026-07-28: refuses initialize, answers server/discover,
+ *   stateless [ASK]  speaks only 2026-07-28: refuses initialize, answers server/discover,
  *                refuses a request without the revision in _meta (-32022), and asks
- *                for roots through an InputRequiredResult before it answers a call
+ *                through an InputRequiredResult before it answers a call: for roots, or
+ *                with ASK "all" for roots, the user's answer and a sampled message at
+ *                once (and answers with the inputResponses it got back and its
+ *                capabilities), "undeclared" for tasks/list, "twice" for the user's
+ *                answer and then answers that request a second time
  *   roots        asks the hub roots/list during the call and answers with the roots
  * start failures (tests/hub/test_hub_spokes_add.sh):
  *   dies         says why on stderr and exits 1 before any frame
@@ -143,6 +147,51 @@ static char *ask_hub(struct line_reader *lr, const char *method)
     }
 }
 
+static const char *stateless_ask = "roots";
+
+/* A stateless server's call that asks for more than roots (stateless ASK). */
+static void serve_stateless_ask(json_t *id, const json_t *params)
+{
+    const json_t *responses = json_object_get(params, "inputResponses");
+    if (responses) {
+        json_t *caps = json_object_get(json_object_get(params, "_meta"),
+                                       "io.modelcontextprotocol/clientCapabilities");
+        send_msg(jrpc_result(json_incref(id),
+                             json_pack("{s:s,s:[{s:s,s:s}],s:{s:O,s:O,s:O}}", "resultType",
+                                       "complete", "content", "type", "text", "text", "answered",
+                                       "structuredContent", "inputResponses", responses,
+                                       "capabilities", caps ? caps : json_null(), "state",
+                                       json_object_get(params, "requestState"))));
+        return;
+    }
+    json_t *requests;
+    if (strcmp(stateless_ask, "undeclared") == 0)
+        requests = json_pack("{s:{s:s}}", "jobs", "method", "tasks/list");
+    else if (strcmp(stateless_ask, "twice") == 0)
+        requests = json_pack("{s:{s:s,s:{s:s,s:{s:s}}}}", "ok", "method", "elicitation/create",
+                             "params", "message", "Sure?", "requestedSchema", "type", "object");
+    else
+        requests = json_pack(
+            "{s:{s:s},s:{s:s,s:{s:s,s:{s:s,s:{s:{s:s}},s:[s]}}},s:{s:s,s:{s:[{s:s,s:{s:s,s:s}}],"
+            "s:i}}}",
+            "where", "method", "roots/list", "ok", "method", "elicitation/create", "params",
+            "message", "Book the flight?", "requestedSchema", "type", "object", "properties",
+            "confirm", "type", "boolean", "required", "confirm", "poem", "method",
+            "sampling/createMessage", "params", "messages", "role", "user", "content", "type",
+            "text", "text", "Say hi.", "maxTokens", 20);
+    json_t *ask = json_pack("{s:s,s:o,s:s}", "resultType", "input_required", "inputRequests",
+                            requests, "requestState", "round-1");
+    if (strcmp(stateless_ask, "twice") == 0) {
+        send_msg(jrpc_result(json_incref(id), json_deep_copy(ask)));
+        send_msg(jrpc_result(json_incref(id),
+                             json_pack("{s:s,s:[{s:s,s:s}]}", "resultType", "complete", "content",
+                                       "type", "text", "text", "a second answer to one request")));
+        json_decref(ask);
+        return;
+    }
+    send_msg(jrpc_result(json_incref(id), ask));
+}
+
 /* A server of the stateless revision (2026-07-28) only. */
 static void serve_stateless(const char *method, json_t *id, const json_t *params)
 {
@@ -175,6 +224,8 @@ static void serve_stateless(const char *method, json_t *id, const json_t *params
         send_msg(jrpc_result(json_incref(id),
                              json_pack("{s:s,s:o,s:i,s:s}", "resultType", "complete", "tools",
                                        tools, "ttlMs", 60000, "cacheScope", "public")));
+    } else if (strcmp(method, "tools/call") == 0 && strcmp(stateless_ask, "roots") != 0) {
+        serve_stateless_ask(id, params);
     } else if (strcmp(method, "tools/call") == 0) {
         const json_t *roots = json_object_get(
             json_object_get(json_object_get(params, "inputResponses"), "where"), "roots");
@@ -205,6 +256,8 @@ int main(int argc, char **argv)
     if (strcmp(route, "proto") == 0 && argc > 2)
         protocol = argv[2];
     bool stateless = strcmp(route, "stateless") == 0;
+    if (stateless && argc > 2)
+        stateless_ask = argv[2];
     signal(SIGPIPE, SIG_DFL);
     if (strcmp(route, "noise") == 0)
         send_noise();
