@@ -3,7 +3,8 @@
 # the way systemd would use it: in a private mount namespace of the test's own, where
 # DESTDIR's /usr/local is /usr/local and its /etc/isolategpt and /var/log/isolategpt
 # appear through overlays (nothing is written to the host's /etc, /usr or /var):
-#   - the three units pass `systemd-analyze verify`;
+#   - the three units pass `systemd-analyze verify`, serve and repl score below 5 in
+#     `systemd-analyze security`;
 #   - each unit's ExecStart runs as written (only the listening port changed to a free
 #     one): the repl-server finds /etc/isolategpt/hub.json by itself, says READY=1 and
 #     STOPPING=1 on NOTIFY_SOCKET, runs Python in a namespace jail from the installed
@@ -85,6 +86,14 @@ UNITS=/usr/local/lib/systemd/system
 out=$(inside systemd-analyze verify "$UNITS/isolategpt-repl.service" \
     "$UNITS/isolategpt-serve.service" "$UNITS/isolategpt-netproxy@itest.service" 2>&1)
 is "systemd-analyze verify accepts the three units (${out:-no complaint})" "$?" 0
+# Their hardening, as systemd rates it (issue 24: below 5; each exposure left is
+# explained in the unit). --threshold=49 fails above 4.9.
+for u in serve repl; do
+    out=$(systemd-analyze security --offline=true --threshold=49 --no-pager \
+        "$D$UNITS/isolategpt-$u.service" 2>&1)
+    rc=$?
+    is "systemd-analyze security rates isolategpt-$u below 5 ($(sed -n 's/.*Overall exposure level for [^:]*: //p' <<<"$out"))" "$rc" 0
+done
 
 # The unit's ExecStart line, with systemd's specifiers and variables as systemd would
 # expand them for this test (%i, $NETPROXY_OPTS from the EnvironmentFile).
