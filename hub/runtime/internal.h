@@ -182,7 +182,8 @@ void mediate_isolate_call(struct hub *h, struct spoke *sp, struct call *parent, 
 
 enum spoke_state { SP_STOPPED, SP_STARTING, SP_LISTING, SP_READY };
 
-enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_PING };
+/* PEND_LISTEN: a 2026-07-28 spoke's subscriptions/listen, open for the spoke's life. */
+enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_PING, PEND_LISTEN };
 
 /* After a call missed its deadline on a spoke that has answered nothing since the call
  * was sent: how long a ping has to be answered before the spoke counts as hung. */

@@ -463,6 +463,23 @@ static void on_initialize(struct spoke *sp, struct jrpc_msg *msg)
     send_request(sp, "tools/list", json_object(), PEND_TOOLS_LIST, NULL);
 }
 
+/* A 2026-07-28 server sends nothing it was not asked for: to hear that its tools
+ * changed (and hold them against the pin again, mcp_relist), the hub opens a
+ * subscription for the spoke's life, when the server says its list can change. Its
+ * acknowledgement needs nothing; the server's end of it (an answer) is only noted.
+ * False when the spoke ended on the send. */
+static bool mcp_listen(struct spoke *sp)
+{
+    const json_t *tools =
+        json_object_get(json_object_get(sp->init_result, "capabilities"), "tools");
+    if (!mcpver_modern(sp->version) || sp->m->unpinned ||
+        !json_is_true(json_object_get(tools, "listChanged")))
+        return true;
+    return send_request(sp, "subscriptions/listen",
+                        json_pack("{s:{s:b}}", "notifications", "toolsListChanged", 1), PEND_LISTEN,
+                        NULL) >= 0;
+}
+
 /* After notifications/tools/list_changed: the list is fetched and held against the
  * pin again (a server that swaps a tool's description later is refused like one that
  * starts with it). */
@@ -522,7 +539,9 @@ static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
         }
         return;
     }
-    spoke_ready(sp);
+    /* Before the first call goes: a change it makes then is heard. */
+    if (mcp_listen(sp))
+        spoke_ready(sp);
 }
 
 /* MCP's multi round-trip requests (2026-07-28): the spoke answered the call with
@@ -640,6 +659,14 @@ static void on_response(struct spoke *sp, struct jrpc_msg *msg)
             return;
         case PEND_TOOLS_LIST:
             on_tools_list(sp, msg);
+            return;
+        case PEND_LISTEN:
+            if (sp->proc) {
+                char *line = xasprintf("[hub: the spoke ended its tools subscription: %.200s]",
+                                       msg->kind == JRPC_ERROR ? msg->error_message : "answered");
+                proc_log_line(sp->proc, line);
+                free(line);
+            }
             return;
         case PEND_PING:
         case PEND_NONE:

@@ -1,4 +1,7 @@
-/* A spoke of MCP 2026-07-28 that asks for input before it answers a call (multi
+/* Spokes of MCP 2026-07-28 (stateless servers), which send nothing they were not asked
+ * for. A tool list that can change: the hub holds a subscriptions/listen open for the
+ * spoke's life and holds a changed list against the pin, as an earlier revision's
+ * list_changed. A spoke that asks for input before it answers a call (multi
  * round-trip requests: an InputRequiredResult with inputRequests): the hub answers roots
  * from the manifest and sampling and elicitation through the same hooks, checks and
  * audit records as an earlier revision's requests, and sends the call again with every
@@ -149,13 +152,14 @@ static const char *sc_str(const struct outcome *o, const char *a, const char *b,
 
 int main(void)
 {
-    if (!hub_fixture_init(&f, "hub-mrtr"))
+    if (!hub_fixture_init(&f, "hub-stateless"))
         return 1;
     char *spokes = xasprintf("%s/spokes", f.dir);
     CHECK(mkdir_p(spokes, 0755) == 0, "spokes directory made");
     write_manifest(spokes, "asker", "all");
     write_manifest(spokes, "greedy", "undeclared");
     write_manifest(spokes, "twice", "twice");
+    write_manifest(spokes, "changer", "listen");
     free(f.cfg.spokes_dir);
     f.cfg.spokes_dir = spokes;
     char err[512];
@@ -253,6 +257,27 @@ int main(void)
                       "\"app\":\"twice\"") == 1,
           "... it is stopped for the protocol breach, on record");
     json_decref(o.sc);
+
+    /* ---- a tool list that changes after the pin ---- */
+    o = call("changer");
+    CHECK(o.code == 0, "a spoke whose tools can change answers its call (%s)", o.message);
+    json_decref(o.sc);
+    char *log = xasprintf("%s/run/spokes/default/changer.log", f.dir);
+    uint64_t until = now_mono_ns() + 20000000000ULL;
+    while (count_lines(audit, "\"reason\":\"pin\"", "\"app\":\"changer\"") == 0 &&
+           now_mono_ns() < until) {
+        struct timeval tick = {.tv_sec = 0, .tv_usec = 50000};
+        event_base_loopexit(f.base, &tick);
+        event_base_dispatch(f.base);
+    }
+    CHECK(count_lines(log, "stateless: got subscriptions/listen", NULL) == 1,
+          "... the hub opened one subscription to its tool list");
+    CHECK(count_lines(audit, "\"reason\":\"pin\"", "\"app\":\"changer\"") == 1 &&
+              count_lines(audit, "changed its tools after they were pinned (list_changed)",
+                          "\"app\":\"changer\"") == 1,
+          "... and when it swapped a tool's description after the call and said so, it was "
+          "stopped for breaking its pin, on record");
+    free(log);
 
     /* The user answers after the call has ended: the answer goes nowhere. */
     int before = count_lines(audit, "\"action\":\"elicitation\"", NULL);
