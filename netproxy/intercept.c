@@ -682,6 +682,9 @@ static bool upstream_handshake(struct intercept *ic)
         if (!side_tls(s, tlsctx_client(PX(ic)->tls)))
             return end(ic, CLOSE_INTERNAL);
         SSL_set_connect_state(s->ssl);
+        /* A session this spoke's tunnel to the host kept, to resume (tlssess.h). */
+        if (!tlsctx_client_begin(PX(ic)->tls, s->ssl, c->host.name, c->port, c->spoke->name))
+            return end(ic, CLOSE_INTERNAL);
         SSL_set_tlsext_host_name(s->ssl, c->host.name);
         SSL_set_hostflags(s->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
         if (SSL_set1_host(s->ssl, c->host.name) != 1)
@@ -733,6 +736,7 @@ static bool upstream_handshake(struct intercept *ic)
         snprintf(detail, sizeof(detail), "the TLS handshake with %s failed: %s", c->host.name,
                  err ? ERR_reason_error_string(err) : "the connection ended");
     ERR_clear_error();
+    tlsctx_client_failed(PX(ic)->tls, s->ssl);
     record(ic, "tls", R_UPSTREAM_TLS, NULL, "", "", 502, detail);
     return end(ic, CLOSE_TLS);
 }

@@ -1,5 +1,6 @@
 #include "tlsctx.h"
 
+#include "tlssess.h"
 #include "util.h"
 
 #include <errno.h>
@@ -21,7 +22,21 @@ struct tlsctx {
     int (*alpn)(SSL *, const unsigned char **, unsigned char *, const unsigned char *, unsigned,
                 void *);
     SSL_CTX *server, *client;
+    struct tlssess *sessions; /* the client side's, for resumption */
 };
+
+/* Where an upstream SSL keeps its session key (tlsctx_client_begin). */
+static int key_index = -1;
+
+static void key_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+    (void)parent;
+    (void)ad;
+    (void)idx;
+    (void)argl;
+    (void)argp;
+    free(ptr);
+}
 
 static SSL_CTX *make_client(struct tlsctx *t);
 static SSL_CTX *make_server(struct tlsctx *t);
@@ -53,6 +68,9 @@ struct tlsctx *tlsctx_new(const char *ca_file, SSL_client_hello_cb_fn hello,
     t->pem_len = (size_t)n;
     t->hello = hello;
     t->alpn = alpn;
+    t->sessions = tlssess_new();
+    if (key_index < 0)
+        key_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, key_free);
     /* Both now, before the sandbox: OpenSSL loads its configuration and providers on
      * first use, which opens files. */
     t->client = make_client(t);
@@ -74,6 +92,7 @@ void tlsctx_free(struct tlsctx *t)
         return;
     SSL_CTX_free(t->server);
     SSL_CTX_free(t->client);
+    tlssess_free(t->sessions);
     free(t->pem);
     free(t->ca_file);
     free(t);
@@ -82,6 +101,18 @@ void tlsctx_free(struct tlsctx *t)
 const char *tlsctx_ca_file(const struct tlsctx *t)
 {
     return t->ca_file;
+}
+
+/* A session (a TLS 1.3 ticket after the handshake, or a TLS 1.2 session) from a
+ * handshake that verified the upstream: kept under the key its SSL was begun with. */
+static int on_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+    struct tlsctx *t = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    const char *key = SSL_get_ex_data(ssl, key_index);
+    if (!t || !key || SSL_get_verify_result(ssl) != X509_V_OK)
+        return 0; /* not kept: OpenSSL frees it */
+    tlssess_put(t->sessions, key, sess);
+    return 1;
 }
 
 static SSL_CTX *make_client(struct tlsctx *t)
@@ -107,8 +138,11 @@ static SSL_CTX *make_client(struct tlsctx *t)
         return NULL;
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    /* No session cache across tunnels: each is its own client. */
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    /* Sessions go to t->sessions (tlssess.h), never to OpenSSL's own cache: ours is
+     * keyed by spoke and host. */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, on_new_session);
+    SSL_CTX_set_app_data(ctx, t);
     return ctx;
 }
 
@@ -136,4 +170,37 @@ SSL_CTX *tlsctx_server(struct tlsctx *t)
 SSL_CTX *tlsctx_client(struct tlsctx *t)
 {
     return t->client;
+}
+
+bool tlsctx_client_begin(struct tlsctx *t, SSL *ssl, const char *host, unsigned port,
+                         const char *spoke)
+{
+    char key[400];
+    if (!tlssess_key(key, sizeof(key), host, port, spoke))
+        return true; /* too long to key: a full handshake every time */
+    char *k = xstrdup(key);
+    if (!SSL_set_ex_data(ssl, key_index, k)) {
+        free(k);
+        return false;
+    }
+    SSL_SESSION *s = tlssess_take(t->sessions, key);
+    if (s) {
+        int ok = SSL_set_session(ssl, s);
+        SSL_SESSION_free(s);
+        if (ok != 1)
+            return false;
+    }
+    return true;
+}
+
+void tlsctx_client_failed(struct tlsctx *t, SSL *ssl)
+{
+    const char *key = SSL_get_ex_data(ssl, key_index);
+    if (key)
+        tlssess_forget(t->sessions, key);
+}
+
+size_t tlsctx_sessions_held(struct tlsctx *t)
+{
+    return tlssess_count(t->sessions);
 }

@@ -29,5 +29,13 @@ void tlsctx_free(struct tlsctx *t);
 SSL_CTX *tlsctx_server(struct tlsctx *t);
 SSL_CTX *tlsctx_client(struct tlsctx *t);
 const char *tlsctx_ca_file(const struct tlsctx *t);
+/* Before an upstream SSL's handshake: names the session key (host, port, spoke) its
+ * sessions are kept under, and sets a kept one to resume (tlssess.h). false: out of
+ * memory. */
+bool tlsctx_client_begin(struct tlsctx *t, SSL *ssl, const char *host, unsigned port,
+                         const char *spoke);
+/* After an upstream's handshake failed: its key's sessions are dropped. */
+void tlsctx_client_failed(struct tlsctx *t, SSL *ssl);
+size_t tlsctx_sessions_held(struct tlsctx *t);
 
 #endif

@@ -70,8 +70,8 @@ r = ctl({"op": "add", "spoke": "s1", "allow": ["service.example"], "ports": [P, 
 is_(r, {"ok": True}, "a spoke is added with two secrets before the CA (it is sent later)")
 
 # Before the hub's CA arrives, a secret's host cannot be answered for: refused, not passed.
-def tls_client(host, sni=None, ca=None, alpn=("http/1.1",)):
-    s, st, _, rest = open_tunnel(PORT, "%s:%d" % (host, P))
+def tls_client(host, sni=None, ca=None, alpn=("http/1.1",), port=None):
+    s, st, _, rest = open_tunnel(port or PORT, "%s:%d" % (host, P))
     if st != 200:
         s.close()
         return None, st
@@ -128,6 +128,58 @@ check(px.record_for(lambda r: r.get("event.action") == "credential-inject" and
                     r.get("url.path") == "/two" and r.get("isolate.secret.name") == "api"),
       "each injection is on record with the secret's name and the path")
 
+# ---- netproxy's TLS sessions with the upstream (tlssess.h) ----
+def get_once(host, path, standin=API_S, port=None):
+    t, _ = tls_client(host, port=port)
+    if t is None:
+        return None
+    st, _, _ = http1(t, ("GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
+                         "Connection: close\r\n\r\n" % (path, host, standin)).encode())
+    t.close()
+    return st
+
+
+def upstream_saw(path):
+    with open(RECORDS) as f:
+        rs = [json.loads(x) for x in f.read().splitlines()]
+    return next((r for r in reversed(rs) if r["path"] == path), None)
+
+
+# The tunnels above to api.service.example left sessions; files.service.example has had
+# no tunnel yet (the same upstream, the same ticket keys: it would accept api's).
+is_(get_once("files.service.example", "/res-files", FILES_S), 200, "a first tunnel to another host")
+is_(upstream_saw("/res-files")["resumed"], False,
+    "... makes a full, verified handshake: another host's session is never offered")
+is_(get_once("api.service.example", "/res-api"), 200, "another tunnel to the same host")
+r = upstream_saw("/res-api")
+is_((r["resumed"], r["headers"]["authorization"]), (True, "Bearer " + API_V),
+    "... resumes the session netproxy kept, and the value is put in as on a new one")
+# A rotation between two tunnels: the resumed one carries the new value (nothing of
+# the value is in a session; it is put in per request).
+ROT1 = "ghp_RESUMEDrotation0123456789abcdef"
+is_(ctl({"op": "secret", "spoke": "s1", "secret": binding("api", API_S, ROT1, ["api.service.example"],
+                                                       header="Authorization")}), {"ok": True},
+    "a new value while sessions are kept")
+is_(get_once("api.service.example", "/res-rot"), 200, "the next tunnel")
+r = upstream_saw("/res-rot")
+is_((r["resumed"], r["headers"]["authorization"]), (True, "Bearer " + ROT1),
+    "... resumes a kept session and carries the new value")
+# Another spoke, with a secret for the same host: its first tunnel does not get s1's.
+lsock2 = socket.socket()
+lsock2.bind(("127.0.0.1", 0))
+lsock2.listen(64)
+PORT2 = lsock2.getsockname()[1]
+r = ctl({"op": "add", "spoke": "s2", "allow": ["service.example"], "ports": [P, HP],
+         "secrets": [binding("api", API_S, "ghp_SPOKETWOspoketwo0123456789abcd", ["api.service.example"],
+                             header="Authorization")]}, lsock2.fileno())
+lsock2.close()
+is_(get_once("api.service.example", "/res-s2", port=PORT2), 200, "another spoke's first tunnel to that host")
+r = upstream_saw("/res-s2")
+is_((r["resumed"], r["headers"]["authorization"]), (False, "Bearer ghp_SPOKETWOspoketwo0123456789abcd"),
+    "... makes its own full handshake (sessions are never shared between spokes) and carries its own value")
+is_(get_once("api.service.example", "/res-s2b", port=PORT2), 200, "... its next one")
+is_(upstream_saw("/res-s2b")["resumed"], True, "... resumes its own")
+
 # ---- HTTP/2 (curl: ALPN h2 to netproxy, which chose h2 with the upstream first) ----
 def curl(url, *extra):
     out = subprocess.run(["curl", "-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:%d" % PORT,
@@ -140,7 +192,7 @@ def curl(url, *extra):
 got, err = curl("https://api.service.example:%d/h2" % P, "--http2",
                 "-H", "Authorization: Bearer " + API_S)
 is_(got, "2 200", "HTTP/2 end to end")
-is_((last()["proto"], last()["headers"].get("authorization")), ("2.0", "Bearer " + API_V),
+is_((last()["proto"], last()["headers"].get("authorization")), ("2.0", "Bearer " + ROT1),
     "... and the upstream got the value over HTTP/2")
 got, err = curl("https://files.service.example:%d/h2" % P, "--http2",
                 "-H", "X-Key: " + API_S)
@@ -219,10 +271,52 @@ is_(last()["headers"]["authorization"], "Bearer ghp_ROTATEDrotated0123456789abcd
     "the next request carries it")
 check(px.record_for(lambda r: r.get("event.action") == "secret-update"), "the update is on record")
 
+# ---- an impostor at the upstream's address, after sessions were kept ----
+# It holds no ticket key, so it cannot complete a resumption: netproxy's offer falls
+# back to a full handshake, which verifies, and its certificate is not trusted.
+up.terminate()
+up.wait(10)
+imp = os.path.join(TMP, "impostor")
+os.makedirs(imp, exist_ok=True)
+subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", "-days", "2", "-keyout", imp + "/k.pem", "-out", imp + "/c.pem",
+                "-subj", "/CN=api.service.example", "-addext", "subjectAltName=DNS:api.service.example"],
+               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+imp_up = spawn(["node", os.path.join(HERE, "upstream.mjs"), imp + "/c.pem", imp + "/k.pem", RECORDS,
+                "127.0.0.1", str(P), "0"], stdout=subprocess.PIPE,
+               stderr=open(os.path.join(TMP, "impostor.err"), "w"))
+json.loads(imp_up.stdout.readline())
+before = n_records()
+t, why = tls_client("api.service.example")
+got = None
+if t is not None:
+    try:
+        got = http1(t, b"GET /imp HTTP/1.1\r\nHost: api.service.example\r\nConnection: close\r\n\r\n")
+    except (OSError, ValueError) as e:
+        got = str(e)
+check(t is None or not (isinstance(got, tuple) and got[0] == 200),
+      "an impostor at the address of a host whose sessions netproxy kept is not talked to", got or why)
+is_(n_records(), before, "... it received no request")
+check(px.record_for(lambda r: r.get("event.reason") == "upstream-tls-failure" and
+                    "not trusted" in r.get("message", "") and r.get("url.domain") == "api.service.example"),
+      "... refused upstream-tls-failure, its certificate not trusted, on record")
+imp_up.terminate()
+imp_up.wait(10)
+# The real API again, restarted: its ticket keys are new, the tickets netproxy may still
+# hold are worthless to it; a full handshake, and the request goes through.
+up = spawn(["node", os.path.join(HERE, "upstream.mjs"), pki["cert"], pki["key"], RECORDS,
+            "127.0.0.1", str(P), "0"], stdout=subprocess.PIPE,
+           stderr=open(os.path.join(TMP, "upstream2.err"), "w"))
+json.loads(up.stdout.readline())
+is_(get_once("api.service.example", "/restarted"), 200,
+    "an API restarted with new ticket keys is reached again")
+is_(upstream_saw("/restarted")["resumed"], False, "... by a full handshake")
+
 # ---- nothing of a value on record ----
 px.stop()
 audit = open(px.audit).read()
-check(API_V not in audit and FILES_V not in audit and "ROTATED" not in audit,
+check(API_V not in audit and FILES_V not in audit and "ROTATED" not in audit and ROT1 not in audit
+      and "SPOKETWO" not in audit,
       "no value is in netproxy's audit")
 check("credential-inject" in audit, "(the audit has the records looked at)")
 closes = [r for r in px.records() if r.get("event.action") == "close"]

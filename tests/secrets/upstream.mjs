@@ -1,8 +1,8 @@
 // A stand-in API for the secrets tests: HTTPS (HTTP/1.1 and HTTP/2 by ALPN) and plain
 // HTTP, answering every request with JSON {"ok": true, "path": ...} and recording each
-// one (protocol, method, path, authority, headers, body) as a JSON line, so that a test
-// can see exactly what reached the API. A canned answer per path can be given
-// (GitHub's and Notion's shapes, for their real MCP servers). Usage:
+// one (protocol, method, path, authority, headers, body, and whether its TLS resumed a
+// session) as a JSON line, so that a test can see exactly what reached the API. A
+// canned answer per path can be given (GitHub's and Notion's shapes, for their real MCP servers). Usage:
 //   node upstream.mjs CERT KEY RECORD_FILE [HOST HTTPS_PORT HTTP_PORT [ANSWERS.json]]
 // prints {"https": PORT, "http": PORT} once listening (ports 0: the kernel's choice).
 import fs from 'node:fs';
@@ -16,6 +16,10 @@ const record = (r) => fs.appendFileSync(recordFile, JSON.stringify(r) + '\n');
 
 function handler(req, res) {
   const chunks = [];
+  // Under HTTP/2 the session's socket stands for the TLS connection (taken now: a
+  // stream reset later has no session).
+  const sock = req.stream ? req.stream.session?.socket : req.socket;
+  const resumed = typeof sock?.isSessionReused === 'function' ? sock.isSessionReused() : null;
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const headers = {};
@@ -27,6 +31,7 @@ function handler(req, res) {
       authority: req.headers[':authority'] || req.headers.host,
       headers,
       body: Buffer.concat(chunks).toString('latin1'),
+      resumed,
     });
     const echo = req.headers['x-echo'];
     const canned = answers[req.url.split('?')[0]];
