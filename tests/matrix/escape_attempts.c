@@ -725,13 +725,20 @@ static void a_fork_crowd(const struct escape_ctx *c)
             _exit(0);
         }
     }
+    /* The crowd starts here: the time (CLOCK_MONOTONIC, which the script's clock is too)
+     * is in the answer, so the script looks for the crowd then, however late the answer
+     * reaches it on a busy host. */
+    struct timespec released;
+    clock_gettime(CLOCK_MONOTONIC, &released);
     close(gate[1]);
     close(gate[0]);
     if (err) {
         const char *name = strerrorname_np(err);
-        probe_report("errno:%s:fork after %ld spinners (still spinning)", name ? name : "?", n);
+        probe_report("errno:%s:fork after %ld spinners (still spinning; released at %ld.%03ld)",
+                     name ? name : "?", n, (long)released.tv_sec, released.tv_nsec / 1000000);
     }
-    probe_report("ok:%ld processes spinning after the answer", n);
+    probe_report("ok:%ld processes spinning after the answer (released at %ld.%03ld)", n,
+                 (long)released.tv_sec, released.tv_nsec / 1000000);
 }
 
 /* Not a row: keeps the spoke busy while the script measures what an attempt left. */

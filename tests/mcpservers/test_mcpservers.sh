@@ -29,8 +29,8 @@ import json
 json.dump({
     "isolation": "namespace", "user": "tester", "spokes_dir": "$SPOKES",
     "profile": "$ROOT/config/profiles/spoke.json", "data_root": "$DATA",
-    "run_dir": "$TMP/run", "audit": "$AUDIT", "call_timeout_ms": 20000,
-    "start_timeout_ms": 15000,
+    "run_dir": "$TMP/run", "audit": "$AUDIT", "call_timeout_ms": 60000,
+    "start_timeout_ms": 60000,
     "network": {"veth_pool": "169.254.136.0/22", "gateway_netns": "itest-mcp-$$",
                 "proxy_port": 3128, "host_id_base": $HOST_ID_BASE, "host_id_count": 64},
     "netproxy": {"binary": "$BIN/netproxy", "audit": "$TMP/netproxy.jsonl"},
@@ -130,8 +130,9 @@ for tool, _ in json.load(open(sys.argv[1]))[sys.argv[2]]: print(tool)' \
             is "$server.$tool (task-only) answers a clean tool error" "$(outcome "$server" "$tool")" \
                 isError ;;
         *)
-            is "$server.$tool through the hub in namespace mode: a valid result" \
-                "$(outcome "$server" "$tool")" ok ;;
+            got=$(outcome "$server" "$tool")
+            is "$server.$tool through the hub in namespace mode: a valid result" "$got" ok
+            [ "$got" = ok ] || diag "$server.$tool: $(result "$server" "$tool" | head -c 400)" ;;
         esac
     done
 done

@@ -161,6 +161,25 @@ attack() {
 w() { jget "$1" <<<"$W"; }
 shmem_grew_mb() { echo $(( ($(w 'd["shmem_peak_kb"]') - SHMEM_BASE_KB) / 1024 )); }
 held() { awk '$1 == "holding" { print $2 }' <<<"$OUT"; }
+# shmem_bounded LABEL NAME ATTACK_ARGS...: ok when the host's Shmem grew by less than
+# 96 MiB over the attack just run as NAME. Shmem is the whole host's: a test beside this
+# one (make check beside make check) can add its own during one run, so an attack over
+# the bound is run again, twice at most, and the least growth counts; what the jail
+# itself keeps is there every time.
+shmem_bounded() {
+    local label=$1 name=$2 grew g try
+    shift 2
+    grew=$(shmem_grew_mb)
+    for try in 2 3; do
+        [ "$grew" -ge 96 ] || break
+        diag "$label: host Shmem grew by $grew MiB; run $try (another process may hold some)"
+        attack "$name-$try" "$@"
+        g=$(shmem_grew_mb)
+        [ "$g" -lt "$grew" ] && grew=$g
+    done
+    if [ "$grew" -lt 96 ]; then ok "$label: host Shmem grew by $grew MiB (< 96)"; else
+        not_ok "$label: host Shmem grew by $grew MiB"; fi
+}
 
 LIMITS=(--memory-mb 64 --pids 16 --cpu-percent 20)
 OFF=(--memory-mb 0 --pids 0 --cpu-percent 0 --rlimit-as 0)
@@ -220,12 +239,10 @@ attack shm "${LIMITS[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 unlike "shm: the jail never holds 256 MiB" "$(held)" "^256$"
 is "shm: the jail is ended by the cgroup's OOM kill (reason memory)" "$STATUS" \
     '{"exit_code":137,"signal":9,"reason":"memory"}'
-grew=$(shmem_grew_mb)
-if [ "$grew" -lt 96 ]; then ok "shm: host Shmem grew by $grew MiB (< 96)"; else
-    not_ok "shm: host Shmem grew by $grew MiB"; fi
 peak=$(( $(w 'd["cg_mem_peak"]') / MIB ))
 if [ "$peak" -le 64 ] && [ "$peak" -gt 0 ]; then ok "shm: the cgroup's memory peak is $peak MiB (<= 64)"
 else not_ok "shm: the cgroup's memory peak is $peak MiB"; fi
+shmem_bounded shm shm "${LIMITS[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 attack shm-off "${OFF[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 is "shm control (no cgroup): the jail holds all 256 MiB" "$(held)" 256
 grew=$(shmem_grew_mb)
@@ -239,9 +256,7 @@ is "memfd: reason memory" "$STATUS" '{"exit_code":137,"signal":9,"reason":"memor
 peak=$(( $(w 'd["cg_mem_peak"]') / MIB ))
 if [ "$peak" -le 64 ] && [ "$peak" -gt 0 ]; then ok "memfd: the cgroup's memory peak is $peak MiB (<= 64)"
 else not_ok "memfd: the cgroup's memory peak is $peak MiB"; fi
-grew=$(shmem_grew_mb)
-if [ "$grew" -lt 96 ]; then ok "memfd: host Shmem grew by $grew MiB (< 96)"; else
-    not_ok "memfd: host Shmem grew by $grew MiB"; fi
+shmem_bounded memfd memfd "${LIMITS[@]}" -- memfd 256 300
 attack memfd-off "${OFF[@]}" -- memfd 256 300
 is "memfd control (no cgroup): the jail holds all 256 MiB" "$(held)" 256
 
@@ -249,9 +264,7 @@ is "memfd control (no cgroup): the jail holds all 256 MiB" "$(held)" 256
 attack fill "${LIMITS[@]}" --tmpfs /big:256 -- fill /big 200 300
 unlike "tmpfs: the jail never holds 200 MiB" "$(held)" "^200$"
 is "tmpfs: reason memory" "$STATUS" '{"exit_code":137,"signal":9,"reason":"memory"}'
-grew=$(shmem_grew_mb)
-if [ "$grew" -lt 96 ]; then ok "tmpfs: host Shmem grew by $grew MiB (< 96)"; else
-    not_ok "tmpfs: host Shmem grew by $grew MiB"; fi
+shmem_bounded tmpfs fill "${LIMITS[@]}" --tmpfs /big:256 -- fill /big 200 300
 attack fill-off "${OFF[@]}" --tmpfs /big:256 -- fill /big 200 300
 is "tmpfs control (no cgroup): the jail holds all 200 MiB" "$(held)" 200
 
