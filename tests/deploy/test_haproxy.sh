@@ -110,9 +110,18 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 diag "anonymous bodies answered:$codes"
 is "8 anonymous 4.2 MB bodies: each refused at the front (401, or cut after it)" "$anon" 8
-is "... one with a token: 413 at the front (over 4 MiB)" \
-    "$(curl -s -o /dev/null -w '%{http_code}' "${ACC[@]}" -H "Authorization: Bearer $(cat "$TMP/u1")" \
-        --data-binary @"$TMP/big" "$FRONT")" 413
+# The front answers 413 and closes while curl may still be sending: on a busy host the
+# reset can reach curl before it has read the answer (it then shows only the interim
+# 100 or 000). Three tries at most; a hub never sees any (checked below).
+codes=
+for i in 1 2 3; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "${ACC[@]}" -H "Authorization: Bearer $(cat "$TMP/u1")" \
+        --data-binary @"$TMP/big" "$FRONT")
+    codes="$codes $code"
+    [ "$code" = 413 ] && break
+done
+diag "a 4.2 MB body with a token answered:$codes"
+is "... one with a token: 413 at the front (over 4 MiB)" "${codes##* }" 413
 # A request with a token whose body trickles in (a byte every 0.4 s of 100 declared):
 # the front holds it (http-buffer-request) and ends it at `timeout http-request`.
 out=$($PY - "$HPORT" "$(cat "$TMP/u1")" <<'EOF2'
