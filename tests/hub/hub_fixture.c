@@ -61,6 +61,18 @@ bool hub_fixture_start(struct hub_fixture *f, char *err, size_t errlen)
     return true;
 }
 
+int hub_fixture_count_lines(const char *path, const char *a, const char *b)
+{
+    FILE *fp = fopen(path, "r");
+    char line[16384];
+    int n = 0;
+    while (fp && fgets(line, sizeof(line), fp))
+        n += strstr(line, a) && (!b || strstr(line, b));
+    if (fp)
+        fclose(fp);
+    return n;
+}
+
 void hub_fixture_end(struct hub_fixture *f)
 {
     if (f->hub)

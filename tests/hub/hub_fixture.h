@@ -44,6 +44,9 @@ struct hub_fixture {
 bool hub_fixture_init(struct hub_fixture *f, const char *name);
 /* Loads the manifests and starts the hub; false with err saying which failed. */
 bool hub_fixture_start(struct hub_fixture *f, char *err, size_t errlen);
+/* Lines of a file (an audit log, a spoke's log) holding a, and b too unless b is NULL;
+ * 0 when the file cannot be read. */
+int hub_fixture_count_lines(const char *path, const char *a, const char *b);
 /* Frees the hub, its loop, the manifests and the configuration, and removes the
  * directory. */
 void hub_fixture_end(struct hub_fixture *f);

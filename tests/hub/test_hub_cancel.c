@@ -47,18 +47,6 @@ static void run_until(struct event_base *base, const struct outcome *o, int max_
         event_base_loop(base, EVLOOP_ONCE);
 }
 
-static int count_lines(const char *path, const char *needle)
-{
-    FILE *f = fopen(path, "r");
-    char line[8192];
-    int n = 0;
-    while (f && fgets(line, sizeof(line), f))
-        n += strstr(line, needle) != NULL;
-    if (f)
-        fclose(f);
-    return n;
-}
-
 int main(void)
 {
     struct hub_fixture f;
@@ -101,7 +89,8 @@ int main(void)
           after.message);
     CHECK(after.at - t0 > 1000000000ULL,
           "... the next call ran after the cancelled one ended in the spoke");
-    CHECK(count_lines(f.cfg.audit_path, "\"spoke-kill\"") == 0, "nothing was killed");
+    CHECK(hub_fixture_count_lines(f.cfg.audit_path, "\"spoke-kill\"", NULL) == 0,
+          "nothing was killed");
     hub_call_cancel(h, &running);
     run_for(base, 50);
     CHECK(running.calls == 1 && queued.calls == 1,
@@ -135,7 +124,7 @@ int main(void)
     run_until(base, &late, 10000);
     CHECK(late.done && strcmp(late.layer, "deadline") == 0, "a call past its deadline fails (%s)",
           late.message);
-    CHECK(count_lines(f.cfg.audit_path, "\"deadline\"") >= 1,
+    CHECK(hub_fixture_count_lines(f.cfg.audit_path, "\"deadline\"", NULL) >= 1,
           "... and its spoke is ended, on record");
 
     json_decref(empty);

@@ -102,18 +102,6 @@ static void call(const void *session, const char *app, const char *tool, json_t 
     json_decref(args_stolen);
 }
 
-static int count_lines(const char *path, const char *a, const char *b)
-{
-    FILE *f = fopen(path, "r");
-    char line[16384];
-    int n = 0;
-    while (f && fgets(line, sizeof(line), f))
-        n += strstr(line, a) && (!b || strstr(line, b));
-    if (f)
-        fclose(f);
-    return n;
-}
-
 /* The most calls of outcomes o[0..n) whose spans (arrival to answer, at the spoke)
  * overlapped at once. */
 static int overlap(struct outcome *o, size_t n)
@@ -355,7 +343,7 @@ int main(void)
           "a request that names no call while several are in flight is refused (%s)", m3 ? m3 : "");
     CHECK(json_is_false(json_object_get(o[4].sc, "ok")) && m4 && strstr(m4, "names no call"),
           "... so is one naming a call the spoke does not serve (%s)", m4 ? m4 : "");
-    CHECK(count_lines(audit, "\"spoke-request\"", "\"failure\"") == 2,
+    CHECK(hub_fixture_count_lines(audit, "\"spoke-request\"", "\"failure\"") == 2,
           "... both refusals are on record (spoke-request, failure)");
     reset(o, 16);
     n_questions = 0;
@@ -411,7 +399,7 @@ int main(void)
     CHECK(o[0].done && o[0].code == HUB_ERR_CANCELLED, "a call cancelled among several ends");
     run_until_all(o, 2, 20000);
     CHECK(o[1].code == 0, "... the other is answered (%s)", o[1].message);
-    int kills = count_lines(audit, "\"spoke-kill\"", NULL);
+    int kills = hub_fixture_count_lines(audit, "\"spoke-kill\"", NULL);
     CHECK(kills == 0, "... the late answer to the cancelled call is dropped, nothing killed");
     reset(o, 16);
 
@@ -421,7 +409,7 @@ int main(void)
     CHECK(run_until_all(o, 2, 20000) && strcmp(o[0].layer, "deadline") == 0 &&
               strstr(o[0].message, "(cancelled)"),
           "a call past its deadline fails at layer deadline (%s)", o[0].message);
-    CHECK(o[1].code == 0 && count_lines(audit, "\"spoke-kill\"", NULL) == kills,
+    CHECK(o[1].code == 0 && hub_fixture_count_lines(audit, "\"spoke-kill\"", NULL) == kills,
           "... the spoke, which answered another call meanwhile, goes on serving");
     reset(o, 16);
     /* Alone and silent until its deadline: a ping tells a live spoke from a hung one.
@@ -431,32 +419,33 @@ int main(void)
     call(&sess[1], "hung", "sleep", json_pack("{s:i}", "ms", 1), 0, &o[1]);
     CHECK(run_until_all(&o[1], 1, 20000) && o[1].code == 0, "the hung app's spoke starts");
     reset(o, 16);
-    int starts = count_lines(audit, "\"spoke-start\"", "\"success\"");
+    int starts = hub_fixture_count_lines(audit, "\"spoke-start\"", "\"success\"");
     call(&sess[0], "conc", "hold", json_object(), 300, &o[0]);
     call(&sess[1], "hung", "hang", json_object(), 300, &o[1]);
     CHECK(run_until_all(o, 2, 20000) && strcmp(o[0].layer, "deadline") == 0 &&
               strcmp(o[1].layer, "deadline") == 0,
           "two calls alone on their spokes miss their deadlines");
     uint64_t until = now_mono_ns() + 30000000000ULL;
-    while (count_lines(audit, "\"unresponsive\"", "\"spoke-kill\"") == 0 && now_mono_ns() < until)
+    while (hub_fixture_count_lines(audit, "\"unresponsive\"", "\"spoke-kill\"") == 0 &&
+           now_mono_ns() < until)
         run_for(200);
-    CHECK(count_lines(audit, "\"unresponsive\"", "\"spoke-kill\"") == 1 &&
-              count_lines(audit, "\"spoke-kill\"", "\"hung\"") == 1,
+    CHECK(hub_fixture_count_lines(audit, "\"unresponsive\"", "\"spoke-kill\"") == 1 &&
+              hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"hung\"") == 1,
           "... the spoke that answers nothing, not even a ping, is killed as unresponsive");
-    CHECK(count_lines(audit, "\"spoke-kill\"", "\"conc\"") == 0,
+    CHECK(hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"conc\"") == 0,
           "... the one that answers the ping is not");
     reset(o, 16);
     call(&sess[0], "conc", "sleep", json_pack("{s:i}", "ms", 1), 0, &o[0]);
     CHECK(run_until_all(o, 1, 20000) && o[0].code == 0 &&
-              count_lines(audit, "\"spoke-start\"", "\"success\"") == starts,
+              hub_fixture_count_lines(audit, "\"spoke-start\"", "\"success\"") == starts,
           "... and serves the next call without a restart (%d more started)",
-          count_lines(audit, "\"spoke-start\"", "\"success\"") - starts);
+          hub_fixture_count_lines(audit, "\"spoke-start\"", "\"success\"") - starts);
     reset(o, 16);
     /* max_inflight 1: the call may still run, and the next must not share the spoke. */
-    kills = count_lines(audit, "\"spoke-kill\"", NULL);
+    kills = hub_fixture_count_lines(audit, "\"spoke-kill\"", NULL);
     call(&sess[0], "serial", "hold", json_object(), 300, &o[0]);
     CHECK(run_until_all(o, 1, 20000) && strcmp(o[0].layer, "deadline") == 0 &&
-              count_lines(audit, "\"spoke-kill\"", "\"serial\"") == 1,
+              hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"serial\"") == 1,
           "a missed deadline on a max_inflight 1 spoke kills it at once, as before");
     reset(o, 16);
 
@@ -466,7 +455,7 @@ int main(void)
     call(&sess[1], "conc", "forge", json_object(), 0, &o[1]);
     CHECK(run_until_all(o, 2, 20000) && o[0].code == HUB_ERR_SPOKE && o[1].code == HUB_ERR_SPOKE,
           "a spoke that answers an id it was never sent is ended (%s)", o[1].message);
-    CHECK(count_lines(audit, "\"spoke-kill\"", "\"protocol\"") == 1 &&
+    CHECK(hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"protocol\"") == 1 &&
               strstr(o[1].message, "never sent"),
           "... on record, reason protocol");
     reset(o, 16);
@@ -474,9 +463,10 @@ int main(void)
     CHECK(run_until_all(o, 1, 20000) && o[0].code == 0, "an answer that comes twice: the first "
                                                         "is the call's");
     uint64_t until2 = now_mono_ns() + 20000000000ULL;
-    while (count_lines(audit, "\"spoke-kill\"", "\"protocol\"") < 2 && now_mono_ns() < until2)
+    while (hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"protocol\"") < 2 &&
+           now_mono_ns() < until2)
         run_for(100);
-    CHECK(count_lines(audit, "\"spoke-kill\"", "\"protocol\"") == 2,
+    CHECK(hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"protocol\"") == 2,
           "... and the second ends the spoke (reason protocol)");
     reset(o, 16);
     /* Progress with a token that is not one of its calls (another spoke's call) reaches
@@ -502,14 +492,14 @@ int main(void)
     CHECK(run_until_all(o, 2, 20000) && o[0].events == 0 && o[1].code == 0,
           "progress for another spoke's call reaches nobody (%d events)", o[0].events);
     reset(o, 16);
-    kills = count_lines(audit, "\"spoke-kill\"", "\"flood\"");
+    kills = hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"flood\"");
     call(&sess[0], "conc", "sleep", json_pack("{s:i}", "ms", 3000), 0, &o[0]);
     run_for(100);
     call(&sess[1], "conc", "steal", json_pack("{s:i}", "n", 5000), 0, &o[1]);
     CHECK(run_until_all(o, 2, 20000) && o[0].events > 0 && o[0].events <= 1024,
           "a flood of progress for another of its calls is cut at that call's budget (%d)",
           o[0].events);
-    CHECK(count_lines(audit, "\"spoke-kill\"", "\"flood\"") == kills + 1,
+    CHECK(hub_fixture_count_lines(audit, "\"spoke-kill\"", "\"flood\"") == kills + 1,
           "... and the spoke is killed for it, on record");
     reset(o, 16);
 

@@ -128,18 +128,6 @@ static void write_manifest(const char *dir, const char *name, const char *ask)
     free(path);
 }
 
-static int count_lines(const char *path, const char *a, const char *b)
-{
-    FILE *fp = fopen(path, "r");
-    char line[16384];
-    int n = 0;
-    while (fp && fgets(line, sizeof(line), fp))
-        n += strstr(line, a) && (!b || strstr(line, b));
-    if (fp)
-        fclose(fp);
-    return n;
-}
-
 static const char *sc_str(const struct outcome *o, const char *a, const char *b, const char *c)
 {
     json_t *v = json_object_get(o->sc, a);
@@ -209,8 +197,10 @@ int main(void)
     CHECK(json_object_get(caps, "sampling") && json_object_get(caps, "elicitation") &&
               json_object_get(caps, "roots"),
           "... the hub declared sampling, elicitation and roots in the request's _meta");
-    CHECK(count_lines(audit, "\"action\":\"elicitation\",\"outcome\":\"success\"", NULL) == 1 &&
-              count_lines(audit, "\"action\":\"sampling\",\"outcome\":\"success\"", NULL) == 1,
+    CHECK(hub_fixture_count_lines(audit, "\"action\":\"elicitation\",\"outcome\":\"success\"",
+                                  NULL) == 1 &&
+              hub_fixture_count_lines(audit, "\"action\":\"sampling\",\"outcome\":\"success\"",
+                                      NULL) == 1,
           "... both answers are on record as for an earlier revision's requests");
     json_decref(o.sc);
 
@@ -223,7 +213,8 @@ int main(void)
           "an answer outside the spoke's requestedSchema fails the call, naming the request "
           "(%s)",
           o.message);
-    CHECK(count_lines(audit, "\"action\":\"elicitation\",\"outcome\":\"failure\"", NULL) == 1,
+    CHECK(hub_fixture_count_lines(audit, "\"action\":\"elicitation\",\"outcome\":\"failure\"",
+                                  NULL) == 1,
           "... and is on record as a failure");
     json_decref(o.sc);
 
@@ -252,9 +243,9 @@ int main(void)
           "a spoke that answers the asking request again while the user is asked gets no "
           "answer through (%s)",
           o.message);
-    CHECK(count_lines(audit,
-                      "\"action\":\"spoke-kill\",\"outcome\":\"success\",\"reason\":\"protocol\"",
-                      "\"app\":\"twice\"") == 1,
+    CHECK(hub_fixture_count_lines(
+              audit, "\"action\":\"spoke-kill\",\"outcome\":\"success\",\"reason\":\"protocol\"",
+              "\"app\":\"twice\"") == 1,
           "... it is stopped for the protocol breach, on record");
     json_decref(o.sc);
 
@@ -264,27 +255,28 @@ int main(void)
     json_decref(o.sc);
     char *log = xasprintf("%s/run/spokes/default/changer.log", f.dir);
     uint64_t until = now_mono_ns() + 20000000000ULL;
-    while (count_lines(audit, "\"reason\":\"pin\"", "\"app\":\"changer\"") == 0 &&
+    while (hub_fixture_count_lines(audit, "\"reason\":\"pin\"", "\"app\":\"changer\"") == 0 &&
            now_mono_ns() < until) {
         struct timeval tick = {.tv_sec = 0, .tv_usec = 50000};
         event_base_loopexit(f.base, &tick);
         event_base_dispatch(f.base);
     }
-    CHECK(count_lines(log, "stateless: got subscriptions/listen", NULL) == 1,
+    CHECK(hub_fixture_count_lines(log, "stateless: got subscriptions/listen", NULL) == 1,
           "... the hub opened one subscription to its tool list");
-    CHECK(count_lines(audit, "\"reason\":\"pin\"", "\"app\":\"changer\"") == 1 &&
-              count_lines(audit, "changed its tools after they were pinned (list_changed)",
-                          "\"app\":\"changer\"") == 1,
+    CHECK(hub_fixture_count_lines(audit, "\"reason\":\"pin\"", "\"app\":\"changer\"") == 1 &&
+              hub_fixture_count_lines(audit,
+                                      "changed its tools after they were pinned (list_changed)",
+                                      "\"app\":\"changer\"") == 1,
           "... and when it swapped a tool's description after the call and said so, it was "
           "stopped for breaking its pin, on record");
     free(log);
 
     /* The user answers after the call has ended: the answer goes nowhere. */
-    int before = count_lines(audit, "\"action\":\"elicitation\"", NULL);
+    int before = hub_fixture_count_lines(audit, "\"action\":\"elicitation\"", NULL);
     struct timeval wait = {.tv_sec = 0, .tv_usec = 500000};
     event_base_loopexit(f.base, &wait);
     event_base_dispatch(f.base);
-    CHECK(count_lines(audit, "\"action\":\"elicitation\"", NULL) == before,
+    CHECK(hub_fixture_count_lines(audit, "\"action\":\"elicitation\"", NULL) == before,
           "... and the user's late answer reaches no spoke and no record");
 
     json_decref(elicit_answer);
