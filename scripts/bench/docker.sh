@@ -58,10 +58,9 @@ docker_down() {
         wait "$DOCKER_PID" 2>/dev/null
         DOCKER_PID=
     fi
-    local d
-    for d in /sys/fs/cgroup/*/isolate-bench-docker /sys/fs/cgroup/isolate-bench-docker; do
-        [ -d "$d" ] && rmdir "$d" 2>/dev/null
-    done
+    # dockerd makes its --cgroup-parent under its own cgroup on v1 (memory/<ours>/...),
+    # not only at a hierarchy's root: every one of them, deepest first.
+    find /sys/fs/cgroup -depth -type d -name isolate-bench-docker -exec rmdir {} + 2>/dev/null
     [ -n "${DOCKER_RUN:-}" ] && rm -rf "$DOCKER_RUN"
     return 0
 }
