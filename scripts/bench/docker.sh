@@ -60,7 +60,10 @@ docker_down() {
     fi
     # dockerd makes its --cgroup-parent under its own cgroup on v1 (memory/<ours>/...),
     # not only at a hierarchy's root: every one of them, deepest first.
-    find /sys/fs/cgroup -depth -type d -name isolate-bench-docker -exec rmdir {} + 2>/dev/null
+    local d
+    find /sys/fs/cgroup -type d -name isolate-bench-docker -prune 2>/dev/null | while read -r d; do
+        find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+    done
     [ -n "${DOCKER_RUN:-}" ] && rm -rf "$DOCKER_RUN"
     return 0
 }
