@@ -116,8 +116,8 @@ static bool bin_inside(const char *pkg_dir, const char *path)
     char *dir = realpath(pkg_dir, NULL), *file = realpath(path, NULL);
     struct stat st;
     size_t n = dir ? strlen(dir) : 0;
-    bool ok = dir && file && strncmp(file, dir, n) == 0 && file[n] == '/' &&
-              stat(file, &st) == 0 && S_ISREG(st.st_mode);
+    bool ok = dir && file && strncmp(file, dir, n) == 0 && file[n] == '/' && stat(file, &st) == 0 &&
+              S_ISREG(st.st_mode);
     free(dir);
     free(file);
     return ok;
