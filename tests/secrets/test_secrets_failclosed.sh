@@ -75,6 +75,9 @@ like "... saying why and what to do" "$out" \
     "secret api \\(env API_TOKEN of spoke sneaky\\) .* refused rather than handing the spoke the value.*--secret-plain API_TOKEN=api"
 is "... the refused start is audited" \
     "$(audit_count 'g(r,"event.action")=="spoke-start" and g(r,"event.outcome")=="failure" and "refused rather than" in (g(r,"event.reason") or "")')" 1
+out=$(H spokes update sneaky --yes 2>&1)
+check "spokes update of that spoke fails too" test $? -ne 0
+like "... for the same reason" "$out" "secret api \\(env API_TOKEN of spoke sneaky\\) .* refused rather than handing"
 is "the value is in no log or audit file" "$(grep -rlF "$VALUE" "$RUN" "$AUDIT" 2>/dev/null)" ""
 
 # ---- which header: Authorization unless the key's shape or the operator says ----
