@@ -38,8 +38,11 @@ static void usage(FILE *f)
             "                     names, or *.example.com); the spoke only ever holds a\n"
             "                     stand-in of the same shape, worthless anywhere else. Without\n"
             "                     --hosts the spoke's environment gets the value itself.\n"
-            "  --header NAME      only in this request header (default: wherever the\n"
-            "                     stand-in appears among the request's headers)\n"
+            "  --header NAME      only in this request header (default: Authorization, or\n"
+            "                     the header a known key shape is sent in: x-api-key for an\n"
+            "                     Anthropic key); --header any: wherever the stand-in appears\n"
+            "                     among the request's headers (an API that reflects a header\n"
+            "                     can then hand the value back to the spoke)\n"
             "  --query NAME       also in this query parameter of the request's URL\n"
             "Setting a secret again keeps its hosts, header and query unless they are\n"
             "given; a running hub puts the new value into the next request.\n"
@@ -208,7 +211,7 @@ static int cmd_set(struct hub_config *cfg, const char *name, const struct set_op
     if (!meta.hosts)
         meta.hosts = xcalloc(1, sizeof(char *));
     if (o->header)
-        config_set(&meta.header, o->header);
+        config_set(&meta.header, strcmp(o->header, "any") == 0 ? SECRET_HEADER_ANY : o->header);
     if (o->query)
         config_set(&meta.query, o->query);
     bool host_mode = meta.hosts[0] != NULL;
@@ -228,6 +231,10 @@ static int cmd_set(struct hub_config *cfg, const char *name, const struct set_op
             goto out;
         }
         free(probe);
+        /* Only one header unless the operator says any: a header the API reflects
+         * (an echoed Origin, a request id) would otherwise hand the value back. */
+        if (!meta.header)
+            config_set(&meta.header, keylike_header(value));
     }
     bool created = false;
     if (secret_store_set(st, &meta, value, len, &created, err, sizeof(err)) < 0) {
@@ -322,8 +329,12 @@ static int cmd_list(struct hub_config *cfg, const struct manifest_set *ms, bool 
                 printf("  given to the spoke's environment");
             const char *hdr = json_string_value(json_object_get(o, "header"));
             const char *q = json_string_value(json_object_get(o, "query"));
+            /* No header in a record set before Authorization was the default: the
+             * hub gives netproxy the one for the key's shape (spoke_secrets.c). */
+            bool any = hdr && strcmp(hdr, SECRET_HEADER_ANY) == 0;
+            const char *which = hdr ? hdr : "Authorization or the key's own";
             if (hosts[0])
-                printf(" (%s%s%s%s)", hdr ? "header " : "any header", hdr ? hdr : "",
+                printf(" (%s%s%s%s)", any ? "any header" : "header ", any ? "" : which,
                        q ? ", query parameter " : "", q ? q : "");
             printf("\n  set:     %s\n", json_string_value(json_object_get(o, "set")));
             char *users = join(json_object_get(o, "used_by"));

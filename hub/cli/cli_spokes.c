@@ -101,8 +101,9 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
             printf("  network:  none\n");
         }
         for (size_t k = 0; k < m->n_secret_env; k++)
-            printf("  secret:   %s from the store's %s\n", m->secret_env[k].var,
-                   m->secret_env[k].secret);
+            printf("  secret:   %s from the store's %s%s\n", m->secret_env[k].var,
+                   m->secret_env[k].secret,
+                   m->secret_env[k].plain ? " (plain: the value itself, on purpose)" : "");
         for (size_t k = 0; k < m->n_tcp; k++)
             printf("  raw TCP:  %s\n", m->tcp[k]);
         for (size_t k = 0; k < m->n_exec; k++)

@@ -108,6 +108,21 @@ static void show_tail(const char *path)
     tt_stream_end(&ts);
 }
 
+/* Whether path, every symlink and ".." resolved, is a regular file inside pkg_dir: a
+ * "bin" of "../../x" or a link out of the package would have `hub spokes add` run (and
+ * bind into the jail) a file of the host's. */
+static bool bin_inside(const char *pkg_dir, const char *path)
+{
+    char *dir = realpath(pkg_dir, NULL), *file = realpath(path, NULL);
+    struct stat st;
+    size_t n = dir ? strlen(dir) : 0;
+    bool ok = dir && file && strncmp(file, dir, n) == 0 && file[n] == '/' && stat(file, &st) == 0 &&
+              S_ISREG(st.st_mode);
+    free(dir);
+    free(file);
+    return ok;
+}
+
 /* The bin script of an installed package: its "bin" (a string, the one entry, or the
  * entry named for the package). */
 static char *package_bin(const char *pkg_dir, const char *name, char *err, size_t errlen)
@@ -140,6 +155,14 @@ static char *package_bin(const char *pkg_dir, const char *name, char *err, size_
     char *out = rel ? xasprintf("%s/%s", pkg_dir, rel) : NULL;
     if (!out)
         snprintf(err, errlen, "package %s names no program (\"bin\" in its package.json)", name);
+    else if (!bin_inside(pkg_dir, out)) {
+        snprintf(err, errlen,
+                 "package %s: its \"bin\" \"%.200s\" is not a file inside the package: refused "
+                 "(a package may only run its own code)",
+                 name, rel);
+        free(out);
+        out = NULL;
+    }
     json_decref(root);
     return out;
 }

@@ -58,7 +58,11 @@ static void usage(FILE *f)
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
                "  --secret N=SECRET  variable N holds secret SECRET of the store (hub secrets\n"
-               "                     set), or a stand-in netproxy swaps for it (repeatable)\n"
+               "                     set), or a stand-in netproxy swaps for it (repeatable);\n"
+               "                     refused when the server cannot reach the secret's hosts\n"
+               "                     through netproxy (--allow, namespace isolation)\n"
+               "  --secret-plain N=SECRET  the value itself, even of a secret set with\n"
+               "                     --hosts: on purpose, in the manifest, audited at each start\n"
                "  --description T    the spoke's description (default: the server's name)\n"
                "  --memory-mb N      memory of its cgroup (RAM, shmem and tmpfs)\n"
                "  --nofile N         open files (RLIMIT_NOFILE; the node profile's is 1024)\n"
@@ -80,6 +84,7 @@ struct pin_opts {
     const char *env[MAX_ENV];
     size_t n_env;
     const char *secret[MAX_ENV];
+    bool secret_plain[MAX_ENV]; /* --secret-plain */
     size_t n_secret;
     const char *tcp[MANIFEST_MAX_TCP];
     size_t n_tcp;
@@ -497,10 +502,28 @@ static int add_secret_env(json_t *root, const struct pin_opts *po, char *err, si
             return -1;
         }
         char *n = xstrndup(po->secret[i], (size_t)(eq - po->secret[i]));
-        json_object_set_new(env, n, json_pack("{s:s}", "secret", eq + 1));
+        json_t *ref = json_pack("{s:s}", "secret", eq + 1);
+        if (po->secret_plain[i])
+            json_object_set_new(ref, "plain", json_true());
+        json_object_set_new(env, n, ref);
         free(n);
     }
     return 0;
+}
+
+/* "a,b,c" as a NULL-terminated vector (jf_strv_free). */
+static char **split_commas(const char *list)
+{
+    char *copy = xstrdup(list), *save = NULL;
+    char **v = xcalloc(1, sizeof(char *));
+    size_t n = 0;
+    for (char *d = strtok_r(copy, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+        v = xrealloc(v, (n + 2) * sizeof(char *));
+        v[n++] = xstrdup(d);
+        v[n] = NULL;
+    }
+    free(copy);
+    return v;
 }
 
 /* Says what --env and --secret mean for the server's keys before anything starts: a
@@ -535,22 +558,25 @@ static int check_keys(const struct hub_config *cfg, const struct pin_opts *po)
             rc = -1;
             break;
         }
-        for (char **h = meta.hosts; *h; h++) {
-            const char *host = strncmp(*h, "*.", 2) == 0 ? *h + 2 : *h;
-            bool covered = false;
-            char *copy = po->allow ? xstrdup(po->allow) : NULL, *save = NULL;
-            for (char *d = copy ? strtok_r(copy, ",", &save) : NULL; d && !covered;
-                 d = strtok_r(NULL, ",", &save)) {
-                size_t hl = strlen(host), dl = strlen(d);
-                covered = strcmp(host, d) == 0 ||
-                          (hl > dl && host[hl - dl - 1] == '.' && strcmp(host + hl - dl, d) == 0);
-            }
-            free(copy);
-            if (!covered)
-                log_warnx("secret %s is put into requests to %s, which --allow does not let the "
-                          "server reach",
-                          meta.name, *h);
+        /* Fail closed (spoke_secrets.h): said here, before anything is installed. */
+        char **allow = po->allow ? split_commas(po->allow) : NULL;
+        char why[300];
+        if (meta.hosts[0] && po->secret_plain[i])
+            log_warnx("secret %s is given to the server as it is (--secret-plain), although it "
+                      "is set for %s: the manifest says so and each start is audited",
+                      meta.name, meta.hosts[0]);
+        else if (meta.hosts[0] &&
+                 !secret_hosts_reachable(&meta, allow, cfg->isolation == ISO_NAMESPACE, why,
+                                         sizeof(why))) {
+            log_warnx("--secret %s: the secret is put into requests to %s by netproxy, but %s "
+                      "(%s isolation): refused rather than handing the server the value. Add "
+                      "their domains to --allow (in namespace isolation), or hand it the value "
+                      "on purpose with --secret-plain %s",
+                      po->secret[i], meta.hosts[0], why, isolation_name(cfg->isolation),
+                      po->secret[i]);
+            rc = -1;
         }
+        jf_strv_free(allow);
         secret_meta_clear(&meta);
     }
     secret_store_free(st);
@@ -981,6 +1007,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"bind-ro", required_argument, NULL, 'b'},
                                          {"env", required_argument, NULL, 'e'},
                                          {"secret", required_argument, NULL, 's'},
+                                         {"secret-plain", required_argument, NULL, 'P'},
                                          {"tcp", required_argument, NULL, 'T'},
                                          {"exec", required_argument, NULL, 'X'},
                                          {"description", required_argument, NULL, 'd'},
@@ -1032,10 +1059,12 @@ int cmd_spokes_pin(int argc, char **argv)
             po.env[po.n_env++] = optarg;
             break;
         case 's':
+        case 'P':
             if (po.n_secret == MAX_ENV) {
                 log_warnx("at most %d --secret", MAX_ENV);
                 return EXIT_USAGE;
             }
+            po.secret_plain[po.n_secret] = opt == 'P';
             po.secret[po.n_secret++] = optarg;
             break;
         case 'T':

@@ -57,6 +57,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->start_timeout_ms = 10000;
     c->idle_exit_s = 300;
     c->oauth_jwks_refresh_s = 10;
+    c->oauth_max_token_lifetime_s = 86400;
     c->max_call_depth = 4;
     c->max_spokes = 256;
     c->max_inflight = 16;
@@ -342,6 +343,7 @@ static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config 
                                        "approvals_only",
                                        "idle_exit_s",
                                        "oauth_jwks_refresh_s",
+                                       "oauth_max_token_lifetime_s",
                                        NULL};
     json_t *s = json_object_get(root, "serve");
     if (!s)
@@ -353,14 +355,17 @@ static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config 
         !jf_string(jc, s, "serve", "control_users", false, 16, &users))
         return false;
     uint64_t wait = c->approval_wait_s, idle = c->idle_exit_s, jwks = c->oauth_jwks_refresh_s;
+    uint64_t life = c->oauth_max_token_lifetime_s;
     if (!get_u64(jc, s, "serve", "approval_wait_s", 0, 86400, &wait) ||
         !get_u64(jc, s, "serve", "idle_exit_s", 0, 86400 * 7, &idle) ||
         !get_u64(jc, s, "serve", "oauth_jwks_refresh_s", 1, 86400, &jwks) ||
+        !get_u64(jc, s, "serve", "oauth_max_token_lifetime_s", 60, 86400 * 366, &life) ||
         !jf_bool(jc, s, "serve", "approvals_only", false, &c->approvals_only))
         return false;
     c->approval_wait_s = (unsigned)wait;
     c->idle_exit_s = (unsigned)idle;
     c->oauth_jwks_refresh_s = (unsigned)jwks;
+    c->oauth_max_token_lifetime_s = (unsigned)life;
     if (sock) {
         free(c->control_socket);
         c->control_socket = sock[0] ? resolve(c->file, sock) : xstrdup("");

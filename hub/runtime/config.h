@@ -91,6 +91,8 @@ struct hub_config {
     /* --oauth: the issuer's key set is fetched again for a key id it lacks at most this
      * often (the tests shorten it). */
     unsigned oauth_jwks_refresh_s;
+    /* --oauth: the longest validity of a token accepted (exp - iat, exp - now). */
+    unsigned oauth_max_token_lifetime_s;
 
     char *llm_key_env; /* the variable holding the LLM key; never given to a spoke */
     char *llm_api_key; /* its value, taken out of the environment at start (or NULL),

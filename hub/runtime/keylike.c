@@ -9,33 +9,36 @@ struct prefix {
     const char *prefix;
     size_t min_rest;
     const char *what;
+    const char *header; /* the request header its API takes it in (NULL: Authorization) */
 };
 
 static const struct prefix prefixes[] = {
-    {"github_pat_", 20, "a GitHub token (github_pat_)"},
-    {"ghp_", 20, "a GitHub token (ghp_)"},
-    {"gho_", 20, "a GitHub token (gho_)"},
-    {"ghu_", 20, "a GitHub token (ghu_)"},
-    {"ghs_", 20, "a GitHub token (ghs_)"},
-    {"ghr_", 20, "a GitHub token (ghr_)"},
-    {"sk-ant-", 20, "an Anthropic key (sk-ant-)"},
-    {"sk-", 20, "an API key (sk-)"},
-    {"sk_live_", 16, "a Stripe key (sk_live_)"},
-    {"rk_live_", 16, "a Stripe key (rk_live_)"},
-    {"xoxb-", 16, "a Slack token (xoxb-)"},
-    {"xoxp-", 16, "a Slack token (xoxp-)"},
-    {"xoxa-", 16, "a Slack token (xoxa-)"},
-    {"xoxr-", 16, "a Slack token (xoxr-)"},
-    {"xoxs-", 16, "a Slack token (xoxs-)"},
-    {"xapp-", 16, "a Slack token (xapp-)"},
-    {"AKIA", 16, "an AWS access key id (AKIA)"},
-    {"ASIA", 16, "an AWS access key id (ASIA)"},
-    {"glpat-", 16, "a GitLab token (glpat-)"},
-    {"ntn_", 20, "a Notion token (ntn_)"},
-    {"secret_", 30, "a Notion token (secret_)"},
-    {"AIza", 30, "a Google API key (AIza)"},
-    {"hf_", 20, "a Hugging Face token (hf_)"},
-    {"npm_", 20, "an npm token (npm_)"},
+    {"github_pat_", 20, "a GitHub token (github_pat_)", NULL},
+    {"ghp_", 20, "a GitHub token (ghp_)", NULL},
+    {"gho_", 20, "a GitHub token (gho_)", NULL},
+    {"ghu_", 20, "a GitHub token (ghu_)", NULL},
+    {"ghs_", 20, "a GitHub token (ghs_)", NULL},
+    {"ghr_", 20, "a GitHub token (ghr_)", NULL},
+    {"sk-ant-api03-", 20, "an Anthropic key (sk-ant-api03-)", "x-api-key"},
+    {"sk-ant-", 20, "an Anthropic key (sk-ant-)", "x-api-key"},
+    {"sk-proj-", 20, "an OpenAI project key (sk-proj-)", NULL},
+    {"sk-", 20, "an API key (sk-)", NULL},
+    {"sk_live_", 16, "a Stripe key (sk_live_)", NULL},
+    {"rk_live_", 16, "a Stripe key (rk_live_)", NULL},
+    {"xoxb-", 16, "a Slack token (xoxb-)", NULL},
+    {"xoxp-", 16, "a Slack token (xoxp-)", NULL},
+    {"xoxa-", 16, "a Slack token (xoxa-)", NULL},
+    {"xoxr-", 16, "a Slack token (xoxr-)", NULL},
+    {"xoxs-", 16, "a Slack token (xoxs-)", NULL},
+    {"xapp-", 16, "a Slack token (xapp-)", NULL},
+    {"AKIA", 16, "an AWS access key id (AKIA)", NULL},
+    {"ASIA", 16, "an AWS access key id (ASIA)", NULL},
+    {"glpat-", 16, "a GitLab token (glpat-)", NULL},
+    {"ntn_", 20, "a Notion token (ntn_)", NULL},
+    {"secret_", 30, "a Notion token (secret_)", NULL},
+    {"AIza", 30, "a Google API key (AIza)", "x-goog-api-key"},
+    {"hf_", 20, "a Hugging Face token (hf_)", NULL},
+    {"npm_", 20, "an npm token (npm_)", NULL},
 };
 
 static bool token_char(char c)
@@ -75,15 +78,28 @@ static double entropy(const char *s, size_t n)
     return log2_count((unsigned)n) - sum / (double)n;
 }
 
-size_t keylike_prefix_len(const char *value)
+/* The longest known prefix value begins with, or NULL. */
+static const struct prefix *longest_prefix(const char *value)
 {
-    size_t best = 0;
+    const struct prefix *best = NULL;
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
         size_t pl = strlen(prefixes[i].prefix);
-        if (pl > best && strncmp(value, prefixes[i].prefix, pl) == 0)
-            best = pl;
+        if ((!best || pl > strlen(best->prefix)) && strncmp(value, prefixes[i].prefix, pl) == 0)
+            best = &prefixes[i];
     }
     return best;
+}
+
+size_t keylike_prefix_len(const char *value)
+{
+    const struct prefix *p = longest_prefix(value);
+    return p ? strlen(p->prefix) : 0;
+}
+
+const char *keylike_header(const char *value)
+{
+    const struct prefix *p = longest_prefix(value);
+    return p && p->header ? p->header : "Authorization";
 }
 
 bool keylike(const char *value, const char **why)

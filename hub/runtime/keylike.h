@@ -13,5 +13,8 @@
 bool keylike(const char *value, const char **why);
 /* The length of the known prefix value begins with ("ghp_": 4), or 0. */
 size_t keylike_prefix_len(const char *value);
+/* The request header an API takes a key of value's shape in: "x-api-key" for an
+ * Anthropic key, "x-goog-api-key" for a Google one, else "Authorization". */
+const char *keylike_header(const char *value);
 
 #endif

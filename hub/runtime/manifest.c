@@ -452,19 +452,23 @@ static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
         if (reserved_env_name(name))
             return jf_fail(c, "env", name, "is set by the hub and cannot be overridden");
         if (json_is_object(v)) {
-            static const char *const keys[] = {"secret", NULL};
+            /* "plain": true hands a secret set with hosts to the spoke as it is, on
+             * purpose (hub spokes add --secret-plain); audited at each start. */
+            static const char *const keys[] = {"secret", "plain", NULL};
             char where[80];
             snprintf(where, sizeof(where), "env.%s", name);
             const char *secret = NULL;
+            bool plain = false;
             if (!jf_object(c, v, where, keys) ||
-                !jf_string(c, v, where, "secret", true, SECRET_NAME_MAX, &secret))
+                !jf_string(c, v, where, "secret", true, SECRET_NAME_MAX, &secret) ||
+                !jf_bool(c, v, where, "plain", false, &plain))
                 return false;
             if (!secret_name_valid(secret))
                 return jf_fail(c, where, "secret",
                                "must be a secret's name (1 to 64 of A-Z a-z 0-9 _ . -)");
             m->secret_env = xrealloc(m->secret_env, (m->n_secret_env + 1) * sizeof(*m->secret_env));
-            m->secret_env[m->n_secret_env++] =
-                (struct manifest_secret_env){.var = xstrdup(name), .secret = xstrdup(secret)};
+            m->secret_env[m->n_secret_env++] = (struct manifest_secret_env){
+                .var = xstrdup(name), .secret = xstrdup(secret), .plain = plain};
             continue;
         }
         if (!json_is_string(v) || json_string_length(v) > 4096 ||

@@ -85,9 +85,11 @@ struct manifest {
     int64_t idle_s;
     char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
     /* Variables whose value comes from the secret store ("env": {"VAR": {"secret":
-     * "NAME"}}): the value itself, or a stand-in that netproxy swaps for it (secrets.h). */
+     * "NAME"}}): the value itself, or a stand-in that netproxy swaps for it (secrets.h);
+     * plain ("plain": true): the value itself even for a secret set with hosts. */
     struct manifest_secret_env {
         char *var, *secret;
+        bool plain;
     } *secret_env;
     size_t n_secret_env;
     /* Host paths bound read-only into the jail (a server's code), as SRC and DST

@@ -31,6 +31,9 @@
 /* The credential netproxy's systemd unit would load, by its id. */
 #define SECRET_CREDENTIAL_ID "secrets.key"
 
+/* The header a secret set with `--header any` is recorded with. */
+#define SECRET_HEADER_ANY "*"
+
 struct hub_config;
 
 /* What the store says about a secret, never its value. hosts is NULL-terminated and
@@ -40,7 +43,10 @@ struct hub_config;
 struct secret_meta {
     char name[SECRET_NAME_MAX + 1];
     char **hosts;
-    char *header; /* only in this request header (NULL: any header) */
+    /* Only in this request header; SECRET_HEADER_ANY: in any header (`--header any`);
+     * NULL (a record set before Authorization was the default): the header of the
+     * value's shape (keylike_header), decided when the value is bound to a spoke. */
+    char *header;
     char *query;  /* also in this query parameter (NULL: none) */
     char set_at[40];
 };
@@ -81,6 +87,12 @@ bool secret_host_valid(const char *s);
 /* An HTTP header name (RFC 9110 token) / a query parameter name (unreserved chars). */
 bool secret_header_valid(const char *s);
 bool secret_query_valid(const char *s);
+/* Whether a spoke with this allowlist (NULL-terminated registrable domains, as the
+ * manifest's network.allow) reaches every host of m through netproxy (netproxy: the
+ * isolation mode has one): true, or false
+ * with why in err (not the fix, which depends on who asks). */
+bool secret_hosts_reachable(const struct secret_meta *m, char *const *allow, bool netproxy,
+                            char *err, size_t errlen);
 /* Whether host matches one of the secret's hosts. */
 bool secret_host_matches(const struct secret_meta *m, const char *host);
 /* A value that can be put into a request header: printable ASCII, no spaces at either

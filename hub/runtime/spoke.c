@@ -404,10 +404,20 @@ static void spoke_spawn(struct spoke *sp)
     bool net = ns && (sp->m->n_allow > 0 || sp->m->n_tcp > 0);
     char proxy_url[64] = "";
     struct spoke_secrets sec;
-    if (spoke_secrets_resolve(h->secrets, sp->m, net, &sec, err, sizeof(err)) < 0) {
+    if (spoke_secrets_resolve(h->secrets, sp->m, ns, &sec, err, sizeof(err)) < 0) {
         start_failed(sp, 125, err);
         return;
     }
+    /* A value handed out on purpose (--secret-plain) is on record at every start. */
+    for (size_t i = 0; i < sec.n; i++)
+        if (sec.b[i].plain) {
+            json_t *rec = haudit_new("secret-plain", "success");
+            haudit_spoke(rec, sp);
+            audit_set_str(rec, "isolate.secret.name", sec.b[i].meta.name);
+            audit_set_str(rec, "message",
+                          "the manifest asks for the value itself (plain): the spoke holds it");
+            haudit_note(h, rec);
+        }
     /* Stand-ins: netproxy opens TLS for their hosts with the hub's CA, which the jail
      * trusts. The CA reaches netproxy before the spoke's listener does. */
     bool inject = net && spoke_secrets_injected(&sec);

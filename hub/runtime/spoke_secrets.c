@@ -1,4 +1,5 @@
 #include "spoke_secrets.h"
+#include "keylike.h"
 #include "log.h"
 #include "manifest.h"
 #include "redact.h"
@@ -25,7 +26,41 @@ static struct secret_binding *find_binding(struct spoke_secrets *s, const char *
     return NULL;
 }
 
-int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, bool egress,
+/* Whether host (a secret's host, "*.d" for any name under d) is within allow entry d:
+ * the same name or a name under it, as netproxy's allowlist matches. */
+static bool host_within(const char *host, const char *d)
+{
+    if (strncmp(host, "*.", 2) == 0)
+        host += 2;
+    size_t hl = strlen(host), dl = strlen(d);
+    return strcmp(host, d) == 0 ||
+           (hl > dl && host[hl - dl - 1] == '.' && strcmp(host + hl - dl, d) == 0);
+}
+
+bool secret_hosts_reachable(const struct secret_meta *m, char *const *allow, bool netproxy,
+                            char *err, size_t errlen)
+{
+    if (!allow || !allow[0]) {
+        snprintf(err, errlen, "the spoke has no network (no allowlist)");
+        return false;
+    }
+    for (char **h = m->hosts; h && *h; h++) {
+        bool covered = false;
+        for (char *const *d = allow; *d && !covered; d++)
+            covered = host_within(*h, *d);
+        if (!covered) {
+            snprintf(err, errlen, "its allowlist does not cover %s", *h);
+            return false;
+        }
+    }
+    if (!netproxy) {
+        snprintf(err, errlen, "this isolation mode has no netproxy to put it into requests");
+        return false;
+    }
+    return true;
+}
+
+int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, bool netproxy,
                           struct spoke_secrets *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
@@ -33,9 +68,11 @@ int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, boo
     out->env = xcalloc(1, sizeof(char *));
     for (size_t i = 0; i < m->n_secret_env; i++) {
         const char *var = m->secret_env[i].var, *name = m->secret_env[i].secret;
-        /* The same secret under two variables: one stand-in. */
+        bool plain = m->secret_env[i].plain;
+        /* The same secret under two variables: one stand-in, unless one of them asks
+         * for the value (then resolved on its own, below). */
         struct secret_binding *have = find_binding(out, name);
-        if (have) {
+        if (have && !plain && have->standin) {
             env_push(out, &n_env, var, have->standin);
             continue;
         }
@@ -56,20 +93,33 @@ int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, boo
             spoke_secrets_free(out);
             return -1;
         }
-        redact_add(value, len, name);
         bool host_mode = meta.hosts && meta.hosts[0];
-        if (!host_mode || !egress) {
-            if (host_mode)
-                log_warnx("spoke %s: secret %s is given to its environment as it is: putting it "
-                          "into requests at the egress needs netproxy (namespace isolation and "
-                          "a network allowlist)",
-                          m->name, name);
+        /* Fail closed: a secret scoped to hosts is never handed out as it is because
+         * the spoke happens to lack netproxy; only a manifest that names it plain. */
+        if (host_mode && !plain &&
+            !secret_hosts_reachable(&meta, m->allow, netproxy, why, sizeof(why))) {
+            snprintf(err, errlen,
+                     "secret %s (env %s of spoke %s) is put into requests to %s by netproxy, "
+                     "but %s: refused rather than handing the spoke the value. Let it reach "
+                     "them (namespace isolation, `hub spokes add --allow` of their domains), "
+                     "or hand it the value on purpose with --secret-plain %s=%s",
+                     name, var, m->name, meta.hosts[0], why, var, name);
+            secret_free(value);
+            secret_meta_clear(&meta);
+            spoke_secrets_free(out);
+            return -1;
+        }
+        redact_add(value, len, name);
+        if (!host_mode || plain) {
             env_push(out, &n_env, var, value);
             out->b = xrealloc(out->b, (out->n + 1) * sizeof(*out->b));
-            /* Kept (without a stand-in) only so that the value stays registered for
-             * redaction while the spoke runs. */
-            out->b[out->n++] =
-                (struct secret_binding){.meta = meta, .standin = NULL, .value = value, .len = len};
+            /* Kept (without a stand-in) so that the value stays registered for
+             * redaction while the spoke runs, and a plain one is audited. */
+            out->b[out->n++] = (struct secret_binding){.meta = meta,
+                                                       .standin = NULL,
+                                                       .value = value,
+                                                       .len = len,
+                                                       .plain = host_mode && plain};
             continue;
         }
         char *standin = standin_make(value, len, why, sizeof(why));
@@ -173,8 +223,11 @@ json_t *secret_binding_json(const struct secret_binding *b)
         json_array_append_new(hosts, json_string(*h));
     json_t *o = json_pack("{s:s,s:s,s:s%,s:o}", "name", b->meta.name, "standin", b->standin,
                           "value", b->value, b->len, "hosts", hosts);
-    if (b->meta.header)
-        json_object_set_new(o, "header", json_string(b->meta.header));
+    /* netproxy's contract: no "header" puts the value into any header the stand-in is
+     * in; only a secret set with `--header any` is given out that way. */
+    const char *header = b->meta.header ? b->meta.header : keylike_header(b->value);
+    if (strcmp(header, SECRET_HEADER_ANY) != 0)
+        json_object_set_new(o, "header", json_string(header));
     if (b->meta.query)
         json_object_set_new(o, "query", json_string(b->meta.query));
     return o;

@@ -5,9 +5,11 @@
  * secret with hosts (host mode) is given as a stand-in (standin.h), and the binding
  * (name, stand-in, value, hosts, header, query) goes to netproxy with the spoke's
  * listener, so that the value is put into the spoke's requests to those hosts and
- * nowhere else; the value never enters the jail. Host mode needs netproxy, so in the
- * none and process isolation modes (no egress proxy) the spoke gets the value itself
- * and the hub says so. Every value handed out is registered for redaction
+ * nowhere else; the value never enters the jail. Host mode fails closed: a spoke that
+ * cannot reach every host of the secret through netproxy (not in namespace mode, no
+ * network, an allowlist that does not cover them) does not start, unless its manifest
+ * asks for the value by name ("plain": true, `hub spokes add --secret-plain`), which
+ * the hub audits at each start. Every value handed out is registered for redaction
  * (lib/redact.h) until the spoke's secrets are freed. */
 #ifndef HUB_SPOKE_SECRETS_H
 #define HUB_SPOKE_SECRETS_H
@@ -21,12 +23,13 @@
 struct manifest;
 struct manifest_set;
 
-/* One host-mode secret of a spoke. */
+/* One secret of a spoke. */
 struct secret_binding {
     struct secret_meta meta;
-    char *standin;
-    char *value; /* secret memory */
+    char *standin; /* NULL: the spoke holds the value itself */
+    char *value;   /* secret memory */
     size_t len;
+    bool plain; /* a host-mode secret handed out as it is, because the manifest asks */
 };
 
 struct spoke_secrets {
@@ -35,10 +38,11 @@ struct spoke_secrets {
     size_t n;
 };
 
-/* Resolves m's secret variables. egress: the spoke's traffic goes through netproxy
- * (namespace mode with network), so host-mode secrets get stand-ins. 0, or -1 and err
- * (a secret missing from the store names the command that adds it). */
-int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, bool egress,
+/* Resolves m's secret variables. netproxy: the isolation mode sends a spoke's traffic
+ * through netproxy (namespace mode). 0, or -1 and err (a secret missing from the store
+ * names the command that adds it; a host-mode secret the spoke cannot reach through
+ * netproxy names the fixes). */
+int spoke_secrets_resolve(struct secret_store *st, const struct manifest *m, bool netproxy,
                           struct spoke_secrets *out, char *err, size_t errlen);
 void spoke_secrets_free(struct spoke_secrets *s);
 /* Whether any of s's secrets is given as a stand-in (netproxy injects it). */

@@ -37,8 +37,28 @@ int serve_control_connect(const struct hub_config *cfg, char *err, size_t errlen
         snprintf(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+        /* Whoever listens there gets this process's stdin and stdout (the client's
+         * session) or its approvals: only a hub of root's or of this account, as the
+         * kernel says, never another account's process that bound the path first. */
+        struct ucred cred;
+        socklen_t clen = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+            snprintf(err, errlen, "the hub's control socket %s: SO_PEERCRED: %s", path,
+                     strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (cred.uid != 0 && cred.uid != geteuid() && cred.uid != getuid()) {
+            snprintf(err, errlen,
+                     "the hub's control socket %s is held by uid %u (pid %d), neither root nor "
+                     "this account: not handing it anything",
+                     path, (unsigned)cred.uid, (int)cred.pid);
+            close(fd);
+            return -1;
+        }
         return fd;
+    }
     int e = errno;
     close(fd);
     if (e == ENOENT || e == ECONNREFUSED)

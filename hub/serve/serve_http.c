@@ -1020,7 +1020,8 @@ int serve_http(struct serve *sv, const struct serve_http_opts *o)
                                 .jwks_uri = o->oauth_jwks,
                                 .user_claim = o->oauth_user_claim,
                                 .max_users = HTTP_TOKEN_SLOTS - 1,
-                                .refresh_s = sv->cfg->oauth_jwks_refresh_s};
+                                .refresh_s = sv->cfg->oauth_jwks_refresh_s,
+                                .max_lifetime_s = sv->cfg->oauth_max_token_lifetime_s};
         if (!(srv.oauth = oauth_new(&oo, err, sizeof(err)))) {
             log_warnx("--oauth: %s", err);
             close(fd);

@@ -10,8 +10,10 @@
  *     serve.oauth_jwks_refresh_s, 10 s), for a kid it lacks;
  *   - its claims: iss the issuer exactly, aud this resource (RFC 8707: a token meant
  *     for another resource is refused, whatever else it says), exp in the future and
- *     nbf not (60 s leeway), the user claim (--oauth-user-claim, default sub) a hub
- *     user id;
+ *     nbf not (60 s leeway), a lifetime (exp - iat, and exp - now) of at most
+ *     max_lifetime_s (hub.json serve.oauth_max_token_lifetime_s, 24 h: a token minted
+ *     for 100 years, stolen once, would be a key for good), the user claim
+ *     (--oauth-user-claim, default sub) a hub user id;
  *   - its scopes (scope, a space-separated string, or scp, an array) name the apps it
  *     reaches: app:NAME, or app:* for every app; none of them: 403 insufficient_scope;
  *   - the token goes no further than this check: no spoke ever sees it.
@@ -37,6 +39,7 @@ struct oauth {
     struct jwks *keys;
     time_t fetched;
     unsigned refresh_s;
+    unsigned max_lifetime_s;
     char (*users)[65]; /* slot -> user */
     size_t n_users, max_users;
 };
@@ -174,6 +177,7 @@ struct oauth *oauth_new(const struct oauth_opts *o, char *err, size_t errlen)
     a->user_claim = xstrdup(o->user_claim ? o->user_claim : "sub");
     a->max_users = o->max_users;
     a->refresh_s = o->refresh_s ? o->refresh_s : 10;
+    a->max_lifetime_s = o->max_lifetime_s ? o->max_lifetime_s : 86400;
     a->users = xcalloc(a->max_users ? a->max_users : 1, sizeof(*a->users));
     /* The metadata's address: the resource's origin, then the well-known path and the
      * resource's own path (RFC 9728 section 3.1). */
@@ -302,6 +306,8 @@ enum oauth_result oauth_check(struct oauth *a, const char *token, size_t len,
     time_t now = time(NULL);
     const char *iss = json_string_value(json_object_get(claims, "iss"));
     json_t *exp = json_object_get(claims, "exp"), *nbf = json_object_get(claims, "nbf");
+    json_t *iat = json_object_get(claims, "iat");
+    double max_life = (double)a->max_lifetime_s + LEEWAY_S;
     const char *user = json_string_value(json_object_get(claims, a->user_claim));
     if (!iss || strcmp(iss, a->issuer) != 0)
         snprintf(v->why, sizeof(v->why), "the token was issued by %.100s, not %.100s",
@@ -313,6 +319,15 @@ enum oauth_result oauth_check(struct oauth *a, const char *token, size_t len,
         snprintf(v->why, sizeof(v->why), "the token has expired (or names no exp)");
     else if (nbf && (!json_is_number(nbf) || json_number_value(nbf) - LEEWAY_S > (double)now))
         snprintf(v->why, sizeof(v->why), "the token is not valid yet (nbf)");
+    /* Both: exp - iat is what the issuer meant, exp - now what a thief gets (a token
+     * without iat, or one whose iat is a lie). */
+    else if (json_number_value(exp) - (double)now > max_life ||
+             (iat &&
+              (!json_is_number(iat) || json_number_value(exp) - json_number_value(iat) > max_life)))
+        snprintf(v->why, sizeof(v->why),
+                 "the token is valid for longer than this hub accepts (%u s, hub.json "
+                 "serve.oauth_max_token_lifetime_s)",
+                 a->max_lifetime_s);
     else if (!user || !user_id_valid(user))
         snprintf(v->why, sizeof(v->why), "the token's %.40s claim is not a hub user id",
                  a->user_claim);

@@ -14,6 +14,7 @@ struct oauth_opts {
     const char *user_claim; /* NULL: "sub" */
     size_t max_users;       /* distinct users counted at once (the HTTP server's slots) */
     unsigned refresh_s;     /* the keys fetched anew for an unknown kid at most this often */
+    unsigned max_lifetime_s; /* a token valid longer than this is refused (0: 24 h) */
 };
 
 struct oauth;
