@@ -509,7 +509,13 @@ static void connected(struct conn *c)
         return;
     }
     metrics_decision(c->px->metrics, DECISION_ALLOW, R_ALLOWED);
-    if (intercept_wanted(c)) {
+    /* Plain HTTP straight to a name: only its first request was read so far, and a
+     * kept-alive connection may carry more, each naming any host the server answers
+     * for. intercept.c reads every request's head, and inject.h refuses (421
+     * host-mismatch, on record) one whose Host or absolute target is not this name. */
+    bool plain_http = c->mode == MODE_TRANSPARENT && c->proto == SNIFF_HTTP && !c->raw &&
+                      c->host.kind == HOST_NAME;
+    if (plain_http || intercept_wanted(c)) {
         /* intercept.c owns the client's reads from here. */
         cread_arm(c, false);
         intercept_start(c);
