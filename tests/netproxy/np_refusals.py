@@ -1,4 +1,5 @@
 """Refusal paths from the attacker's side (see test_np_refusals.sh)."""
+import struct
 import threading
 
 from nptest import *
@@ -207,6 +208,50 @@ check(sm.get("isolate.refusals.first.destination") in ("evil.example:443",) and
 beta_rec = [x for x in h.px.records()
             if x.get("event.action") == "connect" and x.get("isolate.spoke") == "beta"]
 is_(len(beta_rec), beta_n, "beta's %d refusals meanwhile are each on record" % beta_n)
+h.close()
+
+# --- finding 8: the resolver's refusals spend the same budget ---------------------------
+N_QUERIES = 300
+h = Hub([], tag="dnsflood")
+tcp = spoke_listener()
+udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+udp.bind(("127.0.0.1", 0))
+msg = {"op": "add", "spoke": "gamma", "allow": ["allowed.example"], "refusal_burst": 20,
+       "refusal_rate": 5, "dns_listen": "127.0.0.1:%d" % udp.getsockname()[1]}
+socket.send_fds(h.sock, [json.dumps(msg).encode()], [tcp.fileno(), udp.fileno()])
+is_(json.loads(h.sock.recv(70000)), {"ok": True}, "dns flood: spoke gamma added with a resolver")
+dns_port = udp.getsockname()[1]
+tcp.close()
+udp.close()
+q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+q.settimeout(2)
+answered = 0
+t0 = time.time()
+for i in range(N_QUERIES):
+    qname = b"".join(bytes([len(p)]) + p for p in (b"n%d" % i, b"evil", b"example")) + b"\0"
+    q.sendto(struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + qname + b"\0\x01\0\x01",
+             ("127.0.0.1", dns_port))
+    try:
+        answer = q.recv(600)
+        answered += (answer[3] & 0x0f) == 3  # NXDOMAIN
+    except socket.timeout:
+        pass
+elapsed = time.time() - t0
+q.close()
+is_(answered, N_QUERIES, "every refused query is still answered NXDOMAIN")
+is_(h.ctl({"op": "remove", "spoke": "gamma"}), {"ok": True}, "dns flood: gamma removed")
+sm = wait_until(lambda: [x for x in h.px.records() if x.get("event.action") == "refusal-summary"],
+                timeout=5) or []
+qrec = [x for x in h.px.records() if x.get("event.action") == "dns-query"]
+bound = 20 + 5 * (elapsed + 1)
+check(len(qrec) <= bound,
+      "%d refused queries in %.1f s: %d records, within the budget (%d)" %
+      (N_QUERIES, elapsed, len(qrec), bound))
+is_(len(qrec) + sum(x.get("isolate.refusals.unrecorded", 0) for x in sm), N_QUERIES,
+    "records + the summary's count account for every refused query")
+check(sm and sm[0].get("isolate.refusals.first.reason") == "domain-not-allowed" and
+      "evil.example" in sm[0].get("isolate.refusals.first.destination", ""),
+      "the summary names the first refused name", sm[0] if sm else None)
 h.close()
 
 # --- finding 10: a few spokes cannot hold the global pending limit between them --------
