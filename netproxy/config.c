@@ -30,6 +30,13 @@ void config_defaults(struct np_config *c)
     c->synthetic_max = SYNTH_MAX_NAMES;
     c->dns_rate = 500;
     c->dns_burst = 1000;
+    /* Bursts well above what a working spoke refuses or opens at once (a build's
+     * dependency fetch, the load tests' 1,000 refusals); sustained, 10 refusal records
+     * a second is about 27 MB an hour, where one flooding spoke wrote 30 GB. */
+    c->refusal_rate = 10;
+    c->refusal_burst = 2000;
+    c->conn_rate = 2000;
+    c->conn_burst = 10000;
 }
 
 bool parse_duration_ms(const char *s, uint64_t max_ms, uint64_t *out)

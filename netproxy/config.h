@@ -33,6 +33,10 @@ struct np_config {
     unsigned synthetic_max; /* names per spoke */
     unsigned dns_rate;      /* queries per second per spoke, sustained */
     unsigned dns_burst;     /* ... and in a burst */
+    /* Each spoke's budget (refusalbudget.h): refusal records and new connections per
+     * second, sustained and in a burst; a rate of 0 turns one off. */
+    unsigned refusal_rate, refusal_burst;
+    unsigned conn_rate, conn_burst;
 };
 
 void config_defaults(struct np_config *c);

@@ -99,11 +99,69 @@ static void close_upstream(struct conn *c)
     }
 }
 
+/* Whether spoke s may hold one more connection still sending its first bytes (under
+ * px->lock). Beyond its own limit, a spoke may never hold more than what would still be
+ * free of the global limit after it took one: so a few spokes, each under its own limit,
+ * cannot hold the whole pool between them (each next one gets about half of what is
+ * left), and a spoke that holds none gets a slot while two are free. */
+static bool pending_slot_free(const struct proxy *px, const struct spoke *s)
+{
+    unsigned max = px->cfg->max_pending;
+    if (px->pending >= max || s->pending >= s->max_pending)
+        return false;
+    unsigned free_after = max - px->pending - 1;
+    return s->pending + 1 <= free_after || px->pending == 0;
+}
+
+/* "ADDR:PORT" of an address ([v6]:port). */
+static void format_endpoint(const struct sockaddr *sa, char *buf, size_t size)
+{
+    char ip[INET6_ADDRSTRLEN];
+    sockaddr_format_ip(sa, ip, sizeof(ip));
+    snprintf(buf, size, sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, sockaddr_port(sa));
+}
+
+/* Where a refusal was going, for the budget's summary: the name and port once known,
+ * else the address the client connected to. */
+static void refusal_destination(const struct conn *c, char *buf, size_t size)
+{
+    if (c->have_host)
+        snprintf(buf, size,
+                 c->host.kind == HOST_IP && c->host.addr.ss_family == AF_INET6 ? "[%s]:%u"
+                                                                               : "%s:%u",
+                 c->host.name, c->port);
+    else if (c->mode != MODE_PROXY && c->orig_dst.sin_family == AF_INET)
+        format_endpoint((const struct sockaddr *)&c->orig_dst, buf, size);
+    else
+        snprintf(buf, size, "the proxy (no request yet)");
+}
+
+/* Past the spoke's connection budget: reset at once, unread and unrecorded one by one
+ * (refusalbudget.h counts it for the summary). False when the connection may go on. */
+static bool over_connection_budget(struct proxy *px, struct spoke *s, int fd)
+{
+    if (!s->budget.conns_on)
+        return false;
+    struct sockaddr_storage own;
+    socklen_t len = sizeof(own);
+    char dst[REFUSAL_DST_MAX] = "?";
+    if (getsockname(fd, (struct sockaddr *)&own, &len) == 0)
+        format_endpoint((const struct sockaddr *)&own, dst, sizeof(dst));
+    if (refusal_budget_connection(px, s, dst))
+        return false;
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+    return true;
+}
+
 void conn_accept(struct worker *w, struct listener *l, int fd, const struct sockaddr *sa,
                  socklen_t salen)
 {
     struct proxy *px = w->px;
     struct spoke *s = l->spoke;
+    if (over_connection_budget(px, s, fd))
+        return;
     struct conn *c = xcalloc(1, sizeof(*c));
     c->px = px;
     c->w = w;
@@ -129,7 +187,7 @@ void conn_accept(struct worker *w, struct listener *l, int fd, const struct sock
      * own protocol, or DNS queries. */
     c->mode = egress_classify(c, l);
     pthread_mutex_lock(&px->lock);
-    bool full = px->pending >= px->cfg->max_pending || s->pending >= s->max_pending;
+    bool full = !pending_slot_free(px, s);
     if (!full) {
         px->pending++;
         s->pending++;
@@ -451,7 +509,13 @@ static void connected(struct conn *c)
         return;
     }
     metrics_decision(c->px->metrics, DECISION_ALLOW, R_ALLOWED);
-    if (intercept_wanted(c)) {
+    /* Plain HTTP straight to a name: only its first request was read so far, and a
+     * kept-alive connection may carry more, each naming any host the server answers
+     * for. intercept.c reads every request's head, and inject.h refuses (421
+     * host-mismatch, on record) one whose Host or absolute target is not this name. */
+    bool plain_http = c->mode == MODE_TRANSPARENT && c->proto == SNIFF_HTTP && !c->raw &&
+                      c->host.kind == HOST_NAME;
+    if (plain_http || intercept_wanted(c)) {
         /* intercept.c owns the client's reads from here. */
         cread_arm(c, false);
         intercept_start(c);
@@ -773,7 +837,9 @@ static void deny(struct conn *c, enum reason r, const char *detail)
         cread_arm(c, false);
     /* Only a CONNECT client reads an HTTP answer: any other is reset. */
     int status = c->mode == MODE_PROXY ? reason_status(r) : 0;
-    if (r != R_AUDIT)
+    char dst[REFUSAL_DST_MAX];
+    refusal_destination(c, dst, sizeof(dst));
+    if (r != R_AUDIT && refusal_budget_record(px, c->spoke, dst, reason_code(r)))
         (void)np_audit_decision(c, r, detail, status);
     metrics_decision(px->metrics, DECISION_DENY, r);
     if (log_debug_enabled())

@@ -135,8 +135,9 @@ static json_t *control_dispatch(struct proxy *px, const json_t *msg, int *fds, s
 static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds)
 {
     static const char *const keys[] = {
-        "op",          "spoke",       "user", "allow",      "ports",     "listen",  "max_tunnels",
-        "max_pending", "report_only", "tcp",  "dns_listen", "synthetic", "secrets", NULL};
+        "op",          "spoke",        "user",          "allow",     "ports",      "listen",
+        "max_tunnels", "max_pending",  "report_only",   "tcp",       "dns_listen", "synthetic",
+        "secrets",     "refusal_rate", "refusal_burst", "conn_rate", "conn_burst", NULL};
     char err[512] = "";
     struct jf_ctx jc = {.file = "add", .err = err, .errlen = sizeof(err)};
     const char *name = NULL, *user = NULL, *listen = NULL, *dns_listen = NULL;
@@ -145,6 +146,8 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds
     int *fd = &fds[0], *dns_fd = nfds > 1 ? &fds[1] : NULL;
     int64_t max_tunnels = px->cfg->max_tunnels_per_spoke;
     int64_t max_pending = px->cfg->max_pending_per_spoke;
+    int64_t refusal_rate = px->cfg->refusal_rate, refusal_burst = px->cfg->refusal_burst;
+    int64_t conn_rate = px->cfg->conn_rate, conn_burst = px->cfg->conn_burst;
     bool report_only = px->cfg->report_only;
     uint16_t ports[POLICY_MAX_PORTS];
     size_t nports = px->cfg->nports;
@@ -161,6 +164,10 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds
         !parse_ports(&jc, msg, ports, &nports) ||
         !jf_int(&jc, msg, "", "max_tunnels", false, 1, 1000000, &max_tunnels) ||
         !jf_int(&jc, msg, "", "max_pending", false, 1, 1000000, &max_pending) ||
+        !jf_int(&jc, msg, "", "refusal_rate", false, 0, 1000000, &refusal_rate) ||
+        !jf_int(&jc, msg, "", "refusal_burst", false, 1, 10000000, &refusal_burst) ||
+        !jf_int(&jc, msg, "", "conn_rate", false, 0, 1000000, &conn_rate) ||
+        !jf_int(&jc, msg, "", "conn_burst", false, 1, 10000000, &conn_burst) ||
         !jf_bool(&jc, msg, "", "report_only", false, &report_only)) {
         jf_strv_free(allow);
         jf_strv_free(tcp);
@@ -201,6 +208,8 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds
     s->creds = creds;
     s->max_tunnels = (unsigned)max_tunnels;
     s->max_pending = (unsigned)max_pending;
+    refusal_budget_init(&s->budget, (unsigned)refusal_rate, (unsigned)refusal_burst,
+                        (unsigned)conn_rate, (unsigned)conn_burst);
     s->report_only = report_only;
     s->synth = synth_new(&px->cfg->synthetic, px->cfg->synthetic_max, why, sizeof(why));
     if (!s->synth || !preset_synthetic(s, json_object_get(msg, "synthetic"), why, sizeof(why))) {

@@ -47,9 +47,25 @@ struct dns_event {
     const char *message;
 };
 
-static void dns_audit(struct proxy *px, const struct spoke *s, const struct dns_event *e)
+static void dns_audit(struct proxy *px, struct spoke *s, const struct dns_event *e)
 {
     bool allowed = e->reason == R_ALLOWED;
+    /* A refusal spends the spoke's record budget (the rate drop is its own summary). */
+    if (!allowed && e->reason != R_DNS_RATE) {
+        char dst[REFUSAL_DST_MAX];
+        if (e->dst) {
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &e->dst->sin_addr, ip, sizeof(ip));
+            snprintf(dst, sizeof(dst), "%s:%u (udp)", ip, ntohs(e->dst->sin_port));
+        } else {
+            snprintf(dst, sizeof(dst), "%.200s (dns)",
+                     e->q && e->q->name[0] ? e->q->name : "a query without a name");
+        }
+        if (!refusal_budget_record(px, s, dst, reason_code(e->reason))) {
+            metrics_decision(px->metrics, DECISION_DENY, e->reason);
+            return;
+        }
+    }
     json_t *rec = json_object();
     char id[33];
     audit_new_id(id);

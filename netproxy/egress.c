@@ -147,7 +147,7 @@ bool egress_feed(struct conn *c)
         conn_deny(c, sn->error, sn->why);
         return false;
     }
-    char detail[700];
+    char detail[1000];
     if (!sn->have_name) {
         snprintf(detail, sizeof(detail),
                  "the ClientHello has no server_name: a connection to %s must name it (SNI)",
@@ -165,6 +165,20 @@ bool egress_feed(struct conn *c)
         snprintf(detail, sizeof(detail), "the %s names %.253s, but %s stands for %s",
                  sn->proto == SNIFF_TLS ? "ClientHello (SNI)" : "HTTP request's Host", c->named, ip,
                  c->host.name);
+        conn_deny(c, R_SNI_MISMATCH, detail);
+        return false;
+    }
+    /* A server takes the host from an absolute-form target over Host's. */
+    if (sn->have_target_name &&
+        (!host_canonicalise(sn->target_name, strlen(sn->target_name), false, &h, &why) ||
+         h.kind != HOST_NAME || strcmp(h.name, c->host.name) != 0)) {
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &c->orig_dst.sin_addr, ip, sizeof(ip));
+        snprintf(detail, sizeof(detail),
+                 "the HTTP request's target names %.253s (its Host %.253s), but %s stands for "
+                 "%s",
+                 sn->target_name, c->named, ip, c->host.name);
+        str_copy(c->named, sn->target_name, sizeof(c->named));
         conn_deny(c, R_SNI_MISMATCH, detail);
         return false;
     }

@@ -18,6 +18,8 @@
 
 /* How long accepting pauses when the process is out of descriptors. */
 #define ACCEPT_PAUSE_MS 100
+/* The most connections accepted from a closing listener's queue (SOMAXCONN's default). */
+#define LISTENER_BACKLOG_DRAIN_MAX 4096
 
 /* Out of descriptors, accept() cannot even take a client to tell it so, and the client
  * would wait in the backlog for nothing. So one descriptor is held in reserve (an inet
@@ -153,6 +155,30 @@ struct listener *listener_add(struct proxy *px, struct spoke *s, int fd, int wor
     return l;
 }
 
+/* Connections the kernel completed before the listener closes would otherwise be
+ * reset unseen: a refused connection without its record. So they are accepted and
+ * decided like any other, on the main thread's loop (which runs the drain too), up to
+ * a bound, since clients may keep arriving until the socket is closed. */
+static void accept_backlog(struct listener *l)
+{
+    struct worker *w = &l->px->workers[0];
+    if (__atomic_load_n(&l->px->aborting, __ATOMIC_ACQUIRE))
+        return; /* ending every connection now: nobody would decide these */
+    for (unsigned n = 0; n < LISTENER_BACKLOG_DRAIN_MAX; n++) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        int fd = accept4(l->fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return; /* EAGAIN: the queue is empty (or out of descriptors: see accept_error) */
+        }
+        conn_accept(w, l, fd, (struct sockaddr *)&ss, len);
+    }
+    log_warnx("spoke %s: more than %d connections queued at close; the rest are reset",
+              l->spoke->name, LISTENER_BACKLOG_DRAIN_MAX);
+}
+
 /* Main thread. With workers, event_free() waits for a callback another thread is
  * running on the event to return, so no accept is in flight once this is done. */
 void listener_free(struct listener *l)
@@ -165,6 +191,8 @@ void listener_free(struct listener *l)
         if (l->watch[i].resume)
             event_free(l->watch[i].resume);
     }
+    if (l->spoke)
+        accept_backlog(l);
     if (l->guarded)
         addrguard_remove_endpoint(l->px->guard, (struct sockaddr *)&l->addr);
     free(l->watch);

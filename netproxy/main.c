@@ -98,6 +98,14 @@ static void usage(FILE *out)
         "  --max-pending N             connections still sending their request (default 1024)\n"
         "  --max-pending-per-spoke N   the same, per spoke (default 256)\n"
         "  --retry-after S             Retry-After value in seconds (default 1)\n"
+        "  --refusal-rate N            refusal records per second per spoke, sustained\n"
+        "                              (default 10; 0: no budget); past the budget a summary\n"
+        "                              per burst counts the rest (event.action\n"
+        "                              refusal-summary)\n"
+        "  --refusal-burst N           ... and at once (default 2000)\n"
+        "  --conn-rate N               new connections per second per spoke, past which they\n"
+        "                              are reset unread and counted (default 2000; 0: none)\n"
+        "  --conn-burst N              ... and at once (default 10000)\n"
         "  --max-request-line BYTES    request line limit, 414 past it (default 8192)\n"
         "  --max-header-size BYTES     header section limit, 431 past it (default 32768)\n"
         "  --max-headers N             header field limit, 431 past it (default 100)\n"
@@ -239,6 +247,10 @@ enum {
     OPT_DNS_RATE,
     OPT_DNS_BURST,
     OPT_UPSTREAM_CA,
+    OPT_REFUSAL_RATE,
+    OPT_REFUSAL_BURST,
+    OPT_CONN_RATE,
+    OPT_CONN_BURST,
 };
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -280,6 +292,10 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"dns-rate", required_argument, NULL, OPT_DNS_RATE},
         {"dns-burst", required_argument, NULL, OPT_DNS_BURST},
         {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
+        {"refusal-rate", required_argument, NULL, OPT_REFUSAL_RATE},
+        {"refusal-burst", required_argument, NULL, OPT_REFUSAL_BURST},
+        {"conn-rate", required_argument, NULL, OPT_CONN_RATE},
+        {"conn-burst", required_argument, NULL, OPT_CONN_BURST},
         {"debug", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -425,6 +441,18 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_DNS_BURST:
             cfg->dns_burst = parse_count("--dns-burst", optarg, 1, 1000000);
+            break;
+        case OPT_REFUSAL_RATE:
+            cfg->refusal_rate = parse_count("--refusal-rate", optarg, 0, 1000000);
+            break;
+        case OPT_REFUSAL_BURST:
+            cfg->refusal_burst = parse_count("--refusal-burst", optarg, 1, 10000000);
+            break;
+        case OPT_CONN_RATE:
+            cfg->conn_rate = parse_count("--conn-rate", optarg, 0, 1000000);
+            break;
+        case OPT_CONN_BURST:
+            cfg->conn_burst = parse_count("--conn-burst", optarg, 1, 10000000);
             break;
         case 'v':
             o->debug = true;
@@ -698,6 +726,9 @@ int main(int argc, char **argv)
         if (metrics_serve(px->metrics, px, fd) < 0)
             fatalx("--metrics %s: cannot serve", o.metrics);
     }
+    px->budget_timer = refusal_budget_timer_new(px);
+    if (!px->budget_timer)
+        fatalx("cannot start the refusal budget's timer");
     ev_hup = watch_signal(px, SIGHUP);
     ev_term = watch_signal(px, SIGTERM);
     ev_int = watch_signal(px, SIGINT);
@@ -748,6 +779,7 @@ int main(int argc, char **argv)
     event_free(px->worker_exited);
     if (px->drain_timer)
         event_free(px->drain_timer);
+    event_free(px->budget_timer);
     event_free(ev_hup);
     event_free(ev_term);
     event_free(ev_int);

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "policy.h"
+#include "refusalbudget.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -51,6 +52,9 @@ struct spoke {
     /* The secrets netproxy puts into this spoke's requests (creds.h; NULL: none). A
      * rotation swaps the pointer under px->creds_lock; tunnels hold references. */
     struct cred_set *creds;
+    /* Its budget for refusal records and new connections (refusalbudget.h). */
+    struct proxy *px;
+    struct refusal_budget budget;
     struct spoke *next;
 };
 
@@ -111,6 +115,7 @@ struct proxy {
     bool draining, aborting; /* set by the main thread; workers read them when woken */
     struct event *drain_timer;
     struct event *worker_exited; /* activated by a worker whose loop ended */
+    struct event *budget_timer;  /* summarises each spoke's refusals past its budget */
     struct control *control;     /* hub mode: the channel to the hub */
     /* Opening TLS to put a secret in (intercept.h): the hub's CA ("tls" from the hub),
      * the contexts and their trust store (--upstream-ca), and the lock over every

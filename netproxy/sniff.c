@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define TLS_HANDSHAKE 22
 #define TLS_CLIENT_HELLO 1
@@ -212,8 +213,9 @@ static enum sniff_status feed_tls(struct sniff *s, const uint8_t *buf, size_t le
     return SNIFF_MORE;
 }
 
-/* The host part of a Host field value: "name", "name:port", "[v6]:port". */
-static enum sniff_status host_of_field(struct sniff *s, const char *v, size_t n)
+/* The host part of an authority ("name", "name:port", "[v6]:port") into out; NULL, or
+ * what is wrong with it. */
+static const char *host_of_authority(const char *v, size_t n, char *out, size_t size)
 {
     size_t hlen = n;
     if (n && v[0] == '[') {
@@ -224,13 +226,42 @@ static enum sniff_status host_of_field(struct sniff *s, const char *v, size_t n)
         if (colon)
             hlen = (size_t)(colon - v);
     }
-    if (hlen == 0 || hlen >= sizeof(s->name))
-        return fail(s, R_BAD_REQUEST, "the Host field is empty or too long");
-    memcpy(s->name, v, hlen);
-    s->name[hlen] = '\0';
-    if (memchr(s->name, '\0', hlen))
-        return fail(s, R_BAD_REQUEST, "the Host field contains a NUL byte");
+    if (hlen == 0 || hlen >= size)
+        return "empty or too long";
+    memcpy(out, v, hlen);
+    out[hlen] = '\0';
+    if (memchr(out, '\0', hlen))
+        return "a NUL byte";
+    return NULL;
+}
+
+static enum sniff_status host_of_field(struct sniff *s, const char *v, size_t n)
+{
+    if (host_of_authority(v, n, s->name, sizeof(s->name)))
+        return fail(s, R_BAD_REQUEST, "the Host field is empty, too long or has a NUL byte");
     s->have_name = true;
+    return SNIFF_DONE;
+}
+
+/* The request target: a path ("/..."), "*", or an absolute URL, whose host a server
+ * takes over the Host field's (RFC 9112 3.2.2): then that name is the one to check
+ * too (target_name). Any other scheme is refused: this is plain HTTP. */
+static enum sniff_status target_host(struct sniff *s, const char *t, size_t n)
+{
+    if (n == 0 || t[0] == '/' || (n == 1 && t[0] == '*'))
+        return SNIFF_DONE;
+    if (n <= 7 || strncasecmp(t, "http://", 7) != 0)
+        return fail(s, R_BAD_REQUEST,
+                    "the request target is neither a path nor an http:// URL (RFC 9112 3.2)");
+    const char *a = t + 7, *e = a;
+    while (e < t + n && *e != '/' && *e != '?' && *e != '#')
+        e++;
+    if (memchr(a, '@', (size_t)(e - a)))
+        return fail(s, R_BAD_REQUEST, "the request target's URL has userinfo (user@host)");
+    if (host_of_authority(a, (size_t)(e - a), s->target_name, sizeof(s->target_name)))
+        return fail(s, R_BAD_REQUEST,
+                    "the request target's host is empty, too long or has a NUL byte");
+    s->have_target_name = true;
     return SNIFF_DONE;
 }
 
@@ -245,6 +276,8 @@ static enum sniff_status feed_http(struct sniff *s, const uint8_t *buf, size_t l
         return fail(s, R_PROTOCOL, "CONNECT is for the proxy's own address, not for a destination");
     if (s->rp.host_fields != 1)
         return fail(s, R_BAD_REQUEST, "an HTTP request needs exactly one Host field");
+    if (target_host(s, (const char *)buf + s->rp.target.off, s->rp.target.len) != SNIFF_DONE)
+        return SNIFF_ERROR;
     return host_of_field(s, (const char *)buf + s->rp.host.off, s->rp.host.len);
 }
 

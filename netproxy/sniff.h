@@ -38,6 +38,9 @@ struct sniff {
      * NUL-terminated; have_name false for a ClientHello without server_name. */
     bool have_name;
     char name[256];
+    /* HTTP: the host of an absolute-form target ("GET http://host/ HTTP/1.1"), raw. */
+    bool have_target_name;
+    char target_name[256];
     /* On SNIFF_ERROR: the refusal and a fixed explanation. */
     enum reason error;
     const char *why;

@@ -34,6 +34,9 @@ struct spoke *spoke_new(struct proxy *px, const char *name, const char *user, st
     s->max_tunnels = px->cfg->max_tunnels_per_spoke;
     s->max_pending = px->cfg->max_pending_per_spoke;
     s->report_only = px->cfg->report_only;
+    s->px = px;
+    refusal_budget_init(&s->budget, px->cfg->refusal_rate, px->cfg->refusal_burst,
+                        px->cfg->conn_rate, px->cfg->conn_burst);
     s->refs = 1; /* the proxy's list */
     s->next = px->spokes;
     px->spokes = s;
@@ -62,6 +65,7 @@ void spoke_close_endpoints(struct spoke *s)
 void spoke_remove(struct proxy *px, struct spoke *s)
 {
     spoke_close_endpoints(s);
+    refusal_budget_flush(px, s, true);
     for (struct spoke **pp = &px->spokes; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;
@@ -80,6 +84,7 @@ void spoke_unref(struct spoke *s)
 {
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    refusal_budget_flush(s->px, s, true); /* what its last tunnels' refusals left */
     policy_free(s->policy);
     synth_free(s->synth);
     cred_set_unref(s->creds);

@@ -273,6 +273,40 @@ r = ja("connect", host=synth_api, port=ECHO,
 check(not unb64(r.get("data")), "plain HTTP with another Host: reset", r)
 check(decision(lambda r: r.get("event.reason") == "sni-mismatch" and
                r.get("network.protocol") == "http"), "... audited (sni-mismatch, protocol http)")
+# An absolute-form target wins over Host at an RFC 9112 server (issue 34, finding 9).
+r = ja("connect", host=synth_api, port=ECHO,
+       send=b64(b"GET http://evil.example/secret HTTP/1.1\r\nHost: api.allowed.example\r\n\r\n"),
+       shut=True)
+check(not unb64(r.get("data")), "plain HTTP whose absolute-form target names another host: reset", r)
+d = decision(lambda r: r.get("event.reason") == "sni-mismatch" and
+             "target names evil.example" in r.get("message", "") and
+             r.get("network.protocol") == "http")
+check(d and d.get("destination.domain") == "api.allowed.example",
+      "... audited (sni-mismatch), naming the target's host", d)
+r = ja("connect", host=synth_api, port=ECHO,
+       send=b64(b"GET https://api.allowed.example/ HTTP/1.1\r\nHost: api.allowed.example\r\n\r\n"),
+       shut=True)
+check(not unb64(r.get("data")), "plain HTTP with an https:// target: reset", r)
+is_(srv.accepts("echo"), before, "none of these reached the upstream")
+# Every request of a kept-alive connection is checked, not only the first.
+r = ja("connect", host=synth_api, port=ECHO,
+       send=b64(b"GET /one HTTP/1.1\r\nHost: api.allowed.example\r\n\r\n"
+                b"GET /two HTTP/1.1\r\nHost: evil.example\r\n\r\n"), shut=True)
+data = unb64(r.get("data"))
+check(b"GET /two" not in data and b"Host: evil.example" not in data and
+      b"421 Misdirected Request" in data,
+      "a second request naming another host on the same connection never reaches the upstream "
+      "(the echo upstream sends back none of it; the client gets 421)", r)
+d = rec(lambda r: r.get("event.action") == "request" and r.get("event.reason") == "host-mismatch")
+check(d and "evil.example" in d.get("message", "") and d.get("url.path") == "/two",
+      "... refused 421 host-mismatch, on record with its path", d)
+r = ja("connect", host=synth_api, port=ECHO,
+       send=b64(b"GET /one HTTP/1.1\r\nHost: api.allowed.example\r\n\r\n"
+                b"GET http://evil.example/two HTTP/1.1\r\nHost: api.allowed.example\r\n\r\n"),
+       shut=True)
+check(b"GET http://evil.example" not in unb64(r.get("data")),
+      "... and so is a later request's absolute-form target", r)
+before = srv.accepts("echo")
 r = ja("connect", host=synth_api, port=ECHO, send=b64(b"\x00\x01raw bytes"), shut=True)
 check(not unb64(r.get("data")), "raw bytes to a name-based grant: reset", r)
 check(decision(lambda r: r.get("event.reason") == "protocol-not-allowed"),

@@ -273,6 +273,29 @@ static void test_sniff(void)
           "neither TLS nor HTTP: protocol-not-allowed");
     CHECK(sniff_all((const uint8_t *)"GET / HTTP/1.1\r\nHo", 18, &s) == SNIFF_MORE,
           "an HTTP head in progress: more");
+    /* The absolute form: its host is the name to check too (issue 34, finding 9). */
+    const char *abs = "GET http://Evil.example:81/s?q HTTP/1.1\r\nHost: a.example\r\n\r\n";
+    CHECK(sniff_all((const uint8_t *)abs, strlen(abs), &s) == SNIFF_DONE && s.have_target_name &&
+              strcmp(s.target_name, "Evil.example") == 0 && strcmp(s.name, "a.example") == 0,
+          "HTTP: an absolute-form target's host is kept beside Host's");
+    CHECK(sniff_all((const uint8_t *)get, strlen(get), &s) == SNIFF_DONE && !s.have_target_name,
+          "HTTP: an origin-form target names no host");
+    const char *const bad_targets[] = {
+        "GET https://a.example/ HTTP/1.1\r\nHost: a.example\r\n\r\n",
+        "GET ftp://a.example/ HTTP/1.1\r\nHost: a.example\r\n\r\n",
+        "GET http://u@a.example/ HTTP/1.1\r\nHost: a.example\r\n\r\n",
+        "GET http:///x HTTP/1.1\r\nHost: a.example\r\n\r\n",
+        "GET http:// HTTP/1.1\r\nHost: a.example\r\n\r\n",
+        "GET a.example/x HTTP/1.1\r\nHost: a.example\r\n\r\n",
+    };
+    bool refused = true;
+    for (size_t i = 0; i < sizeof(bad_targets) / sizeof(bad_targets[0]); i++)
+        refused =
+            refused &&
+            sniff_all((const uint8_t *)bad_targets[i], strlen(bad_targets[i]), &s) == SNIFF_ERROR &&
+            s.error == R_BAD_REQUEST;
+    CHECK(refused, "HTTP: another scheme, userinfo, an empty host or a bare name as the target: "
+                   "refused");
 }
 
 /* ---- synthetic addresses ---- */
