@@ -350,6 +350,12 @@ static void show_log_tail(const struct hub_config *cfg, const char *name)
 {
     char *path = hub_spoke_log_path(cfg, cfg->user, name, NULL);
     FILE *f = fopen(path, "r");
+    if (!f && errno == ENOENT) {
+        /* Refused before it ran (the jail's setup, above): nothing to show. */
+        log_warnx("it wrote no log (%s): it never ran", path);
+        free(path);
+        return;
+    }
     if (!f) {
         log_warnx("its log %s: %s", path, strerror(errno));
         free(path);
