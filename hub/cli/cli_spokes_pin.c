@@ -8,6 +8,7 @@
  * what is installed against what the servers list now. */
 #include "cli_spokes_allow.h"
 #include "cli_spokes_npm.h"
+#include "cli_spokes_npx.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
@@ -775,6 +776,7 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     struct npm_install pkg = {0};
     const char *spec = NULL; /* npm:SPEC or npx's */
     int rest = 0;
+    struct npx_cmd npx = {0};
     if (access(path, F_OK) == 0) {
         log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
         goto out;
@@ -788,9 +790,24 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     if (strncmp(cmd[0], "npm:", 4) == 0) {
         spec = cmd[0] + 4;
         rest = 1;
-    } else if (npm_from_npx(cmd, ncmd, &spec, &rest)) {
-        printf("spoke %s: \"%s\" is an npx command: taken as npm:%s\n", name, cmd[0], spec);
-        fflush(stdout); /* before npm's progress on stderr */
+    } else {
+        enum npx_form form = npx_parse(cmd, ncmd, &npx);
+        if (form == NPX_REFUSED) {
+            log_warnx("spoke %s: %s is not taken as a package, and npm or npx would run inside "
+                      "the jail, which reaches no registry: give the package as "
+                      "npm:PACKAGE[@VERSION], which the hub installs (`hub spokes add %s -- "
+                      "npm:PACKAGE ARGS...`; a program of the package other than its own: "
+                      "`npx -y --package PACKAGE -- PROGRAM ARGS...`)",
+                      name, npx.why, name);
+            goto out;
+        }
+        if (form == NPX_PACKAGE) {
+            spec = npx.spec;
+            rest = npx.rest;
+            printf("spoke %s: \"%s\" is an npx command: taken as npm:%s%s%s\n", name, cmd[0],
+                   spec, npx.bin ? ", its program " : "", npx.bin ? npx.bin : "");
+            fflush(stdout); /* before npm's progress on stderr */
+        }
     }
     if (spec) {
         if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
@@ -799,6 +816,16 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
             log_warnx("nothing written");
             rc = EXIT_CALL_FAILED;
             goto out;
+        }
+        if (npx.bin) {
+            char *bin = npx_bin_path(pkg.package, npx.bin, err, sizeof(err));
+            if (!bin) {
+                log_warnx("%s; nothing written", err);
+                rc = EXIT_CALL_FAILED;
+                goto out;
+            }
+            free(pkg.bin);
+            pkg.bin = bin;
         }
         char **with_bin = xcalloc((size_t)(ncmd - rest) + 2, sizeof(char *));
         with_bin[0] = pkg.bin;
