@@ -103,6 +103,13 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
         for (size_t k = 0; k < m->n_secret_env; k++)
             printf("  secret:   %s from the store's %s\n", m->secret_env[k].var,
                    m->secret_env[k].secret);
+        char *keys = manifest_keylike_env(m); /* this app's, where it is shown */
+        if (keys) {
+            keys[strlen(keys) - 1] = '\0';
+            fflush(stdout);
+            log_warnx("%s", keys);
+            free(keys);
+        }
         for (size_t k = 0; k < m->n_tcp; k++)
             printf("  raw TCP:  %s\n", m->tcp[k]);
         for (size_t k = 0; k < m->n_exec; k++)

@@ -2,7 +2,8 @@
 # What a new operator trips on (issue 38), with raw spokes (tests/hub/rawspoke.c) in
 # process mode: a server with more tools than 64 is added (the limit is hub.json's
 # max_tools, named in the refusal); an error answer to tools/list is shown as the
-# server gave it.
+# server gave it; a key-like --env value of one app is warned about where that app
+# is added or called, not by every command.
 . "$(dirname "$0")/../lib.sh"
 MODE=process
 . "$ROOT/tests/hub/hub_lib.sh"
@@ -41,5 +42,18 @@ is "a server that answers tools/list with an error: add fails (exit 3)" "$?" 3
 like "... showing what it said" "$(cat "$TMP/err")" \
     "spoke failing answered tools/list with an error: fetch failed \\(code -32603\\)"
 unlike "... not that it gave no tools array" "$(cat "$TMP/err")" "no tools array"
+
+# ---- item 10: a key-like --env value is warned about for its app only, once ----
+KEY=ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8
+add keyed --env GITHUB_TOKEN=$KEY -- rawspoke >"$TMP/out" 2>"$TMP/err"
+is "an app added with a key-like --env value" "$?" 0
+like "... is warned about at its add" "$(cat "$TMP/err")" "--env GITHUB_TOKEN=...: the value looks like a GitHub token"
+"$BIN/hub" call --config "$CONF" --spokes "$NEW" many.poke '{}' >"$TMP/out" 2>"$TMP/err"
+is "another app is called" "$?" 0
+unlike "... without that app's warning" "$(cat "$TMP/err")" "looks like"
+"$BIN/hub" call --config "$CONF" --spokes "$NEW" keyed.poke '{}' >"$TMP/out" 2>"$TMP/err"
+is "the app itself is called" "$?" 0
+is "... with its warning, once" "$(grep -c 'keyed.json: env.GITHUB_TOKEN looks like a GitHub token' "$TMP/err")" 1
+unlike "... never its value" "$(cat "$TMP/err")" "a1B2c3D4"
 
 done_testing
