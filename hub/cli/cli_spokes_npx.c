@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *base_name(const char *path)
@@ -114,4 +116,41 @@ char *npx_bin_path(const json_t *package, const char *bin, char *err, size_t err
              name ? name : "?", bin, dir ? dir : "?");
     free(path);
     return NULL;
+}
+
+char *package_file_path(const json_t *package, const char *rel, char *err, size_t errlen)
+{
+    const char *dir = json_string_value(json_object_get(package, "dir"));
+    const char *name = json_string_value(json_object_get(package, "npm"));
+    bool dotdot = strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 || strstr(rel, "/../") ||
+                  (strlen(rel) >= 3 && strcmp(rel + strlen(rel) - 3, "/..") == 0);
+    if (!rel[0] || rel[0] == '/' || dotdot) {
+        snprintf(err, errlen, "--exec pkg:%s: a path inside the package, relative, without \"..\"",
+                 rel);
+        return NULL;
+    }
+    if (!dir || !name) {
+        snprintf(err, errlen, "--exec pkg:%s: no installed package", rel);
+        return NULL;
+    }
+    char *pkg = xasprintf("%s/node_modules/%s", dir, name);
+    char *path = xasprintf("%s/%s", pkg, rel);
+    char *real_pkg = realpath(pkg, NULL), *real = realpath(path, NULL);
+    size_t n = real_pkg ? strlen(real_pkg) : 0;
+    struct stat st;
+    char *out = NULL;
+    if (!real_pkg || !real)
+        snprintf(err, errlen, "--exec pkg:%s: package %s has no such file (%s)", rel, name, path);
+    else if (strncmp(real, real_pkg, n) != 0 || real[n] != '/')
+        snprintf(err, errlen, "--exec pkg:%s: leads out of package %s (%s)", rel, name, real);
+    else if (stat(real, &st) < 0 || !S_ISREG(st.st_mode) || access(real, X_OK) < 0)
+        snprintf(err, errlen, "--exec pkg:%s: not an executable file of package %s (%s)", rel,
+                 name, real);
+    else
+        out = xstrdup(real);
+    free(real);
+    free(real_pkg);
+    free(path);
+    free(pkg);
+    return out;
 }

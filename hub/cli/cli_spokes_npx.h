@@ -26,4 +26,9 @@ enum npx_form npx_parse(char **cmd, int ncmd, struct npx_cmd *out);
  * install's node_modules/.bin, as npx runs it; NULL with err when there is none. */
 char *npx_bin_path(const json_t *package, const char *bin, char *err, size_t errlen);
 
+/* --exec pkg:REL: the file REL of an installed package (the manifest's "package"), an
+ * executable regular file inside the package's own directory (no "..", no link out of
+ * it), as a real path; NULL with err. */
+char *package_file_path(const json_t *package, const char *rel, char *err, size_t errlen);
+
 #endif

@@ -54,7 +54,8 @@ static void usage(FILE *f)
                "                     name, or an address, loopback and private ones too\n"
                "  --exec PROGRAM     a host program the server may run (repeatable; a name\n"
                "                     is looked up in PATH): it and the libraries it loads\n"
-               "                     bound read-only, and processes allowed (git, kubectl)\n"
+               "                     bound read-only, and processes allowed (git, kubectl);\n"
+               "                     pkg:REL: the file REL of the server's npm: package\n"
                "  --bind-ro H[:P]    a host path bound read-only (repeatable); the code of a\n"
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
@@ -408,7 +409,7 @@ static void move_package(json_t *root, const char *old_dir, json_t *package)
 {
     const char *new_dir = json_string_value(json_object_get(package, "dir"));
     size_t n = strlen(old_dir);
-    static const char *const lists[] = {"command", "mounts", NULL};
+    static const char *const lists[] = {"command", "mounts", "exec", NULL};
     for (size_t l = 0; lists[l]; l++) {
         json_t *arr = json_object_get(root, lists[l]);
         size_t i;
@@ -809,6 +810,13 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
             fflush(stdout); /* before npm's progress on stderr */
         }
     }
+    for (size_t i = 0; i < po->n_exec && !spec; i++)
+        if (strncmp(po->exec[i], "pkg:", 4) == 0) {
+            log_warnx("--exec %s names a file of the server's npm package: give the server as "
+                      "npm:PACKAGE (or its npx command)",
+                      po->exec[i]);
+            goto out;
+        }
     if (spec) {
         if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
             if (!strstr(err, "its output"))
@@ -827,12 +835,37 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
             free(pkg.bin);
             pkg.bin = bin;
         }
+        /* --exec pkg:REL: the package's own program, now that it is installed. */
+        struct pin_opts with = *po;
+        bool resolved = true;
+        for (size_t i = 0; i < with.n_exec; i++) {
+            if (strncmp(po->exec[i], "pkg:", 4) != 0) {
+                with.exec[i] = NULL;
+                continue;
+            }
+            if (!(with.exec[i] = package_file_path(pkg.package, po->exec[i] + 4, err,
+                                                   sizeof(err)))) {
+                log_warnx("%s; nothing written", err);
+                resolved = false;
+            }
+        }
         char **with_bin = xcalloc((size_t)(ncmd - rest) + 2, sizeof(char *));
         with_bin[0] = pkg.bin;
         for (int i = rest; i < ncmd; i++)
             with_bin[i - rest + 1] = cmd[i];
-        root = new_manifest(name, po, with_bin, ncmd - rest + 1, err, sizeof(err));
+        for (size_t i = 0; i < with.n_exec; i++)
+            if (!with.exec[i])
+                with.exec[i] = po->exec[i];
+        if (resolved)
+            root = new_manifest(name, &with, with_bin, ncmd - rest + 1, err, sizeof(err));
+        for (size_t i = 0; i < with.n_exec; i++)
+            if (with.exec[i] != po->exec[i])
+                free(with.exec[i]);
         free(with_bin);
+        if (!resolved) {
+            rc = EXIT_CALL_FAILED;
+            goto out;
+        }
         if (root)
             json_object_set(root, "package", pkg.package);
     } else {
@@ -1088,6 +1121,15 @@ int cmd_spokes_pin(int argc, char **argv)
             if (po.n_exec == MANIFEST_MAX_EXEC) {
                 log_warnx("at most %d --exec", MANIFEST_MAX_EXEC);
                 return EXIT_USAGE;
+            }
+            /* A file of the npm package the server is (resolved once it is installed). */
+            if (strncmp(optarg, "pkg:", 4) == 0) {
+                if (!optarg[4]) {
+                    log_warnx("--exec pkg:REL names a file of the server's npm package");
+                    return EXIT_USAGE;
+                }
+                po.exec[po.n_exec++] = xstrdup(optarg);
+                break;
             }
             char *found = find_program(optarg);
             if (!found) {
