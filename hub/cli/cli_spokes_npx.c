@@ -133,7 +133,13 @@ char *package_file_path(const json_t *package, const char *rel, char *err, size_
         snprintf(err, errlen, "--exec pkg:%s: no installed package", rel);
         return NULL;
     }
-    char *pkg = xasprintf("%s/node_modules/%s", dir, name);
+    /* node_modules/DEP/...: a dependency's file (npm hoists them beside the package:
+     * a wrapper that runs its platform package's binary), inside the install's tree. */
+    bool dep = strncmp(rel, "node_modules/", 13) == 0;
+    char *pkg =
+        dep ? xasprintf("%s/node_modules", dir) : xasprintf("%s/node_modules/%s", dir, name);
+    if (dep)
+        rel += 13;
     char *path = xasprintf("%s/%s", pkg, rel);
     char *real_pkg = realpath(pkg, NULL), *real = realpath(path, NULL);
     size_t n = real_pkg ? strlen(real_pkg) : 0;
@@ -144,8 +150,8 @@ char *package_file_path(const json_t *package, const char *rel, char *err, size_
     else if (strncmp(real, real_pkg, n) != 0 || real[n] != '/')
         snprintf(err, errlen, "--exec pkg:%s: leads out of package %s (%s)", rel, name, real);
     else if (stat(real, &st) < 0 || !S_ISREG(st.st_mode) || access(real, X_OK) < 0)
-        snprintf(err, errlen, "--exec pkg:%s: not an executable file of package %s (%s)", rel,
-                 name, real);
+        snprintf(err, errlen, "--exec pkg:%s: not an executable file of package %s (%s)", rel, name,
+                 real);
     else
         out = xstrdup(real);
     free(real);

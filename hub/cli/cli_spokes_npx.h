@@ -28,7 +28,8 @@ char *npx_bin_path(const json_t *package, const char *bin, char *err, size_t err
 
 /* --exec pkg:REL: the file REL of an installed package (the manifest's "package"), an
  * executable regular file inside the package's own directory (no "..", no link out of
- * it), as a real path; NULL with err. */
+ * it), or with REL node_modules/DEP/... a file of a dependency in the install's tree,
+ * as a real path; NULL with err. */
 char *package_file_path(const json_t *package, const char *rel, char *err, size_t errlen);
 
 #endif

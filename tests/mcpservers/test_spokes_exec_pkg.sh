@@ -104,6 +104,11 @@ add nopkg --exec pkg:bin/native -- node "$ROOT/tests/mcpservers/npmref/server.js
 is "--exec pkg: without an npm: package is a usage error (exit 2)" "$?" 2
 like "... saying to give the server as npm:" "$(cat "$TMP/err")" 'names a file of the server.s npm package: give the server as npm:PACKAGE'
 
+add viadep --exec pkg:node_modules/isolate-test-native/bin/native -- npm:isolate-test-native >"$TMP/out" 2>"$TMP/err"
+is "--exec pkg:node_modules/DEP/REL (a file of the install's tree) is taken" "$?" 0
+add depout --exec pkg:node_modules/.bin/../../package-lock.json -- npm:isolate-test-native >"$TMP/out" 2>"$TMP/err"
+is "... with .. it is refused (exit 3)" "$?" 3
+
 # update moves the exec path with the package.
 "$BIN/hub" spokes update native --config "$CONF" --spokes "$TMP/new" --yes >"$TMP/out" 2>&1
 like "update keeps exec in the store (the same version)" "$(jget '" ".join(d["exec"])' <"$TMP/new/native.json")" \
