@@ -49,7 +49,10 @@ call shell.sh '{"cmd":"echo through-$0"}' >"$TMP/out" 2>"$TMP/err"
 is "... and its child_process shell (/bin/sh) runs in the jail" "$?" 0
 like "... printing through /bin/sh" "$(cat "$TMP/out")" "through-/bin/sh"
 call shell.sh '{"cmd":"ls /bin/ /usr/bin/"}' >"$TMP/out" 2>"$TMP/err"
-like "... and the jail's /bin shows only what was bound (no ls)" "$(cat "$TMP/out")" "ls: not found"
+case "$BUILD" in
+*san*) skip "... the jail's /bin shows only what was bound" "a sanitizer build's spokes get spoke.json's whole /usr (hub_lib.sh)" ;;
+*) like "... and the jail's /bin shows only what was bound (no ls)" "$(cat "$TMP/out")" "ls: not found" ;;
+esac
 
 if [ "$(readelf -d "$(readlink -f "$(command -v node)")" 2>/dev/null |
         awk '/STRSZ/ { print $3 }')" -gt $((1 << 20)) ] 2>/dev/null; then

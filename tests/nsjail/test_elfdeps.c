@@ -189,6 +189,7 @@ int main(void)
           "a 6 MiB dynamic string table (NodeSource's node has 5.3 MB) is read (%s)",
           n ? "" : err.message);
     free_paths(paths, n);
+    free(bignode);
     Elf64_Dyn bad_needed[] = {
         {DT_STRTAB, {1024}}, {DT_STRSZ, {sizeof(strtab)}}, {DT_NEEDED, {4000}}, {DT_NULL, {0}}};
     char *badneed = make_elf("bad-needed", 2, bad_needed, 4, strtab, sizeof(strtab));
