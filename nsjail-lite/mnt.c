@@ -159,15 +159,15 @@ static int add_bind(const struct jail_bind *b, struct jail_plan *p, struct jail_
     return 0;
 }
 
-/* Whether a bind of the config already shows path (it or a directory above it is bound):
- * at the same place, or where the bind puts it (code relocated to /opt/spoke-code, with
- * a program of its package that the server runs from there). */
+/* Whether a bind of the config already shows path at the same place (it or a directory
+ * above it, bound at its own path). */
 static bool shown_by_binds(const struct jail_config *cfg, const char *path)
 {
     for (size_t i = 0; i < cfg->n_binds; i++) {
         const struct jail_bind *b = &cfg->binds[i];
         size_t n = strlen(b->src);
-        if (strncmp(path, b->src, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+        if ((!b->dst || strcmp(b->dst, b->src) == 0) && strncmp(path, b->src, n) == 0 &&
+            (path[n] == '\0' || path[n] == '/'))
             return true;
     }
     return false;
