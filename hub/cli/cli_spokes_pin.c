@@ -65,6 +65,8 @@ static void usage(FILE *f)
                "  --memory-mb N      memory of its cgroup (RAM, shmem and tmpfs)\n"
                "  --nofile N         open files (RLIMIT_NOFILE; the node profile's is 1024)\n"
                "  --pids N           processes and threads of its cgroup\n"
+               "  --nproc N          its RLIMIT_NPROC (the profile's: node 64; a browser needs\n"
+               "                     hundreds)\n"
                "  --cpu-percent N    CPU share of its cgroup (100: one core)\n"
                "  --timeout-s S      a call's deadline, and its start's when longer than\n"
                "                     hub.json's start_timeout_ms\n"
@@ -91,7 +93,7 @@ struct pin_opts {
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
-    } limits[5];
+    } limits[6];
 };
 
 /* The limit options: manifest "limits" keys and their bounds (as the manifest's). */
@@ -102,7 +104,8 @@ static const struct {
                   {"nofile", "nofile", 1 << 20},
                   {"pids", "pids", 1 << 16},
                   {"cpu-percent", "cpu_percent", 100000},
-                  {"timeout-s", "call_s", 86400}};
+                  {"timeout-s", "call_s", 86400},
+                  {"nproc", "nproc", 1 << 16}};
 
 /* --exec: an absolute path as given, or a name looked up where the jails' PATH looks;
  * an executable regular file either way. */
@@ -1058,6 +1061,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"pids", required_argument, NULL, 2002},
                                          {"cpu-percent", required_argument, NULL, 2003},
                                          {"timeout-s", required_argument, NULL, 2004},
+                                         {"nproc", required_argument, NULL, 2005},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
@@ -1156,7 +1160,8 @@ int cmd_spokes_pin(int argc, char **argv)
         case 2001:
         case 2002:
         case 2003:
-        case 2004: {
+        case 2004:
+        case 2005: {
             size_t k = (size_t)(opt - 2000);
             if (!parse_u64(optarg, 1, limit_opts[k].max, &po.limits[k].value)) {
                 log_warnx("--%s must be a number from 1 to %llu", limit_opts[k].option,

@@ -54,6 +54,13 @@ case "$BUILD" in
 *) like "... and the jail's /bin shows only what was bound (no ls)" "$(cat "$TMP/out")" "ls: not found" ;;
 esac
 
+add many --exec sh --nproc 300 --pids 300 -- node "$TMP/srv/server.js" >"$TMP/out" 2>"$TMP/err"
+is "--nproc 300 (issue 38, item 4) is taken" "$?" 0
+is "... into the manifest's limits" "$(jget 'd["limits"]["nproc"]' <"$NEW/many.json" 2>&1)" 300
+call many.sh '{"cmd":"while read l; do case $l in \"Max processes\"*) echo $l;; esac; done </proc/self/limits"}' \
+    >"$TMP/out" 2>"$TMP/err"
+like "... and is the jail's RLIMIT_NPROC (the node profile's is 64)" "$(cat "$TMP/out")" 'Max processes 300 300'
+
 if [ "$(readelf -d "$(readlink -f "$(command -v node)")" 2>/dev/null |
         awk '/STRSZ/ { print $3 }')" -gt $((1 << 20)) ] 2>/dev/null; then
     add nodechild --exec node -- node "$TMP/srv/server.js" >"$TMP/out" 2>"$TMP/err"
