@@ -8,6 +8,7 @@
  * what is installed against what the servers list now. */
 #include "cli_spokes_allow.h"
 #include "cli_spokes_npm.h"
+#include "cli_spokes_node.h"
 #include "cli_spokes_npx.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
@@ -70,6 +71,10 @@ static void usage(FILE *f)
                "  --cpu-percent N    CPU share of its cgroup (100: one core)\n"
                "  --timeout-s S      a call's deadline, and its start's when longer than\n"
                "                     hub.json's start_timeout_ms\n"
+               "  --node MAJOR       run the server with Node MAJOR from npm's registry (its\n"
+               "                     build installed into the hub's store, bound read-only);\n"
+               "                     without it, an npm: package whose engines.node wants a\n"
+               "                     newer Node than the host's gets that one\n"
                "  --npm-scripts      run the install scripts of an npm: package (by default\n"
                "                     npm runs with --ignore-scripts)\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
@@ -90,6 +95,7 @@ struct pin_opts {
     char *exec[MANIFEST_MAX_EXEC];
     size_t n_exec;
     bool yes, no_roots, npm_scripts;
+    unsigned node; /* --node MAJOR: npm's node build of that version */
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
@@ -765,6 +771,53 @@ static void print_summary(const char *name, const json_t *root, const struct dis
     printf("\n  %zu tools:\n", json_array_size(d->tools));
 }
 
+/* --node MAJOR, or the npm: package's engines.node when the host's node is older: that
+ * node from npm's registry in the store, the command's "node" replaced by it and its
+ * install bound (relocated like code when the store is under /tmp). 0 (nothing to do,
+ * or done), -1 after saying why; *installed 1 once installed, -1 for a usage error. */
+static int use_node(const struct hub_config *cfg, const char *name, const struct pin_opts *po,
+                    const json_t *package, json_t *root, int *installed)
+{
+    unsigned major = po->node;
+    if (!major && package) {
+        unsigned want = node_engines_major(package), host = node_host_major();
+        if (want && host && want > host) {
+            printf("spoke %s: %s wants Node %u or later (its engines.node), this host's is %u: "
+                   "Node %u from npm's registry for it (--node %u)\n",
+                   name, json_string_value(json_object_get(package, "npm")), want, host, want,
+                   want);
+            fflush(stdout);
+            major = want;
+        }
+    }
+    if (!major)
+        return 0;
+    json_t *argv = json_object_get(root, "command");
+    if (strcmp(json_string_value(json_object_get(root, "runtime")), "node") != 0 ||
+        strcmp(json_string_value(json_array_get(argv, 0)), "node") != 0) {
+        log_warnx("--node is for a server node runs (a script, an npm: package)");
+        *installed = -1;
+        return -1;
+    }
+    char err[1024], *bin = NULL, *code = NULL;
+    *installed = 1; /* its store is removed if anything fails from here */
+    if (node_install(cfg, name, major, &bin, &code, err, sizeof(err)) < 0) {
+        if (!strstr(err, "its output"))
+            log_warnx("%s", err);
+        log_warnx("nothing written");
+        return -1;
+    }
+    json_array_set_new(argv, 0, json_string(bin));
+    json_t *mounts = json_object_get(root, "mounts");
+    if (!mounts)
+        json_object_set_new(root, "mounts", mounts = json_array());
+    json_array_append_new(mounts, json_string(code));
+    relocate_code(mounts, argv);
+    free(bin);
+    free(code);
+    return 0;
+}
+
 static int cmd_add(struct hub_config *cfg, const struct cli_common *common, const char *name,
                    const struct pin_opts *po, char **cmd, int ncmd)
 {
@@ -781,6 +834,7 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     const char *spec = NULL; /* npm:SPEC or npx's */
     int rest = 0;
     struct npx_cmd npx = {0};
+    int node_installed = 0;
     if (access(path, F_OK) == 0) {
         log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
         goto out;
@@ -878,6 +932,10 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         log_warnx("%s", err);
         goto out;
     }
+    if (use_node(cfg, name, po, spec ? pkg.package : NULL, root, &node_installed) < 0) {
+        rc = node_installed < 0 ? EXIT_USAGE : EXIT_CALL_FAILED;
+        goto out;
+    }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
         log_warnx("spoke %s: %s", name, err);
         show_log_tail(cfg, name);
@@ -919,6 +977,11 @@ out:
     /* A failed add leaves nothing behind: not the package it installed either. */
     if (rc != EXIT_OK && spec) {
         char *store = xasprintf("%s/.spoke-packages/%s", cfg->data_root, name);
+        rmtree(store);
+        free(store);
+    }
+    if (rc != EXIT_OK && node_installed > 0) {
+        char *store = xasprintf("%s/.spoke-packages/%s.node", cfg->data_root, name);
         rmtree(store);
         free(store);
     }
@@ -1056,6 +1119,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
                                          {"npm-scripts", no_argument, NULL, 'S'},
+                                         {"node", required_argument, NULL, 'N'},
                                          {"memory-mb", required_argument, NULL, 2000},
                                          {"nofile", required_argument, NULL, 2001},
                                          {"pids", required_argument, NULL, 2002},
@@ -1156,6 +1220,15 @@ int cmd_spokes_pin(int argc, char **argv)
         case 'S':
             po.npm_scripts = true;
             break;
+        case 'N': {
+            uint64_t major;
+            if (!parse_u64(optarg, 16, 999, &major)) {
+                log_warnx("--node takes a major version of Node (22)");
+                return EXIT_USAGE;
+            }
+            po.node = (unsigned)major;
+            break;
+        }
         case 2000: /* after CLI_COMMON_OPTIONS' codes */
         case 2001:
         case 2002:
