@@ -17,7 +17,9 @@
 
 #define SHEBANG_DEPTH 4
 #define DYN_MAX 4096 /* entries of a dynamic section */
-#define STRTAB_MAX (1 << 20)
+/* NodeSource's node has a 5.3 MB dynamic string table (its exported V8 symbols); the
+ * table must also lie within the file. */
+#define STRTAB_MAX (64 << 20)
 #define PHDR_MAX 256
 
 /* The library directories of the system, in the loader's order after RUNPATH: those of

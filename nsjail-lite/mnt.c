@@ -205,6 +205,37 @@ static int add_programs(const struct jail_config *cfg, struct jail_plan *p, stru
     return rc;
 }
 
+/* On a merged-/usr host /bin, /sbin, /lib and /lib64 are links into /usr, and programs
+ * run /bin/sh whatever PATH says: a jail given programs gets the same links (into
+ * its own /usr, which shows only what is bound), unless its binds put something there. */
+static void add_merged_usr_links(const struct jail_config *cfg, struct jail_plan *p)
+{
+    static const char *const dirs[] = {"bin", "sbin", "lib", "lib64"};
+    if (!cfg->programs || !cfg->programs[0])
+        return;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        char host[16], want[16], target[32];
+        snprintf(host, sizeof(host), "/%s", dirs[i]);
+        snprintf(want, sizeof(want), "usr/%s", dirs[i]);
+        ssize_t n = readlink(host, target, sizeof(target) - 1);
+        if (n < 0)
+            continue;
+        target[n] = '\0';
+        if (strcmp(target[0] == '/' ? target + 1 : target, want) != 0)
+            continue;
+        bool taken = false;
+        size_t len = strlen(dirs[i]);
+        for (size_t j = 0; j < p->n_ops && !taken; j++)
+            taken = strncmp(p->ops[j].dst, dirs[i], len) == 0 &&
+                    (p->ops[j].dst[len] == '\0' || p->ops[j].dst[len] == '/');
+        if (taken)
+            continue;
+        struct mnt_op *op = op_add(p, MNT_SYMLINK, dirs[i]);
+        op->src = xstrdup(want);
+        plan_debug(p, "/%s -> %s (merged /usr, as on the host)", dirs[i], want);
+    }
+}
+
 static int add_tmpfs(struct jail_plan *p, const char *dst, uint64_t size_mb, unsigned mode,
                      struct jail_error *err)
 {
@@ -247,6 +278,7 @@ int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_
             return -1;
     if (add_programs(cfg, p, err) < 0)
         return -1;
+    add_merged_usr_links(cfg, p);
     if (add_tmpfs(p, "/tmp", cfg->tmp_size_mb, 01777, err) < 0)
         return -1;
     for (size_t i = 0; i < cfg->n_tmpfs; i++)

@@ -256,6 +256,8 @@ int cmd_client(int argc, char **argv)
             printf("%s: %s in %s (%s)\n", k->title, name, path, url ? url : "stdio");
             if (bak)
                 printf("the old file is %s\n", bak);
+            if (k->verify)
+                printf("to check it: %s\n", k->verify);
             if (token)
                 printf("the bearer token is written in the file: keep it private (mode %s)\n",
                        "as it was, 0600 when new");

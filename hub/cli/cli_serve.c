@@ -214,7 +214,14 @@ static int token_cmd(int argc, char **argv)
         else if (!user && argv[i][0] != '-')
             user = argv[i];
         else {
-            usage(stderr);
+            /* The one thing wrong, not every option of serve. */
+            if (argv[i][0] == '-')
+                log_warnx("hub serve token add: %s is not one of its options (it takes USER and "
+                          "--tokens FILE)",
+                          argv[i]);
+            else
+                log_warnx("hub serve token add: one USER (%s, then %s)", user, argv[i]);
+            log_warnx("usage: hub serve token add USER --tokens FILE");
             return EXIT_USAGE;
         }
     }

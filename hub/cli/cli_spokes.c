@@ -104,6 +104,13 @@ static void print_text(const struct manifest_set *ms, const struct hub_config *c
             printf("  secret:   %s from the store's %s%s\n", m->secret_env[k].var,
                    m->secret_env[k].secret,
                    m->secret_env[k].plain ? " (plain: the value itself, on purpose)" : "");
+        char *keys = manifest_keylike_env(m); /* this app's, where it is shown */
+        if (keys) {
+            keys[strlen(keys) - 1] = '\0';
+            fflush(stdout);
+            log_warnx("%s", keys);
+            free(keys);
+        }
         for (size_t k = 0; k < m->n_tcp; k++)
             printf("  raw TCP:  %s\n", m->tcp[k]);
         for (size_t k = 0; k < m->n_exec; k++)

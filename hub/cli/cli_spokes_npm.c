@@ -44,26 +44,6 @@ static bool split_spec(const char *spec, char **name, char **version)
     return true;
 }
 
-bool npm_from_npx(char **cmd, int ncmd, const char **spec, int *rest)
-{
-    const char *base = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
-    if (strcmp(base, "npx") != 0)
-        return false;
-    for (int i = 1; i < ncmd; i++) {
-        const char *a = cmd[i];
-        if (strcmp(a, "-y") == 0 || strcmp(a, "--yes") == 0 || strcmp(a, "-q") == 0 ||
-            strcmp(a, "--quiet") == 0)
-            continue;
-        if (strncmp(a, "--package=", 10) == 0 || strcmp(a, "-p") == 0 ||
-            strcmp(a, "--package") == 0 || a[0] == '-')
-            return false; /* npx forms that name a different bin: not guessed */
-        *spec = a;
-        *rest = i + 1;
-        return true;
-    }
-    return false;
-}
-
 /* Runs argv with stdout and stderr into log_path; its exit status, or -1. */
 static int run_logged(char *const argv[], const char *log_path)
 {

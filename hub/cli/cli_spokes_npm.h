@@ -12,9 +12,6 @@ struct npm_install {
     json_t *package; /* the manifest's "package": npm, spec, version, integrity, dir */
 };
 
-/* True when cmd is a pasted `npx [-y] PACKAGE[@VERSION] ARGS...`: *spec the package
- * and cmd[*rest] its first argument. */
-bool npm_from_npx(char **cmd, int ncmd, const char **spec, int *rest);
 /* Installs PACKAGE[@VERSION] for spoke app (progress on stderr): 0, or -1 with err
  * (npm's output shown). */
 int npm_install(const struct hub_config *cfg, const char *app, const char *spec, bool scripts,

@@ -8,6 +8,8 @@
  * what is installed against what the servers list now. */
 #include "cli_spokes_allow.h"
 #include "cli_spokes_npm.h"
+#include "cli_spokes_node.h"
+#include "cli_spokes_npx.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
@@ -53,7 +55,8 @@ static void usage(FILE *f)
                "                     name, or an address, loopback and private ones too\n"
                "  --exec PROGRAM     a host program the server may run (repeatable; a name\n"
                "                     is looked up in PATH): it and the libraries it loads\n"
-               "                     bound read-only, and processes allowed (git, kubectl)\n"
+               "                     bound read-only, and processes allowed (git, kubectl);\n"
+               "                     pkg:REL: the file REL of the server's npm: package\n"
                "  --bind-ro H[:P]    a host path bound read-only (repeatable); the code of a\n"
                "                     script named on the command line is bound by itself\n"
                "  --env N=V          an environment variable for the server (repeatable)\n"
@@ -67,9 +70,15 @@ static void usage(FILE *f)
                "  --memory-mb N      memory of its cgroup (RAM, shmem and tmpfs)\n"
                "  --nofile N         open files (RLIMIT_NOFILE; the node profile's is 1024)\n"
                "  --pids N           processes and threads of its cgroup\n"
+               "  --nproc N          its RLIMIT_NPROC (the profile's: node 64; a browser needs\n"
+               "                     hundreds)\n"
                "  --cpu-percent N    CPU share of its cgroup (100: one core)\n"
                "  --timeout-s S      a call's deadline, and its start's when longer than\n"
                "                     hub.json's start_timeout_ms\n"
+               "  --node MAJOR       run the server with Node MAJOR from npm's registry (its\n"
+               "                     build installed into the hub's store, bound read-only);\n"
+               "                     without it, an npm: package whose engines.node wants a\n"
+               "                     newer Node than the host's gets that one\n"
                "  --npm-scripts      run the install scripts of an npm: package (by default\n"
                "                     npm runs with --ignore-scripts)\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
@@ -91,10 +100,11 @@ struct pin_opts {
     char *exec[MANIFEST_MAX_EXEC];
     size_t n_exec;
     bool yes, no_roots, npm_scripts;
+    unsigned node; /* --node MAJOR: npm's node build of that version */
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
-    } limits[5];
+    } limits[6];
 };
 
 /* The limit options: manifest "limits" keys and their bounds (as the manifest's). */
@@ -105,7 +115,8 @@ static const struct {
                   {"nofile", "nofile", 1 << 20},
                   {"pids", "pids", 1 << 16},
                   {"cpu-percent", "cpu_percent", 100000},
-                  {"timeout-s", "call_s", 86400}};
+                  {"timeout-s", "call_s", 86400},
+                  {"nproc", "nproc", 1 << 16}};
 
 /* --exec: an absolute path as given, or a name looked up where the jails' PATH looks;
  * an executable regular file either way. */
@@ -355,6 +366,12 @@ static void show_log_tail(const struct hub_config *cfg, const char *name)
 {
     char *path = hub_spoke_log_path(cfg, cfg->user, name, NULL);
     FILE *f = fopen(path, "r");
+    if (!f && errno == ENOENT) {
+        /* Refused before it ran (the jail's setup, above): nothing to show. */
+        log_warnx("it wrote no log (%s): it never ran", path);
+        free(path);
+        return;
+    }
     if (!f) {
         log_warnx("its log %s: %s", path, strerror(errno));
         free(path);
@@ -406,7 +423,7 @@ static void move_package(json_t *root, const char *old_dir, json_t *package)
 {
     const char *new_dir = json_string_value(json_object_get(package, "dir"));
     size_t n = strlen(old_dir);
-    static const char *const lists[] = {"command", "mounts", NULL};
+    static const char *const lists[] = {"command", "mounts", "exec", NULL};
     for (size_t l = 0; lists[l]; l++) {
         json_t *arr = json_object_get(root, lists[l]);
         size_t i;
@@ -780,6 +797,53 @@ static void print_summary(const char *name, const json_t *root, const struct dis
     printf("\n  %zu tools:\n", json_array_size(d->tools));
 }
 
+/* --node MAJOR, or the npm: package's engines.node when the host's node is older: that
+ * node from npm's registry in the store, the command's "node" replaced by it and its
+ * install bound (relocated like code when the store is under /tmp). 0 (nothing to do,
+ * or done), -1 after saying why; *installed 1 once installed, -1 for a usage error. */
+static int use_node(const struct hub_config *cfg, const char *name, const struct pin_opts *po,
+                    const json_t *package, json_t *root, int *installed)
+{
+    unsigned major = po->node;
+    if (!major && package) {
+        unsigned want = node_engines_major(package), host = node_host_major();
+        if (want && host && want > host) {
+            printf("spoke %s: %s wants Node %u or later (its engines.node), this host's is %u: "
+                   "Node %u from npm's registry for it (--node %u)\n",
+                   name, json_string_value(json_object_get(package, "npm")), want, host, want,
+                   want);
+            fflush(stdout);
+            major = want;
+        }
+    }
+    if (!major)
+        return 0;
+    json_t *argv = json_object_get(root, "command");
+    if (strcmp(json_string_value(json_object_get(root, "runtime")), "node") != 0 ||
+        strcmp(json_string_value(json_array_get(argv, 0)), "node") != 0) {
+        log_warnx("--node is for a server node runs (a script, an npm: package)");
+        *installed = -1;
+        return -1;
+    }
+    char err[1024], *bin = NULL, *code = NULL;
+    *installed = 1; /* its store is removed if anything fails from here */
+    if (node_install(cfg, name, major, &bin, &code, err, sizeof(err)) < 0) {
+        if (!strstr(err, "its output"))
+            log_warnx("%s", err);
+        log_warnx("nothing written");
+        return -1;
+    }
+    json_array_set_new(argv, 0, json_string(bin));
+    json_t *mounts = json_object_get(root, "mounts");
+    if (!mounts)
+        json_object_set_new(root, "mounts", mounts = json_array());
+    json_array_append_new(mounts, json_string(code));
+    relocate_code(mounts, argv);
+    free(bin);
+    free(code);
+    return 0;
+}
+
 static int cmd_add(struct hub_config *cfg, const struct cli_common *common, const char *name,
                    const struct pin_opts *po, char **cmd, int ncmd)
 {
@@ -795,6 +859,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     struct npm_install pkg = {0};
     const char *spec = NULL; /* npm:SPEC or npx's */
     int rest = 0;
+    struct npx_cmd npx = {0};
+    int node_installed = 0;
     if (access(path, F_OK) == 0) {
         log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
         goto out;
@@ -808,10 +874,32 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     if (strncmp(cmd[0], "npm:", 4) == 0) {
         spec = cmd[0] + 4;
         rest = 1;
-    } else if (npm_from_npx(cmd, ncmd, &spec, &rest)) {
-        printf("spoke %s: \"%s\" is an npx command: taken as npm:%s\n", name, cmd[0], spec);
-        fflush(stdout); /* before npm's progress on stderr */
+    } else {
+        enum npx_form form = npx_parse(cmd, ncmd, &npx);
+        if (form == NPX_REFUSED) {
+            log_warnx("spoke %s: %s is not taken as a package, and npm or npx would run inside "
+                      "the jail, which reaches no registry: give the package as "
+                      "npm:PACKAGE[@VERSION], which the hub installs (`hub spokes add %s -- "
+                      "npm:PACKAGE ARGS...`; a program of the package other than its own: "
+                      "`npx -y --package PACKAGE -- PROGRAM ARGS...`)",
+                      name, npx.why, name);
+            goto out;
+        }
+        if (form == NPX_PACKAGE) {
+            spec = npx.spec;
+            rest = npx.rest;
+            printf("spoke %s: \"%s\" is an npx command: taken as npm:%s%s%s\n", name, cmd[0],
+                   spec, npx.bin ? ", its program " : "", npx.bin ? npx.bin : "");
+            fflush(stdout); /* before npm's progress on stderr */
+        }
     }
+    for (size_t i = 0; i < po->n_exec && !spec; i++)
+        if (strncmp(po->exec[i], "pkg:", 4) == 0) {
+            log_warnx("--exec %s names a file of the server's npm package: give the server as "
+                      "npm:PACKAGE (or its npx command)",
+                      po->exec[i]);
+            goto out;
+        }
     if (spec) {
         if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
             if (!strstr(err, "its output"))
@@ -820,12 +908,47 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
             rc = EXIT_CALL_FAILED;
             goto out;
         }
+        if (npx.bin) {
+            char *bin = npx_bin_path(pkg.package, npx.bin, err, sizeof(err));
+            if (!bin) {
+                log_warnx("%s; nothing written", err);
+                rc = EXIT_CALL_FAILED;
+                goto out;
+            }
+            free(pkg.bin);
+            pkg.bin = bin;
+        }
+        /* --exec pkg:REL: the package's own program, now that it is installed. */
+        struct pin_opts with = *po;
+        bool resolved = true;
+        for (size_t i = 0; i < with.n_exec; i++) {
+            if (strncmp(po->exec[i], "pkg:", 4) != 0) {
+                with.exec[i] = NULL;
+                continue;
+            }
+            if (!(with.exec[i] = package_file_path(pkg.package, po->exec[i] + 4, err,
+                                                   sizeof(err)))) {
+                log_warnx("%s; nothing written", err);
+                resolved = false;
+            }
+        }
         char **with_bin = xcalloc((size_t)(ncmd - rest) + 2, sizeof(char *));
         with_bin[0] = pkg.bin;
         for (int i = rest; i < ncmd; i++)
             with_bin[i - rest + 1] = cmd[i];
-        root = new_manifest(name, po, with_bin, ncmd - rest + 1, err, sizeof(err));
+        for (size_t i = 0; i < with.n_exec; i++)
+            if (!with.exec[i])
+                with.exec[i] = po->exec[i];
+        if (resolved)
+            root = new_manifest(name, &with, with_bin, ncmd - rest + 1, err, sizeof(err));
+        for (size_t i = 0; i < with.n_exec; i++)
+            if (with.exec[i] != po->exec[i])
+                free(with.exec[i]);
         free(with_bin);
+        if (!resolved) {
+            rc = EXIT_CALL_FAILED;
+            goto out;
+        }
         if (root)
             json_object_set(root, "package", pkg.package);
     } else {
@@ -833,6 +956,10 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     }
     if (!root) {
         log_warnx("%s", err);
+        goto out;
+    }
+    if (use_node(cfg, name, po, spec ? pkg.package : NULL, root, &node_installed) < 0) {
+        rc = node_installed < 0 ? EXIT_USAGE : EXIT_CALL_FAILED;
         goto out;
     }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
@@ -876,6 +1003,11 @@ out:
     /* A failed add leaves nothing behind: not the package it installed either. */
     if (rc != EXIT_OK && spec) {
         char *store = xasprintf("%s/.spoke-packages/%s", cfg->data_root, name);
+        rmtree(store);
+        free(store);
+    }
+    if (rc != EXIT_OK && node_installed > 0) {
+        char *store = xasprintf("%s/.spoke-packages/%s.node", cfg->data_root, name);
         rmtree(store);
         free(store);
     }
@@ -1014,11 +1146,13 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
                                          {"npm-scripts", no_argument, NULL, 'S'},
+                                         {"node", required_argument, NULL, 'N'},
                                          {"memory-mb", required_argument, NULL, 2000},
                                          {"nofile", required_argument, NULL, 2001},
                                          {"pids", required_argument, NULL, 2002},
                                          {"cpu-percent", required_argument, NULL, 2003},
                                          {"timeout-s", required_argument, NULL, 2004},
+                                         {"nproc", required_argument, NULL, 2005},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
@@ -1085,6 +1219,15 @@ int cmd_spokes_pin(int argc, char **argv)
                 log_warnx("at most %d --exec", MANIFEST_MAX_EXEC);
                 return EXIT_USAGE;
             }
+            /* A file of the npm package the server is (resolved once it is installed). */
+            if (strncmp(optarg, "pkg:", 4) == 0) {
+                if (!optarg[4]) {
+                    log_warnx("--exec pkg:REL names a file of the server's npm package");
+                    return EXIT_USAGE;
+                }
+                po.exec[po.n_exec++] = xstrdup(optarg);
+                break;
+            }
             char *found = find_program(optarg);
             if (!found) {
                 log_warnx("--exec %s: no such executable program%s", optarg,
@@ -1106,11 +1249,21 @@ int cmd_spokes_pin(int argc, char **argv)
         case 'S':
             po.npm_scripts = true;
             break;
+        case 'N': {
+            uint64_t major;
+            if (!parse_u64(optarg, 16, 999, &major)) {
+                log_warnx("--node takes a major version of Node (22)");
+                return EXIT_USAGE;
+            }
+            po.node = (unsigned)major;
+            break;
+        }
         case 2000: /* after CLI_COMMON_OPTIONS' codes */
         case 2001:
         case 2002:
         case 2003:
-        case 2004: {
+        case 2004:
+        case 2005: {
             size_t k = (size_t)(opt - 2000);
             if (!parse_u64(optarg, 1, limit_opts[k].max, &po.limits[k].value)) {
                 log_warnx("--%s must be a number from 1 to %llu", limit_opts[k].option,

@@ -1,4 +1,5 @@
 #include "client_conf.h"
+#include "client_yaml.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,21 +17,47 @@
 
 /* Where each client keeps its MCP servers (Linux, user scope) and how it names the
  * keys of one: Claude Code's `claude mcp add -s user`, Claude Desktop's config, VS
- * Code's user mcp.json, Cursor's and Windsurf's global files, Gemini CLI's settings,
- * Codex's config.toml. */
+ * Code's user mcp.json, Cursor's global file (its editor and its CLI, cursor-agent,
+ * read the same), Windsurf's, Gemini CLI's and Qwen Code's settings, Codex's
+ * config.toml, opencode's global opencode.json, GitHub Copilot CLI's mcp-config.json
+ * and Goose's config.yaml. */
 const struct client_kind client_kinds[] = {
     {"claude-code", "Claude Code", ".claude.json", CLIENT_JSON, "mcpServers", "stdio", "url",
-     "http"},
+     "http", 0, "`claude mcp list` says Connected"},
     {"claude-desktop", "Claude Desktop", ".config/Claude/claude_desktop_config.json", CLIENT_JSON,
-     "mcpServers", NULL, NULL, NULL},
+     "mcpServers", NULL, NULL, NULL, 0,
+     "restart Claude Desktop; Settings, Developer lists the server as running"},
     {"vscode", "VS Code", ".config/Code/User/mcp.json", CLIENT_JSON, "servers", "stdio", "url",
-     "http"},
-    {"cursor", "Cursor", ".cursor/mcp.json", CLIENT_JSON, "mcpServers", NULL, "url", NULL},
+     "http", 0, "the command MCP: List Servers shows it Running"},
+    {"cursor", "Cursor", ".cursor/mcp.json", CLIENT_JSON, "mcpServers", NULL, "url", NULL, 0,
+     "Cursor Settings, MCP, shows its tools (the CLI: `cursor-agent mcp list`)"},
+    {"cursor-agent", "Cursor CLI (cursor-agent)", ".cursor/mcp.json", CLIENT_JSON, "mcpServers",
+     NULL, "url", NULL, 0,
+     "`cursor-agent mcp list` shows it ready, `cursor-agent mcp list-tools NAME` its tools"},
     {"gemini", "Gemini CLI", ".gemini/settings.json", CLIENT_JSON, "mcpServers", NULL, "httpUrl",
-     NULL},
+     NULL, 0,
+     "`gemini mcp list` says Connected; in a folder Gemini CLI does not trust (folder trust "
+     "on) it shows the server Disabled and starts it only once you trust the folder (its "
+     "prompt, /permissions, or {\"DIR\": \"TRUST_FOLDER\"} in ~/.gemini/trustedFolders.json)"},
+    {"qwen", "Qwen Code", ".qwen/settings.json", CLIENT_JSON, "mcpServers", NULL, "httpUrl", NULL,
+     0,
+     "`qwen mcp list` says Connected; in a folder it does not trust (folder trust on) the "
+     "server is Disabled until you trust the folder (/permissions)"},
     {"windsurf", "Windsurf", ".codeium/windsurf/mcp_config.json", CLIENT_JSON, "mcpServers", NULL,
-     "serverUrl", NULL},
-    {"codex", "Codex CLI", ".codex/config.toml", CLIENT_TOML, "mcp_servers", NULL, "url", NULL},
+     "serverUrl", NULL, 0, "Windsurf's MCP panel (Cascade, the hammer icon) lists its tools"},
+    {"codex", "Codex CLI", ".codex/config.toml", CLIENT_TOML, "mcp_servers", NULL, "url", NULL, 0,
+     "Codex shows no connection check: `codex mcp list` shows the entry, and in a session "
+     "/mcp lists the server with its tools once it started (a server that failed is named in "
+     "~/.codex/log/codex-tui.log)"},
+    {"opencode", "opencode", ".config/opencode/opencode.json", CLIENT_JSON, "mcp", "local", "url",
+     "remote", CLIENT_CMD_ARRAY | CLIENT_ENABLED, "`opencode mcp list` says connected"},
+    {"copilot", "GitHub Copilot CLI", ".copilot/mcp-config.json", CLIENT_JSON, "mcpServers",
+     "local", "url", "http", CLIENT_ALL_TOOLS,
+     "in `copilot`, /mcp show lists the server as connected, with its tools"},
+    {"goose", "Goose", ".config/goose/config.yaml", CLIENT_YAML, "extensions", "stdio", "uri",
+     "streamable_http", 0,
+     "`goose session` loads it as an extension (one that fails to start is named there); "
+     "`goose configure` lists it under Toggle Extensions"},
 };
 const size_t n_client_kinds = sizeof(client_kinds) / sizeof(client_kinds[0]);
 
@@ -134,6 +161,10 @@ static int write_conf(const char *file, const char *text, const struct stat *old
 static json_t *json_entry(const struct client_kind *k, const struct client_entry *e)
 {
     json_t *o = json_object();
+    if (k->flags & CLIENT_ENABLED)
+        json_object_set_new(o, "enabled", json_true());
+    if (k->flags & CLIENT_ALL_TOOLS)
+        json_object_set_new(o, "tools", json_pack("[s]", "*"));
     if (e->url) {
         if (k->http_type)
             json_object_set_new(o, "type", json_string(k->http_type));
@@ -145,11 +176,16 @@ static json_t *json_entry(const struct client_kind *k, const struct client_entry
     }
     if (k->stdio_type)
         json_object_set_new(o, "type", json_string(k->stdio_type));
-    json_object_set_new(o, "command", json_string(e->command));
     json_t *args = json_array();
     for (const char *const *a = e->args; a && *a; a++)
         json_array_append_new(args, json_string(*a));
-    json_object_set_new(o, "args", args);
+    if (k->flags & CLIENT_CMD_ARRAY) {
+        json_array_insert_new(args, 0, json_string(e->command));
+        json_object_set_new(o, "command", args);
+    } else {
+        json_object_set_new(o, "command", json_string(e->command));
+        json_object_set_new(o, "args", args);
+    }
     return o;
 }
 
@@ -330,6 +366,11 @@ int client_conf_add(const struct client_kind *k, const char *file, const char *n
         char *rest = toml_without(k, text ? text : "", name, &found);
         out = toml_with(k, rest, name, e);
         free(rest);
+    } else if (k->format == CLIENT_YAML) {
+        if (!(out = yaml_edit(k, file, text, name, e, NULL, err, errlen))) {
+            free(text);
+            return -1;
+        }
     } else if (!(out = json_edit(k, file, text, name, e, NULL, err, errlen))) {
         free(text);
         return -1;
@@ -357,6 +398,11 @@ int client_conf_remove(const struct client_kind *k, const char *file, const char
     bool found = false;
     if (k->format == CLIENT_TOML) {
         out = toml_without(k, text, name, &found);
+    } else if (k->format == CLIENT_YAML) {
+        if (!(out = yaml_edit(k, file, text, name, NULL, &found, err, errlen))) {
+            free(text);
+            return -1;
+        }
     } else if (!(out = json_edit(k, file, text, name, NULL, &found, err, errlen))) {
         free(text);
         return -1;
@@ -408,6 +454,12 @@ json_t *client_conf_list(const struct client_kind *k, const char *file, char *er
         free(text);
         return out;
     }
+    if (k->format == CLIENT_YAML) {
+        json_decref(out);
+        out = yaml_list(k, file, text, err, errlen);
+        free(text);
+        return out;
+    }
     json_t *servers;
     json_t *root = json_root(k, file, text, &servers, err, errlen);
     free(text);
@@ -420,8 +472,13 @@ json_t *client_conf_list(const struct client_kind *k, const char *file, char *er
     json_object_foreach(servers, name, v)
     {
         const char *url = k->url_key ? json_string_value(json_object_get(v, k->url_key)) : NULL;
-        const char *cmd = json_string_value(json_object_get(v, "command"));
+        json_t *command = json_object_get(v, "command");
+        const char *cmd = json_string_value(command);
         json_t *args = json_object_get(v, "args");
+        if (json_is_array(command)) { /* opencode: [program, args...] */
+            cmd = json_string_value(json_array_get(command, 0));
+            args = json_array_size(command) > 1 ? command : NULL;
+        }
         char what[600];
         if (url)
             snprintf(what, sizeof(what), "%s", url);
@@ -431,6 +488,8 @@ json_t *client_conf_list(const struct client_kind *k, const char *file, char *er
             json_t *a;
             json_array_foreach(args, i, a)
             {
+                if (args == command && i == 0)
+                    continue;
                 if (n > 0 && (size_t)n < sizeof(what))
                     n += snprintf(what + n, sizeof(what) - (size_t)n, " %s",
                                   json_is_string(a) ? json_string_value(a) : "?");

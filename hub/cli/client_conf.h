@@ -8,7 +8,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum client_format { CLIENT_JSON, CLIENT_TOML };
+enum client_format { CLIENT_JSON, CLIENT_TOML, CLIENT_YAML };
+
+/* How a JSON client's entry differs from the common {command, args} shape. */
+enum {
+    CLIENT_CMD_ARRAY = 1, /* "command": [program, args...] (opencode) */
+    CLIENT_ALL_TOOLS = 2, /* "tools": ["*"]: which of the server's tools it may use (Copilot) */
+    CLIENT_ENABLED = 4,   /* "enabled": true (opencode) */
+};
 
 struct client_kind {
     const char *name;  /* as on the command line: "claude-code" */
@@ -21,6 +28,10 @@ struct client_kind {
     const char *stdio_type;
     const char *url_key;
     const char *http_type;
+    unsigned flags;
+    /* Printed after add: how to see that the client reached the hub, and what the
+     * client needs first (Gemini's trusted folders). */
+    const char *verify;
 };
 
 extern const struct client_kind client_kinds[];

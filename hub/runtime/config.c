@@ -61,6 +61,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->max_call_depth = 4;
     c->max_spokes = 256;
     c->max_inflight = 16;
+    c->max_tools = MAX_TOOLS_DEFAULT;
     c->prestart = PRESTART_NONE;
     c->spoke_log_max = 1024 * 1024;
     cidr_parse("169.254.64.0/18", &c->veth_pool);
@@ -398,6 +399,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
                                        "max_spokes",
                                        "spoke_log_max_bytes",
                                        "max_inflight",
+                                       "max_tools",
                                        "prestart",
                                        "idle_s",
                                        "network",
@@ -424,7 +426,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
     if (!load_audit(jc, root, c))
         return false;
     uint64_t frame = c->max_frame, depth = c->max_call_depth, spokes = c->max_spokes,
-             logmax = c->spoke_log_max, inflight = c->max_inflight;
+             logmax = c->spoke_log_max, inflight = c->max_inflight, tools = c->max_tools;
     if (!get_u64(jc, root, "", "max_frame_bytes", 4096, 64 << 20, &frame) ||
         !get_u64(jc, root, "", "call_timeout_ms", 10, 86400000, &c->call_timeout_ms) ||
         !get_u64(jc, root, "", "start_timeout_ms", 10, 600000, &c->start_timeout_ms) ||
@@ -432,6 +434,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
         !get_u64(jc, root, "", "max_spokes", 1, 4096, &spokes) ||
         !get_u64(jc, root, "", "spoke_log_max_bytes", 0, 1LL << 32, &logmax) ||
         !get_u64(jc, root, "", "max_inflight", 1, MAX_INFLIGHT_LIMIT, &inflight) ||
+        !get_u64(jc, root, "", "max_tools", 1, MANIFEST_MAX_TOOLS, &tools) ||
         !get_u64(jc, root, "", "idle_s", 0, 86400 * 365, &c->idle_s))
         return false;
     const char *prestart = NULL;
@@ -440,6 +443,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
     if (prestart && !prestart_parse(prestart, &c->prestart))
         return jf_fail(jc, "", "prestart", "must be \"none\", \"session\" or \"service\"");
     c->max_inflight = (unsigned)inflight;
+    c->max_tools = tools;
     c->max_frame = frame;
     c->max_call_depth = (unsigned)depth;
     c->max_spokes = spokes;

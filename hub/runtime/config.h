@@ -47,6 +47,7 @@ struct hub_config {
     size_t max_spokes;
     size_t spoke_log_max;
     unsigned max_inflight; /* calls in flight to one spoke at once (manifests may say) */
+    size_t max_tools;      /* tools one spoke may list (hub.json max_tools) */
     enum prestart prestart;
     uint64_t idle_s; /* a spoke with no call is stopped after this long; 0: never */
 

@@ -215,6 +215,7 @@ struct spoke {
     char id[33]; /* this instance, for audit and logs */
     uint64_t gen;
     enum spoke_state state;
+    bool keylike_said; /* its manifest's key-like env values warned about, at its first start */
     struct proc *proc;
     int sock;
     struct event *ev_read, *ev_write, *ev_start, *ev_eof, *ev_idle, *ev_probe;

@@ -730,12 +730,8 @@ struct manifest *manifest_load(const char *path, char *err, size_t errlen)
     if (m)
         m->canonical = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(root);
-    char *keys = m ? manifest_keylike_env(m) : NULL;
-    if (keys) {
-        keys[strlen(keys) - 1] = '\0';
-        log_warnx("%s", keys);
-        free(keys);
-    }
+    /* A key-like env value is warned about where the app is added or started
+     * (spoke.c), not by every command that loads it. */
     return m;
 }
 

@@ -15,7 +15,12 @@
 #include <stdint.h>
 
 #define MANIFEST_NAME_MAX 64
-#define MANIFEST_MAX_TOOLS 64
+/* The most tools a manifest may pin: a structural bound only. What a spoke may list
+ * is hub.json's max_tools (MAX_TOOLS_DEFAULT), and its bytes are bounded by
+ * max_frame_bytes per tools/list page and 16 pages. Real servers list more than 64:
+ * @zereight/mcp-gitlab 118, a gateway of servers several hundred. */
+#define MANIFEST_MAX_TOOLS 16384
+#define MAX_TOOLS_DEFAULT 1024
 #define MANIFEST_MAX_PORTS 16
 #define MANIFEST_MAX_MOUNTS 16
 #define MANIFEST_MAX_TCP 64

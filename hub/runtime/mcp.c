@@ -499,6 +499,13 @@ static void mcp_relist(struct spoke *sp)
 static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
 {
     char err[300];
+    if (msg->kind == JRPC_ERROR) {
+        /* What the server said (a failed fetch at start, a missing key) is the cause. */
+        spoke_kill(sp, "start-failed", true,
+                   "spoke %s answered tools/list with an error: %.200s (code %ld)", sp->m->name,
+                   msg->error_message, msg->error_code);
+        return;
+    }
     json_t *tools = msg->kind == JRPC_RESULT ? json_object_get(msg->result, "tools") : NULL;
     if (!json_is_array(tools)) {
         spoke_kill(sp, "start-failed", true, "spoke %s: tools/list gave no tools array",
@@ -507,9 +514,14 @@ static void on_tools_list(struct spoke *sp, struct jrpc_msg *msg)
     }
     if (!sp->tools_seen)
         sp->tools_seen = json_array();
-    if (json_array_size(sp->tools_seen) + json_array_size(tools) > MANIFEST_MAX_TOOLS) {
-        spoke_kill(sp, "start-failed", true, "spoke %s: tools/list lists too many tools",
-                   sp->m->name);
+    size_t listed = json_array_size(sp->tools_seen) + json_array_size(tools);
+    if (listed > sp->hub->cfg->max_tools) {
+        spoke_kill(sp, "start-failed", true,
+                   "spoke %s: tools/list lists %zu tools%s, more than the limit of %zu "
+                   "(hub.json \"max_tools\", up to %d, raises it)",
+                   sp->m->name, listed,
+                   json_is_string(json_object_get(msg->result, "nextCursor")) ? " or more" : "",
+                   sp->hub->cfg->max_tools, MANIFEST_MAX_TOOLS);
         return;
     }
     json_array_extend(sp->tools_seen, tools);

@@ -591,7 +591,10 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         /* The program itself, read-only at the same path, unless the profile has it
          * (the node profile binds /usr/bin/node alone, not the rest of /usr/bin). */
         char *real = realpath(path, NULL);
-        if (!bound_already(&jc, path) && !(real && bound_already(&jc, real))) {
+        char *host = manifest_host_path(s->m, path); /* in code the manifest binds */
+        bool in_mount = strcmp(host, path) != 0;
+        free(host);
+        if (!in_mount && !bound_already(&jc, path) && !(real && bound_already(&jc, real))) {
             char *copy = xstrdup(path);
             jail_config_add_bind(&jc, dirname(copy), NULL, false);
             free(copy);

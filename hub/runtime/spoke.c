@@ -390,6 +390,16 @@ static void spoke_spawn(struct spoke *sp)
         start_failed(sp, 125, "the hub is shutting down");
         return;
     }
+    /* Said where this app is started, once: not by every command that loads manifests. */
+    if (!sp->keylike_said) {
+        sp->keylike_said = true;
+        char *keys = manifest_keylike_env(sp->m);
+        if (keys) {
+            keys[strlen(keys) - 1] = '\0';
+            log_warnx("%s", keys);
+            free(keys);
+        }
+    }
     bool ns = mode == ISO_NAMESPACE;
     free(sp->data_dir);
     sp->data_dir = NULL;

@@ -36,6 +36,9 @@
  *   dies         says why on stderr and exits 1 before any frame
  *   mute         never answers initialize
  *   slowinit MS  answers initialize after MS milliseconds
+ * tools/list (tests/mcpservers/test_spokes_operator.sh):
+ *   manytools N  lists N tools ("poke" and tool_1 ...)
+ *   listerror    answers tools/list with the error a server whose fetch failed gives
  * Otherwise it is a well-behaved MCP server with one tool, "poke". */
 #include "jsonrpc.h"
 
@@ -335,9 +338,16 @@ int main(int argc, char **argv)
                                                strcmp(route, "version") == 0 ? payload : protocol,
                                                "capabilities", "tools", "serverInfo", "name",
                                                "rawspoke", "version", "1")));
+        } else if (strcmp(method, "tools/list") == 0 && strcmp(route, "listerror") == 0) {
+            send_msg(jrpc_error(json_incref(id), -32603, "fetch failed", NULL));
         } else if (strcmp(method, "tools/list") == 0) {
             json_t *tools = json_array();
             json_array_append_new(tools, tool(strcmp(route, "tools") == 0 ? payload : "poke"));
+            for (long i = 1; strcmp(route, "manytools") == 0 && i < n_arg; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "tool_%ld", i);
+                json_array_append_new(tools, tool(name));
+            }
             send_msg(jrpc_result(json_incref(id), json_pack("{s:o}", "tools", tools)));
         } else if (strcmp(method, "tools/call") == 0) {
             if (strcmp(route, "pingflood") == 0) {

@@ -85,6 +85,34 @@ static char *make_elf(const char *name, uint16_t phnum, const Elf64_Dyn *dyn, si
     return write_file(name, buf, sizeof(buf), 0755);
 }
 
+/* make_elf's layout in a file of size bytes, its PT_LOAD covering it all: the string
+ * table at 1024 fills the rest, "libc.so.6" at index 1 (a node with V8's symbols). */
+static char *make_big_elf(const char *name, size_t size)
+{
+    unsigned char *buf = xcalloc(1, size);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+    memcpy(eh->e_ident, ELFMAG, SELFMAG);
+    eh->e_ident[EI_CLASS] = ELFCLASS64;
+    eh->e_ident[EI_DATA] = ELFDATA2LSB;
+    eh->e_ident[EI_VERSION] = EV_CURRENT;
+    eh->e_type = ET_DYN;
+    eh->e_machine = EM_X86_64;
+    eh->e_phoff = sizeof(*eh);
+    eh->e_phentsize = sizeof(Elf64_Phdr);
+    eh->e_phnum = 2;
+    Elf64_Phdr *ph = (Elf64_Phdr *)(buf + sizeof(*eh));
+    Elf64_Dyn dyn[] = {
+        {DT_STRTAB, {1024}}, {DT_STRSZ, {size - 1024}}, {DT_NEEDED, {1}}, {DT_NULL, {0}}};
+    ph[0] = (Elf64_Phdr){.p_type = PT_LOAD, .p_offset = 0, .p_vaddr = 0, .p_filesz = size};
+    ph[1] = (Elf64_Phdr){
+        .p_type = PT_DYNAMIC, .p_offset = 512, .p_vaddr = 512, .p_filesz = sizeof(dyn)};
+    memcpy(buf + 512, dyn, sizeof(dyn));
+    memcpy(buf + 1025, "libc.so.6", 10);
+    char *path = write_file(name, buf, size, 0755);
+    free(buf);
+    return path;
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -156,6 +184,12 @@ int main(void)
     char *bigstr = make_elf("big-strtab", 2, big_str, 3, strtab, sizeof(strtab));
     CHECK(resolve(bigstr, &paths, &n, &err) == 125, "a string table larger than the file: refused");
     free_paths(paths, n);
+    char *bignode = make_big_elf("big-node", 6 << 20);
+    CHECK(resolve(bignode, &paths, &n, &err) == 0 && has_suffix(paths, "/libc.so.6"),
+          "a 6 MiB dynamic string table (NodeSource's node has 5.3 MB) is read (%s)",
+          n ? "" : err.message);
+    free_paths(paths, n);
+    free(bignode);
     Elf64_Dyn bad_needed[] = {
         {DT_STRTAB, {1024}}, {DT_STRSZ, {sizeof(strtab)}}, {DT_NEEDED, {4000}}, {DT_NULL, {0}}};
     char *badneed = make_elf("bad-needed", 2, bad_needed, 4, strtab, sizeof(strtab));
