@@ -383,6 +383,17 @@ enum h1_status h1rw_feed(struct h1rw *r, const char *buf, size_t len)
             }
             if (digits == 0 || (i < ll - 2 && l[i] != ';' && l[i] != ' ' && l[i] != '\t'))
                 return fail(r, R_BAD_REQUEST, 400, "a chunk-size line that is not hex");
+            /* The extension ("5;k=v") goes upstream too: scanned like the data. */
+            if (i < ll - 2) {
+                enum reason w = (r->ops.piece ? r->ops.piece : r->ops.body)(
+                    r->ops.ud, l + i, ll - 2 - i, r->detail, sizeof(r->detail));
+                if (w != R_ALLOWED) {
+                    r->state = S_DEAD;
+                    r->reason = w;
+                    r->status = reason_status(w);
+                    return H1_REFUSED;
+                }
+            }
             st = emit(r, l, ll);
             r->head_len = 0;
             if (size == 0)

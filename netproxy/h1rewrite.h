@@ -32,6 +32,10 @@ struct h1rw_ops {
     void (*head)(void *ud, const struct inject_req *rq, struct inject_result *res);
     /* Body (or opaque) bytes about to be sent on: R_ALLOWED, or why not (detail). */
     enum reason (*body)(void *ud, const char *buf, size_t len, char *detail, size_t dlen);
+    /* A piece scanned on its own, outside the body's stream (a chunk's extension, which
+     * would otherwise split a stand-in spread over two chunks' data): as body (NULL:
+     * body itself). */
+    enum reason (*piece)(void *ud, const char *buf, size_t len, char *detail, size_t dlen);
     void *ud;
 };
 
