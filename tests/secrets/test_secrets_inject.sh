@@ -109,6 +109,12 @@ is "before the rotation the API got the old value" "$(echo "$rot" | jget 'd["bef
 is "after it, the new one, with no restart" "$(echo "$rot" | jget 'd["after"]')" "Bearer $GH2"
 is "... the same spoke, holding the same stand-in" \
     "$(echo "$rot" | jget '[d["same_spoke"], d["same_standin"]]')" '[true, true]'
+like "the hub's netproxy runs in a memory cgroup of its own" "$(echo "$rot" | jget 'd["netproxy_cgroup"]')" \
+    "/isolategpt-netproxy\.[0-9]+$"
+is "... limited to hub.json's netproxy.memory_mb (default 1024 MiB)" \
+    "$(echo "$rot" | jget 'd["netproxy_memory_limit"]')" $((1024 * 1024 * 1024))
+np_cg=$(echo "$rot" | jget 'd["netproxy_cgroup"]')
+check "... removed when that hub ended" test ! -d "/sys/fs/cgroup/memory$np_cg" -a ! -d "/sys/fs/cgroup$np_cg"
 check "... and netproxy recorded the update" \
     test "$(audit_count 'g(r,"event.action")=="secret-update" and g(r,"isolate.secret.name")=="github"' "$PROXY_AUDIT")" -ge 1
 
