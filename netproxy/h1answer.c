@@ -245,6 +245,12 @@ void h1ans_feed(struct h1ans *a, struct scrub *sc, const char *buf, size_t len,
                 break;
             }
             collect(a, buf, take, HEAD_MAX);
+            /* Not an answer's status line: nothing to wait for. */
+            if (memcmp(a->buf, "HTTP/1.", a->len < 7 ? a->len : 7) != 0) {
+                give_up(a, sc, out);
+                used = take;
+                break;
+            }
             const char *blank = memmem(a->buf + from, a->len - from, "\r\n\r\n", 4);
             if (!blank) {
                 used = take;

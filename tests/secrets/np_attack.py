@@ -297,8 +297,14 @@ peak = max(peak, rss_kb())
 diag("PING flood: %d MiB taken of 150 MiB offered in %.1f s (%s); netproxy %d -> %d KiB" %
      (offered >> 20, time.time() - t0, "the tunnel ended: " + ended if ended else "then held back",
       base, peak))
-check(peak - base < 48 * 1024, "a PING flood that never reads leaves netproxy's memory bounded "
-      "(grew %d KiB; it was +350 MB before back-pressure on the client's own queue)" % (peak - base))
+check(offered < (32 << 20), "a PING flood that never reads: netproxy stops taking it (%d MiB of 150 "
+      "taken; all of it before back-pressure on the client's own queue)" % (offered >> 20))
+if os.environ.get("BUILD", "").rstrip("/").endswith("san"):
+    ok("... netproxy's memory # SKIP under ASan, whose quarantine keeps what was freed (+%d KiB)"
+       % (peak - base))
+else:
+    check(peak - base < 48 * 1024, "... and its memory stays bounded (grew %d KiB; +280 MB before)"
+          % (peak - base))
 r = h2req("api.service.example", h2head("/other-spoke"), port=PORT2)
 is_(r.get("status"), 200, "... another spoke's request works meanwhile")
 is_(upstream_saw("/other-spoke")["headers"]["authorization"], "Bearer ghp_OTHERother0123456789abcdefghij",
