@@ -184,17 +184,29 @@ size_t scrub_held(const struct scrub *sc)
 }
 
 /* Replaces every whole pattern in buf[0..len) in place; returns where the bytes after
- * the last replacement begin (a held tail may only start there). */
+ * the last replacement begin (a held tail may only start there). Each pattern's next
+ * occurrence is looked for again only once the scan has passed it: linear in len for
+ * each pattern, however many values the bytes hold. */
 static size_t replace(struct scrub *sc, char *buf, size_t len)
 {
     size_t pos = 0, after = 0;
+    const char **next = xcalloc(sc->n ? sc->n : 1, sizeof(*next));
+    bool *gone = xcalloc(sc->n ? sc->n : 1, sizeof(*gone));
     while (pos < len) {
         const struct pattern *best = NULL;
         const char *at = NULL;
         for (size_t i = 0; i < sc->n; i++) {
-            const char *m = memmem(buf + pos, len - pos, sc->p[i].find, sc->p[i].len);
-            if (m && (!at || m < at)) {
-                at = m;
+            if (gone[i])
+                continue;
+            if (!next[i] || next[i] < buf + pos) {
+                next[i] = memmem(buf + pos, len - pos, sc->p[i].find, sc->p[i].len);
+                if (!next[i]) {
+                    gone[i] = true;
+                    continue;
+                }
+            }
+            if (!at || next[i] < at) {
+                at = next[i];
                 best = &sc->p[i];
             }
         }
@@ -206,6 +218,8 @@ static size_t replace(struct scrub *sc, char *buf, size_t len)
         if (sc->found)
             sc->found(sc->ud, best->c);
     }
+    free(next);
+    free(gone);
     return after;
 }
 
