@@ -305,6 +305,51 @@ if os.environ.get("BUILD", "").rstrip("/").endswith("san"):
 else:
     check(peak - base < 48 * 1024, "... and its memory stays bounded (grew %d KiB; +280 MB before)"
           % (peak - base))
+t.close()
+
+
+# Refusals that are never read: requests answered 421 by netproxy itself, as fast as a
+# client can send them (HPACK literals, no table, no Huffman).
+def hstr(b):
+    assert len(b) < 127
+    return bytes([len(b)]) + b
+
+
+def refused_request(sid):
+    fields = [(b":method", b"GET"), (b":scheme", b"https"), (b":path", b"/refused"),
+              (b":authority", b"files.service.example")]
+    block = b"".join(b"\x00" + hstr(k) + hstr(v) for k, v in fields)
+    return frame(1, 0x5, sid, block)  # END_STREAM | END_HEADERS
+
+
+t = tls_client("api.service.example", alpn=("h2",))
+t.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+t.setblocking(False)
+base = rss_kb()
+peak, offered, sid, stuck, ended, t0 = base, 0, 1, None, None, time.time()
+while offered < (64 << 20) and time.time() - t0 < 30:
+    batch = b"".join(refused_request(sid + 2 * i) for i in range(512))
+    try:
+        n = t.send(batch)
+        offered += n
+        sid += 2 * 512
+        stuck = None
+    except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+        stuck = stuck or time.time()
+        if time.time() - stuck > 3:
+            break
+        time.sleep(0.01)
+    except OSError as e:
+        ended = str(e)
+        break
+    peak = max(peak, rss_kb()) if offered % (4 << 20) < len(batch) else peak
+peak = max(peak, rss_kb())
+diag("refusals never read: %d MiB of requests taken (%s); netproxy %d -> %d KiB" %
+     (offered >> 20, "the tunnel ended: " + ended if ended else "then held back", base, peak))
+check(offered < (32 << 20), "a flood of requests netproxy refuses (421), never reading the "
+      "answers: netproxy stops taking them (%d MiB taken)" % (offered >> 20))
+if not os.environ.get("BUILD", "").rstrip("/").endswith("san"):
+    check(peak - base < 48 * 1024, "... and its memory stays bounded (grew %d KiB)" % (peak - base))
 r = h2req("api.service.example", h2head("/other-spoke"), port=PORT2)
 is_(r.get("status"), 200, "... another spoke's request works meanwhile")
 is_(upstream_saw("/other-spoke")["headers"]["authorization"], "Bearer ghp_OTHERother0123456789abcdefghij",
