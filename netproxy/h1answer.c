@@ -33,6 +33,7 @@ struct h1ans {
     unsigned char pending[PENDING_MAX];
     size_t first, n_pending;
     bool overflow; /* a method was not kept: framing is given up at the next answer */
+    bool closing;  /* an answer said the connection ends after it */
     struct evbuffer *tmp;
 };
 
@@ -84,6 +85,11 @@ static enum method_kind pop(struct h1ans *a)
 bool h1ans_raw(const struct h1ans *a)
 {
     return a->state == A_RAW;
+}
+
+bool h1ans_idle(const struct h1ans *a)
+{
+    return a->state == A_HEAD && a->len == 0 && a->n_pending == 0 && !a->overflow && !a->closing;
 }
 
 bool h1ans_between(const struct h1ans *a)
@@ -149,6 +155,8 @@ static void head(struct h1ans *a, struct scrub *sc, size_t n, struct evbuffer *o
         return;
     }
     status = (h[9] - '0') * 100 + (h[10] - '0') * 10 + (h[11] - '0');
+    if (h[7] != '1')
+        a->closing = true; /* HTTP/1.0 */
     bool chunked = false, has_cl = false, other_te = false;
     unsigned long long cl = 0;
     for (const char *p = (const char *)memmem(h, n, "\r\n", 2) + 2; p < h + n - 2;) {
@@ -169,6 +177,10 @@ static void head(struct h1ans *a, struct scrub *sc, size_t n, struct evbuffer *o
             }
             has_cl = true;
             cl = x;
+        } else if (header_is(p, ll, "connection", &v, &vl)) {
+            for (size_t i = 0; i + 5 <= vl; i++)
+                if (strncasecmp(v + i, "close", 5) == 0)
+                    a->closing = true;
         } else if (header_is(p, ll, "transfer-encoding", &v, &vl)) {
             /* chunked must be the last coding, or the body runs to the end */
             if (vl >= 7 && strncasecmp(v + vl - 7, "chunked", 7) == 0)

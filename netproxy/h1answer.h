@@ -30,6 +30,10 @@ void h1ans_feed(struct h1ans *a, struct scrub *sc, const char *buf, size_t len,
                 struct evbuffer *out);
 /* Whether the stream is scrubbed unframed (a held tail only time lets go). */
 bool h1ans_raw(const struct h1ans *a);
+/* Whether every answer asked for has come whole, none said the connection closes
+ * (HTTP/1.0, Connection: close) and nothing is unframed: the connection may carry
+ * another tunnel's requests (upool.h). */
+bool h1ans_idle(const struct h1ans *a);
 /* Whether a scrubber may be changed now (no body is half-way through one). */
 bool h1ans_between(const struct h1ans *a);
 

@@ -36,6 +36,9 @@ struct h1rw_ops {
      * would otherwise split a stand-in spread over two chunks' data): as body (NULL:
      * body itself). */
     enum reason (*piece)(void *ud, const char *buf, size_t len, char *detail, size_t dlen);
+    /* The upstream connection outlives the client's (upool.h): a request's
+     * `Connection: close` is not sent on (h1rw_client_close() says it was asked). */
+    bool keep_upstream;
     void *ud;
 };
 
@@ -55,6 +58,8 @@ enum h1_status h1rw_feed(struct h1rw *r, const char *buf, size_t len);
 enum reason h1rw_refusal(const struct h1rw *r, const char **detail, int *status);
 const char *h1rw_method(const struct h1rw *r);
 const char *h1rw_path(const struct h1rw *r);
+/* Whether a request asked to close the connection after its answer. */
+bool h1rw_client_close(const struct h1rw *r);
 /* Whether the stream is between requests (a close there loses nothing). */
 bool h1rw_idle(const struct h1rw *r);
 

@@ -19,6 +19,7 @@
 #include "scrub.h"
 #include "tlsca.h"
 #include "tlsctx.h"
+#include "upool.h"
 #include "util.h"
 
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define READ_CHUNK 16384
 #define READ_BURST (4 * READ_CHUNK) /* per event, so that one tunnel cannot hog the loop */
@@ -77,7 +79,8 @@ struct intercept {
     bool refusing;    /* a refusal is being written: the tunnel ends once it is out */
     bool hello_again; /* the client's hello callback is called a second time */
     bool hello_refused;
-    bool held; /* a buffer is over HIGH_WATER: neither side is read (pressure()) */
+    bool held;    /* a buffer is over HIGH_WATER: neither side is read (pressure()) */
+    bool pool_up; /* the upstream connection goes to the pool when the tunnel ends */
     /* Set when the tunnel is to end: everything unwinds to the event callback, which
      * ends it there (nothing below it is freed under a caller's feet). */
     bool ending;
@@ -220,6 +223,8 @@ static bool side_flush(struct side *s)
     }
     if (!left && ic->refusing && s->is_client && s->shut)
         return end(ic, CLOSE_REFUSED);
+    if (!left && ic->pool_up && s->is_client && s->shut)
+        return end(ic, CLOSE_DONE);
     if (s->shut && o->shut && s->eof && o->eof)
         return end(ic, CLOSE_DONE);
     return true;
@@ -480,6 +485,32 @@ static void on_hold(evutil_socket_t fd, short what, void *arg)
     settle(ic);
 }
 
+/* Whether the upstream connection may carry another tunnel's requests (upool.h): TLS
+ * that netproxy verified, HTTP/1.1, every answer read whole, nothing pending or held
+ * either way, no close announced by either side. */
+static bool poolable(const struct intercept *ic)
+{
+    const struct side *u = &ic->up;
+    return ic->tls && ic->proto == PR_H1 && ic->phase == P_FLOW && !ic->refusing && ic->h1 &&
+           h1rw_idle(ic->h1) && ic->ans && h1ans_idle(ic->ans) && !scrub_held(ic->scrub) &&
+           !evbuffer_get_length(ic->scrubbed) && u->ssl && SSL_is_init_finished(u->ssl) &&
+           !u->eof && !u->shut && !u->shut_want && !evbuffer_get_length(u->out) &&
+           !SSL_pending(u->ssl) && !BIO_ctrl_pending(u->rbio) && !BIO_ctrl_pending(u->wbio) &&
+           (ic->chosen_len == 0 || (ic->chosen_len == 8 && memcmp(ic->chosen, "http/1.1", 8) == 0));
+}
+
+/* The client is done (it closed, or asked to close and has its answer): the upstream
+ * connection is kept if it may be, and the client's side ends. */
+static bool client_done(struct intercept *ic)
+{
+    if (poolable(ic)) {
+        ic->pool_up = true;
+        reading(&ic->up, false); /* anything it sends now drops it from the pool */
+        return side_close(&ic->cl);
+    }
+    return side_close(&ic->cl) && side_close(&ic->up);
+}
+
 static bool to_client(struct intercept *ic, const char *buf, size_t len)
 {
     struct scrub *sc = answer_scrub(ic);
@@ -489,6 +520,10 @@ static bool to_client(struct intercept *ic, const char *buf, size_t len)
         scrub_feed(sc, buf, len, ic->scrubbed);
     if (!write_scrubbed(ic))
         return false;
+    /* The client asked to close (its Connection: close was not sent on): done once it
+     * has every answer. */
+    if (ic->h1 && ic->tls && h1rw_client_close(ic->h1) && h1ans_idle(ic->ans) && !ic->cl.shut_want)
+        return client_done(ic);
     /* A framed body lets its tail go when it ends; a stream, after a moment. */
     if (scrub_held(sc) && (!ic->ans || h1ans_raw(ic->ans))) {
         if (!ic->hold_ev)
@@ -542,6 +577,12 @@ static bool side_eof(struct side *s)
     struct side *o = other(s);
     if (!s->is_client && s->ic->proto != PR_H2 && !release_hold(s->ic))
         return false;
+    /* A client that leaves between answers: its upstream connection may be kept. */
+    if (s->is_client && poolable(s->ic)) {
+        if (!client_done(s->ic))
+            return false;
+        return side_flush(s);
+    }
     if (s->ic->proto == PR_H2 && s->ic->phase == P_FLOW && s->ic->h2)
         h2proxy_eof(s->ic->h2, s->is_client);
     if (!side_close(o))
@@ -786,8 +827,12 @@ static bool start_flow(struct intercept *ic)
         ic->creds = current_creds(ic); /* answers are scrubbed before any request */
     if (ic->proto == PR_H1) {
         ic->ans = h1ans_new();
-        struct h1rw_ops ops = {
-            .out = h1_out, .head = on_head, .body = on_body, .piece = on_piece, .ud = ic};
+        struct h1rw_ops ops = {.out = h1_out,
+                               .head = on_head,
+                               .body = on_body,
+                               .piece = on_piece,
+                               .keep_upstream = ic->tls,
+                               .ud = ic};
         ic->h1 = h1rw_new(&ops);
     } else if (ic->proto == PR_H2) {
         struct h2proxy_ops ops = {.head = on_head,
@@ -849,10 +894,52 @@ static bool client_handshake(struct intercept *ic)
 
 /* Our handshake with the upstream, as a client that checks the certificate: the
  * client's protocols offered (those relayed: h2, http/1.1). */
+/* An idle connection this spoke's earlier tunnel to the host left (upool.h), in place
+ * of the one just dialled: no handshake; HTTP/1.1 to a client that offered it. */
+static bool take_pooled(struct intercept *ic)
+{
+    struct side *s = &ic->up;
+    struct conn *c = ic->c;
+    int fd;
+    SSL *ssl;
+    /* A client that offers h2 gets what a new handshake gives (no h2 connection kept). */
+    if (!ic->tls || (ic->alpn_len && !alpn_has(ic->alpn, ic->alpn_len, "http/1.1")) ||
+        alpn_has(ic->alpn, ic->alpn_len, "h2") ||
+        !upool_take(c->spoke, c->host.name, c->port, &fd, &ssl))
+        return false;
+    event_free(s->rev);
+    event_free(s->wev);
+    close(c->ufd);
+    c->ufd = s->fd = fd;
+    s->rev = event_new(c->w->base, fd, EV_READ | EV_PERSIST, on_read, s);
+    s->wev = event_new(c->w->base, fd, EV_WRITE | EV_PERSIST, on_write, s);
+    if (!s->rev || !s->wev)
+        fatalx("out of memory for a tunnel");
+    s->reading = s->wev_on = false;
+    s->ssl = ssl;
+    s->rbio = SSL_get_rbio(ssl);
+    s->wbio = SSL_get_wbio(ssl);
+    SSL_set_app_data(ssl, ic);
+    socklen_t dl = sizeof(c->dst);
+    if (getpeername(fd, (struct sockaddr *)&c->dst, &dl) == 0)
+        c->have_dst = true;
+    memcpy(ic->chosen, "http/1.1", 9);
+    ic->chosen_len = 8;
+    record(ic, "upstream-reuse", R_ALLOWED, NULL, "", "", 0,
+           "an idle connection to the host that an earlier tunnel of this spoke verified and "
+           "left is used again: no new handshake");
+    return true;
+}
+
 static bool upstream_handshake(struct intercept *ic)
 {
     struct side *s = &ic->up;
     struct conn *c = ic->c;
+    if (!s->ssl && take_pooled(ic)) {
+        ic->hello_again = true;
+        ic->phase = P_CLIENT_HS;
+        return client_handshake(ic);
+    }
     if (!s->ssl) {
         if (!side_tls(s, tlsctx_client(PX(ic)->tls)))
             return end(ic, CLOSE_INTERNAL);
@@ -1073,6 +1160,14 @@ void intercept_free(struct intercept *ic)
 {
     if (!ic)
         return;
+    /* Kept only from a tunnel that ended in order, at the client's side. */
+    if (ic->pool_up && ic->ending &&
+        (ic->end_reason == CLOSE_DONE || ic->end_reason == CLOSE_CLIENT_RESET) && poolable(ic)) {
+        struct conn *c = ic->c;
+        upool_put(c->w->base, c->spoke, c->host.name, c->port, c->ufd, ic->up.ssl);
+        c->ufd = -1;
+        ic->up.ssl = NULL;
+    }
     h1rw_free(ic->h1);
     h2proxy_free(ic->h2);
     side_free(&ic->cl);

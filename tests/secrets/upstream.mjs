@@ -33,12 +33,16 @@ function handler(req, res) {
       headers,
       body: Buffer.concat(chunks).toString('latin1'),
       resumed,
+      rport: sock?.remotePort, // the same for requests that came on one connection
     });
     if (req.url.startsWith('/reflect')) return reflect(req, res, Buffer.concat(chunks).toString('latin1'));
     const echo = req.headers['x-echo'];
     const canned = answers[req.url.split('?')[0]];
     const body = JSON.stringify(canned !== undefined ? canned : { ok: true, path: req.url, echo: echo || null });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    const h = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    // "close=1" in the query: the connection ends after this answer (HTTP/1.1)
+    if (req.url.includes('close=1') && !req.stream) h.connection = 'close';
+    res.writeHead(200, h);
     res.end(body);
   });
 }
