@@ -6,7 +6,9 @@
 #include "jail.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,32 @@
 #include <unistd.h>
 
 #define MIB (1024ULL * 1024ULL)
+
+/* Siblings "PREFIX.PID" left by an owner that died without removing them (a hub killed
+ * with SIGKILL): removed when that pid is gone (EBUSY while a process is still in). */
+static void sweep_stale(const char *base, const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    if (!dot)
+        return;
+    size_t pl = (size_t)(dot - name) + 1;
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, name, pl) != 0 || strcmp(e->d_name, name) == 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + pl, &end, 10);
+        if (pid <= 0 || *end || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+            continue;
+        char *dir = xasprintf("%s/%s", base, e->d_name);
+        (void)rmdir(dir);
+        free(dir);
+    }
+    closedir(d);
+}
 
 char *jail_cgroup_process(const char *name, pid_t pid, uint64_t memory_mb, char *err, size_t errlen)
 {
@@ -31,6 +59,7 @@ char *jail_cgroup_process(const char *name, pid_t pid, uint64_t memory_mb, char 
         snprintf(err, errlen, "%s", je.message);
         return NULL;
     }
+    sweep_stale(dirs[CG_MEMORY], name);
     char *dir = xasprintf("%s/%s", dirs[CG_MEMORY], name);
     free(dirs[CG_MEMORY]);
     const char *file = NULL;

@@ -253,7 +253,8 @@ void jail_config_free(struct jail_config *cfg);
 /* A cgroup of its own, named name, for a process the caller started outside any jail
  * (the hub's netproxy): under the jails' base cgroup (cgroup_base.c), memory limited
  * to memory_mb with no swap, pid moved into it (a cgroup of that name already there
- * is reused: a restarted process goes where its predecessor was). Its host directory
+ * is reused: a restarted process goes where its predecessor was; siblings "PREFIX.PID"
+ * of the same PREFIX whose PID is gone are removed first). Its host directory
  * (malloc'd), or NULL and why. */
 char *jail_cgroup_process(const char *name, pid_t pid, uint64_t memory_mb, char *err,
                           size_t errlen);

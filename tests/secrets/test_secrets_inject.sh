@@ -115,6 +115,13 @@ is "... limited to hub.json's netproxy.memory_mb (default 1024 MiB)" \
     "$(echo "$rot" | jget 'd["netproxy_memory_limit"]')" $((1024 * 1024 * 1024))
 np_cg=$(echo "$rot" | jget 'd["netproxy_cgroup"]')
 check "... removed when that hub ended" test ! -d "/sys/fs/cgroup/memory$np_cg" -a ! -d "/sys/fs/cgroup$np_cg"
+# A hub killed with SIGKILL leaves its netproxy's cgroup: the next start removes it.
+stale_pid=$(sh -c 'echo $$')
+stale=/sys/fs/cgroup${np_cg%.*}.$stale_pid
+[ -d /sys/fs/cgroup/memory ] && stale=/sys/fs/cgroup/memory${np_cg%.*}.$stale_pid
+mkdir "$stale" && at_exit "rmdir $stale 2>/dev/null"
+call probe.env '{}' >/dev/null
+check "a netproxy cgroup whose hub is gone is removed when the next hub starts netproxy" test ! -d "$stale"
 check "... and netproxy recorded the update" \
     test "$(audit_count 'g(r,"event.action")=="secret-update" and g(r,"isolate.secret.name")=="github"' "$PROXY_AUDIT")" -ge 1
 
