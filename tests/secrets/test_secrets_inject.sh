@@ -125,6 +125,17 @@ check "a netproxy cgroup whose hub is gone is removed when the next hub starts n
 check "... and netproxy recorded the update" \
     test "$(audit_count 'g(r,"event.action")=="secret-update" and g(r,"isolate.secret.name")=="github"' "$PROXY_AUDIT")" -ge 1
 
+# ---- netproxy at its ceiling: the OOM killer ends it in its cgroup, the hub restarts it ----
+ceil=$(TMP=$TMP $PY "$ROOT/tests/secrets/ceiling_probe.py" "$BIN/hub" "$CONF" "$AUDIT")
+diag "ceiling: $ceil"
+is "tunnels never read past a ceiling lowered to 8 MiB above netproxy's use: the OOM killer ends it" \
+    "$(echo "$ceil" | jget 'd.get("ended")')" true
+like "... the hub's netproxy-exit record says it was the memory ceiling" \
+    "$(echo "$ceil" | jget 'd.get("reason")')" "memory ceiling of 1024 MiB"
+is "... the hub restarts it, in its cgroup with the configured limit again" \
+    "$(echo "$ceil" | jget '[d.get("restarted"), d.get("limit_after")]')" "[true, $((1024 * 1024 * 1024))]"
+is "... and the spoke's next request goes through the new netproxy" "$(echo "$ceil" | jget 'd.get("after")')" 200
+
 # ---- where the values are not ----
 # A tool that writes its key to disk writes the stand-in (checked: a failed call would
 # leave no file and the last check below would fail without saying why).

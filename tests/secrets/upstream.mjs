@@ -36,6 +36,12 @@ function handler(req, res) {
       rport: sock?.remotePort, // the same for requests that came on one connection
     });
     if (req.url.startsWith('/reflect')) return reflect(req, res, Buffer.concat(chunks).toString('latin1'));
+    // /big?n=BYTES: a large answer (for a client that does not read it)
+    if (req.url.startsWith('/big')) {
+      const n = Math.min(Number(new URL(req.url, 'http://x').searchParams.get('n')) || 0, 64 << 20);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': n });
+      return res.end(Buffer.alloc(n, 120));
+    }
     const echo = req.headers['x-echo'];
     const canned = answers[req.url.split('?')[0]];
     const body = JSON.stringify(canned !== undefined ? canned : { ok: true, path: req.url, echo: echo || null });
