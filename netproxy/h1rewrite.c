@@ -32,6 +32,7 @@ struct h1rw {
     int status;
     char method[16];
     char path[256];
+    bool client_close;
 };
 
 struct h1rw *h1rw_new(const struct h1rw_ops *ops)
@@ -68,6 +69,11 @@ const char *h1rw_method(const struct h1rw *r)
 const char *h1rw_path(const struct h1rw *r)
 {
     return r->path;
+}
+
+bool h1rw_client_close(const struct h1rw *r)
+{
+    return r->client_close;
 }
 
 bool h1rw_idle(const struct h1rw *r)
@@ -213,6 +219,10 @@ static enum h1_status handle_head(struct h1rw *r, size_t n)
             chunked = true;
         } else if (field_is(f, "upgrade")) {
             upgrade = true;
+        } else if (field_is(f, "connection")) {
+            for (size_t i = 0; i + 5 <= f->value_len; i++)
+                if (strncasecmp(f->value + i, "close", 5) == 0)
+                    r->client_close = true;
         }
         p = le + 2;
     }
@@ -249,6 +259,9 @@ static enum h1_status handle_head(struct h1rw *r, size_t n)
     if (st == H1_OK)
         st = emit(r, sp2, (size_t)(eol + 2 - sp2));
     for (size_t i = 0; st == H1_OK && i < nf; i++) {
+        /* The close is the client's, not the upstream connection's (ops.keep_upstream). */
+        if (r->ops.keep_upstream && r->client_close && field_is(&fields[i], "connection"))
+            continue;
         st = emit(r, fields[i].name, fields[i].name_len);
         if (st == H1_OK)
             st = emit(r, ": ", 2);
@@ -383,6 +396,17 @@ enum h1_status h1rw_feed(struct h1rw *r, const char *buf, size_t len)
             }
             if (digits == 0 || (i < ll - 2 && l[i] != ';' && l[i] != ' ' && l[i] != '\t'))
                 return fail(r, R_BAD_REQUEST, 400, "a chunk-size line that is not hex");
+            /* The extension ("5;k=v") goes upstream too: scanned like the data. */
+            if (i < ll - 2) {
+                enum reason w = (r->ops.piece ? r->ops.piece : r->ops.body)(
+                    r->ops.ud, l + i, ll - 2 - i, r->detail, sizeof(r->detail));
+                if (w != R_ALLOWED) {
+                    r->state = S_DEAD;
+                    r->reason = w;
+                    r->status = reason_status(w);
+                    return H1_REFUSED;
+                }
+            }
             st = emit(r, l, ll);
             r->head_len = 0;
             if (size == 0)

@@ -32,6 +32,13 @@ struct h1rw_ops {
     void (*head)(void *ud, const struct inject_req *rq, struct inject_result *res);
     /* Body (or opaque) bytes about to be sent on: R_ALLOWED, or why not (detail). */
     enum reason (*body)(void *ud, const char *buf, size_t len, char *detail, size_t dlen);
+    /* A piece scanned on its own, outside the body's stream (a chunk's extension, which
+     * would otherwise split a stand-in spread over two chunks' data): as body (NULL:
+     * body itself). */
+    enum reason (*piece)(void *ud, const char *buf, size_t len, char *detail, size_t dlen);
+    /* The upstream connection outlives the client's (upool.h): a request's
+     * `Connection: close` is not sent on (h1rw_client_close() says it was asked). */
+    bool keep_upstream;
     void *ud;
 };
 
@@ -51,6 +58,8 @@ enum h1_status h1rw_feed(struct h1rw *r, const char *buf, size_t len);
 enum reason h1rw_refusal(const struct h1rw *r, const char **detail, int *status);
 const char *h1rw_method(const struct h1rw *r);
 const char *h1rw_path(const struct h1rw *r);
+/* Whether a request asked to close the connection after its answer. */
+bool h1rw_client_close(const struct h1rw *r);
 /* Whether the stream is between requests (a close there loses nothing). */
 bool h1rw_idle(const struct h1rw *r);
 

@@ -39,6 +39,7 @@ struct pair {
     struct evbuffer *down_body; /* upstream -> client */
     bool up_end, down_end;      /* END_STREAM seen from the client / the upstream */
     bool down_submitted;
+    struct scrub *scrub; /* the answer, scrubbed of the values (scrub.h) */
     bool s_closed, c_closed;
     struct pair *next;
 };
@@ -86,12 +87,16 @@ static void pair_free(struct pair *p)
     hdrs_free(p->resp, &p->n_resp);
     evbuffer_free(p->up_body);
     evbuffer_free(p->down_body);
+    scrub_free(p->scrub);
     free(p);
 }
 
 static void maybe_free(struct pair *p)
 {
     if (p->s_closed && (p->c_closed || p->c_id < 0)) {
+        /* A tail held back for the scrub was received: the upstream's window gets it. */
+        if (scrub_held(p->scrub))
+            nghttp2_session_consume_connection(p->h->client, scrub_held(p->scrub));
         if (p->c_id >= 0)
             nghttp2_session_set_stream_user_data(p->h->client, p->c_id, NULL);
         pair_free(p);
@@ -108,11 +113,17 @@ static const struct hdr *find(const struct hdr *v, size_t n, const char *name)
 
 /* ---- sending ---- */
 
+/* Moves what each session has to send into its side's buffer, but not past the
+ * backlog a side may have queued: what stays is nghttp2's, whose own limits (on ACKs
+ * and RST_STREAMs it queues for a peer that does not read) then end a flooding peer's
+ * session instead of our memory growing. */
 static int flush(struct h2proxy *h)
 {
     nghttp2_session *ss[2] = {h->server, h->client};
     for (int i = 0; i < 2; i++) {
         for (;;) {
+            if (h->ops.backlog && h->ops.backlog(h->ops.ud, i == 0) > H2PROXY_MAX_BACKLOG)
+                break;
             const uint8_t *data;
             ssize_t n = nghttp2_session_mem_send(ss[i], &data);
             if (n < 0)
@@ -378,6 +389,29 @@ static int s_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t 
 
 /* ---- the upstream's answers (client session) ---- */
 
+static struct scrub *pair_scrub(struct pair *p)
+{
+    struct h2proxy *h = p->h;
+    if (!p->scrub && h->ops.scrub_new)
+        p->scrub = h->ops.scrub_new(h->ops.ud);
+    return p->scrub;
+}
+
+/* The answer's header values (trailers too), scrubbed in place before they go on. */
+static void scrub_resp(struct pair *p)
+{
+    struct scrub *sc = pair_scrub(p);
+    for (size_t i = 0; sc && i < p->n_resp; i++)
+        if (p->resp[i].name[0] != ':')
+            scrub_piece(sc, p->resp[i].value, p->resp[i].value_len);
+}
+
+/* The answer's DATA ended: the held tail goes too. */
+static void release_hold(struct pair *p)
+{
+    scrub_flush(p->scrub, p->down_body);
+}
+
 static int c_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                     void *user_data)
@@ -411,6 +445,7 @@ static int c_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, vo
             p->resp_bytes = 0;
             return 0;
         }
+        scrub_resp(p);
         nghttp2_nv nv[MAX_FIELDS];
         for (size_t i = 0; i < p->n_resp; i++)
             nv[i] = (nghttp2_nv){(uint8_t *)p->resp[i].name, (uint8_t *)p->resp[i].value,
@@ -424,6 +459,9 @@ static int c_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, vo
         return 0;
     }
     if (end && (frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS)) {
+        if (frame->hd.type == NGHTTP2_HEADERS)
+            scrub_resp(p); /* trailers */
+        release_hold(p);
         p->down_end = true;
         if (p->down_submitted)
             nghttp2_session_resume_data(h->server, p->s_id);
@@ -441,7 +479,11 @@ static int c_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, co
         nghttp2_session_consume(session, stream_id, len);
         return 0;
     }
-    evbuffer_add(p->down_body, data, len);
+    struct scrub *sc = pair_scrub(p);
+    if (sc)
+        scrub_feed(sc, (const char *)data, len, p->down_body);
+    else
+        evbuffer_add(p->down_body, data, len);
     if (p->down_submitted)
         nghttp2_session_resume_data(h->server, p->s_id);
     return 0;
@@ -460,6 +502,7 @@ static int c_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t 
             nghttp2_submit_rst_stream(h->server, NGHTTP2_FLAG_NONE, p->s_id,
                                       error_code ? error_code : NGHTTP2_INTERNAL_ERROR);
         else {
+            release_hold(p);
             p->down_end = true;
             nghttp2_session_resume_data(h->server, p->s_id);
         }
@@ -522,6 +565,13 @@ struct h2proxy *h2proxy_new(const struct h2proxy_ops *ops)
 
 int h2proxy_start(struct h2proxy *h)
 {
+    return flush(h);
+}
+
+int h2proxy_flush(struct h2proxy *h)
+{
+    if (h->failed)
+        return -1;
     return flush(h);
 }
 

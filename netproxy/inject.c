@@ -287,10 +287,17 @@ void inject_request(const struct cred_set *s, const struct inject_dest *d,
     char shown[200];
     size_t al = 0;
     const char *abs = absolute_authority(rq->target, rq->target_len, &al);
+    /* Every authority the request names counts: HTTP/2's `host` beside `:authority`
+     * too (RFC 9113 8.3.1), which a front end routing by Host would follow. */
+    const struct inject_field *host_field = NULL;
+    for (size_t i = 0; i < rq->n_fields && !host_field; i++)
+        if (rq->fields[i].name_len == 4 && strncasecmp(rq->fields[i].name, "host", 4) == 0 &&
+            !inject_authority_is(d, rq->fields[i].value, rq->fields[i].value_len))
+            host_field = &rq->fields[i];
     if ((rq->authority && !inject_authority_is(d, rq->authority, rq->authority_len)) ||
-        (abs && !inject_authority_is(d, abs, al))) {
-        const char *a = abs ? abs : rq->authority;
-        size_t n = abs ? al : rq->authority_len;
+        (abs && !inject_authority_is(d, abs, al)) || host_field) {
+        const char *a = abs ? abs : host_field ? host_field->value : rq->authority;
+        size_t n = abs ? al : host_field ? host_field->value_len : rq->authority_len;
         snprintf(shown, sizeof(shown), "%.*s", (int)(n < 120 ? n : 120), a);
         refuse(res, R_HOST_MISMATCH, NULL,
                "the request names %s, but this connection goes to %s: a request may only go "

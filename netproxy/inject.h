@@ -1,7 +1,8 @@
 /* What netproxy does with one request to a host whose TLS it opened (or one it sees in
  * clear): the decision and the rewriting, the same for HTTP/1.1 and HTTP/2.
  *
- * - The request's authority (Host, :authority, or an absolute target) must be the host
+ * - The request's authority (Host, :authority, or an absolute target; every one of them
+ *   when it names several, as HTTP/2's `host` beside `:authority`) must be the host
  *   the tunnel goes to: a request that names another (domain fronting on a shared
  *   front) is refused with 421, so a value can only reach the host it is for.
  * - A stand-in of a binding that is not for this host, anywhere in the request (target,

@@ -10,13 +10,16 @@
 #include "audit.h"
 #include "conn.h"
 #include "creds.h"
+#include "h1answer.h"
 #include "h1rewrite.h"
 #include "h2proxy.h"
 #include "log.h"
 #include "netproxy.h"
 #include "response.h"
+#include "scrub.h"
 #include "tlsca.h"
 #include "tlsctx.h"
+#include "upool.h"
 #include "util.h"
 
 #include <errno.h>
@@ -30,11 +33,18 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define READ_CHUNK 16384
 #define READ_BURST (4 * READ_CHUNK) /* per event, so that one tunnel cannot hog the loop */
 #define HIGH_WATER (256 * 1024)
 #define LOW_WATER (64 * 1024)
+/* What the client may have sent before its handshake goes on (one ClientHello, which
+ * OpenSSL bounds by a record or two): more waits in the socket, not in our memory. */
+#define HELLO_MAX (2 * (16384 + 5))
+/* How long the tail of a response that may begin a value waits for the next bytes
+ * before it is sent as it is (scrub.h): it holds no whole value. */
+#define SCRUB_HOLD_US 50000
 
 enum phase {
     P_PEEK,         /* waiting for the client's first byte: TLS, HTTP or other */
@@ -69,6 +79,8 @@ struct intercept {
     bool refusing;    /* a refusal is being written: the tunnel ends once it is out */
     bool hello_again; /* the client's hello callback is called a second time */
     bool hello_refused;
+    bool held;    /* a buffer is over HIGH_WATER: neither side is read (pressure()) */
+    bool pool_up; /* the upstream connection goes to the pool when the tunnel ends */
     /* Set when the tunnel is to end: everything unwinds to the event callback, which
      * ends it there (nothing below it is freed under a caller's feet). */
     bool ending;
@@ -84,11 +96,20 @@ struct intercept {
     size_t chosen_len;
     char *first; /* bytes read before the hand-over (transparent egress's first flight) */
     size_t first_len;
+    /* HTTP/1.1 and opaque answers towards the client, scrubbed of the values (scrub.h) */
+    struct scrub *scrub;
+    struct h1ans *ans; /* HTTP/1.1: the answers' framing, so a split value is found */
+    struct evbuffer *scrubbed;
+    struct event *hold_ev;
+    /* The secrets whose value came back in an answer: one record per tunnel each. */
+    char reflected[CRED_MAX_PER_SPOKE][CRED_NAME_MAX + 1];
+    size_t n_reflected;
 };
 
 static bool side_flush(struct side *s);
 static bool deliver(struct intercept *ic, struct side *from, const char *buf, size_t len);
 static bool client_handshake(struct intercept *ic);
+static void on_reflected(void *ud, const struct cred *c);
 
 static struct proxy *PX(struct intercept *ic)
 {
@@ -109,6 +130,28 @@ static void reading(struct side *s, bool on)
     else
         event_del(s->rev);
     s->reading = on;
+}
+
+/* Back-pressure on both queues, whoever filled them: while either side's buffer is
+ * over HIGH_WATER neither side is read, so a client that sends without reading
+ * (HTTP/2 PINGs whose ACKs queue for it, requests answered by refusals) holds itself
+ * back as well as the upstream; both are read again once both are under LOW_WATER. */
+static void pressure(struct intercept *ic)
+{
+    size_t a = evbuffer_get_length(ic->cl.out), b = evbuffer_get_length(ic->up.out);
+    if (!ic->held && (a > HIGH_WATER || b > HIGH_WATER)) {
+        ic->held = true;
+        reading(&ic->cl, false);
+        reading(&ic->up, false);
+    } else if (ic->held && a < LOW_WATER && b < LOW_WATER) {
+        ic->held = false;
+        if (ic->phase != P_FLOW || ic->refusing || ic->ending)
+            return;
+        if (!ic->cl.eof)
+            reading(&ic->cl, true);
+        if (!ic->up.eof)
+            reading(&ic->up, true);
+    }
 }
 
 /* Marks the tunnel to end (its close record says why, the first reason wins); the
@@ -172,16 +215,16 @@ static bool side_flush(struct side *s)
         event_del(s->wev);
         s->wev_on = false;
     }
-    /* The other side may read again once this one has room. */
     struct side *o = other(s);
-    if (left < LOW_WATER && !o->eof && o->rev && ic->phase == P_FLOW && !ic->refusing)
-        reading(o, true);
+    pressure(ic);
     if (!left && s->shut_want && !s->shut) {
         s->shut = true;
         (void)shutdown(s->fd, SHUT_WR);
     }
     if (!left && ic->refusing && s->is_client && s->shut)
         return end(ic, CLOSE_REFUSED);
+    if (!left && ic->pool_up && s->is_client && s->shut)
+        return end(ic, CLOSE_DONE);
     if (s->shut && o->shut && s->eof && o->eof)
         return end(ic, CLOSE_DONE);
     return true;
@@ -205,12 +248,7 @@ static bool side_write(struct side *s, const char *buf, size_t len)
     } else {
         evbuffer_add(s->out, buf, len);
     }
-    if (!side_flush(s))
-        return false;
-    /* Held back: stop reading the side that feeds this one. */
-    if (evbuffer_get_length(s->out) > HIGH_WATER)
-        reading(other(s), false);
-    return true;
+    return side_flush(s);
 }
 
 /* Nothing more to send to s: a TLS close_notify, then the end of the stream. */
@@ -282,6 +320,8 @@ static void on_head(void *ud, const struct inject_req *rq, struct inject_result 
                reason_status(res->verdict), res->detail);
         return;
     }
+    if (ic->ans)
+        h1ans_request(ic->ans, rq->method, rq->method_len);
     for (size_t i = 0; i < res->n_injected; i++)
         if (np_audit_request(
                 c, &(struct np_request_record){.action = "credential-inject",
@@ -316,6 +356,23 @@ static enum reason on_body(void *ud, const char *buf, size_t len, char *detail, 
     return R_CRED_WRONG_HOST;
 }
 
+/* A piece of a request outside its body's stream (a chunk extension): scanned whole. */
+static enum reason on_piece(void *ud, const char *buf, size_t len, char *detail, size_t dlen)
+{
+    struct intercept *ic = ud;
+    const struct cred *w =
+        ic->creds ? inject_wrong_host(ic->creds, ic->c->host.name, buf, len) : NULL;
+    if (!w)
+        return R_ALLOWED;
+    snprintf(detail, dlen,
+             "the stand-in of secret %s is in a chunk extension of a request to %s, a host it "
+             "is not for",
+             w->name, ic->c->host.name);
+    record(ic, "request", R_CRED_WRONG_HOST, w->name, ic->h1 ? h1rw_method(ic->h1) : "",
+           ic->h1 ? h1rw_path(ic->h1) : "", 403, detail);
+    return R_CRED_WRONG_HOST;
+}
+
 static int h1_out(void *ud, const char *buf, size_t len)
 {
     struct intercept *ic = ud;
@@ -326,6 +383,18 @@ static bool h2_out(void *ud, bool to_client, const char *buf, size_t len)
 {
     struct intercept *ic = ud;
     return side_write(to_client ? &ic->cl : &ic->up, buf, len);
+}
+
+static struct scrub *h2_scrub(void *ud)
+{
+    struct intercept *ic = ud;
+    return scrub_new(ic->creds, on_reflected, ic);
+}
+
+static size_t h2_backlog(void *ud, bool to_client)
+{
+    struct intercept *ic = ud;
+    return evbuffer_get_length(to_client ? ic->cl.out : ic->up.out);
 }
 
 /* Answers a refused request on the client's side and ends the tunnel once it is out:
@@ -353,6 +422,118 @@ static bool refuse(struct intercept *ic, enum reason r, int status, const char *
     return side_close(&ic->cl);
 }
 
+/* ---- answers to the client, scrubbed of the values ---- */
+
+/* A value came back in an answer: replaced by its mask (scrub.h); on record once per
+ * tunnel and secret, by name. */
+static void on_reflected(void *ud, const struct cred *c)
+{
+    struct intercept *ic = ud;
+    for (size_t i = 0; i < ic->n_reflected; i++)
+        if (strcmp(ic->reflected[i], c->name) == 0)
+            return;
+    if (ic->n_reflected < CRED_MAX_PER_SPOKE)
+        str_copy(ic->reflected[ic->n_reflected++], c->name, CRED_NAME_MAX + 1);
+    char detail[512];
+    snprintf(detail, sizeof(detail),
+             "the value of secret %.64s came back in an answer from %.253s: the client got "
+             "its stand-in instead",
+             c->name, ic->c->host.name);
+    record(ic, "credential-reflected", R_ALLOWED, c->name, ic->h1 ? h1rw_method(ic->h1) : "",
+           ic->h1 ? h1rw_path(ic->h1) : "", 0, detail);
+}
+
+/* The scrubber for the set requests go out with now (made again after a rotation). */
+static struct scrub *answer_scrub(struct intercept *ic)
+{
+    if (ic->scrub && scrub_set(ic->scrub) == ic->creds)
+        return ic->scrub;
+    /* Not in the middle of a body or of a tail it holds. */
+    if (ic->scrub && (scrub_held(ic->scrub) || (ic->ans && !h1ans_between(ic->ans))))
+        return ic->scrub;
+    scrub_free(ic->scrub);
+    ic->scrub = scrub_new(ic->creds, on_reflected, ic);
+    return ic->scrub;
+}
+
+static bool write_scrubbed(struct intercept *ic)
+{
+    size_t n = evbuffer_get_length(ic->scrubbed);
+    if (!n)
+        return true;
+    char *p = (char *)evbuffer_pullup(ic->scrubbed, -1);
+    bool ok = side_write(&ic->cl, p, n);
+    evbuffer_drain(ic->scrubbed, n);
+    return ok;
+}
+
+/* The held tail waited long enough, or the answer's stream ended. */
+static bool release_hold(struct intercept *ic)
+{
+    if (ic->hold_ev)
+        evtimer_del(ic->hold_ev);
+    scrub_flush(ic->scrub, ic->scrubbed);
+    return write_scrubbed(ic);
+}
+
+static void on_hold(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct intercept *ic = arg;
+    (void)release_hold(ic);
+    settle(ic);
+}
+
+/* Whether the upstream connection may carry another tunnel's requests (upool.h): TLS
+ * that netproxy verified, HTTP/1.1, every answer read whole, nothing pending or held
+ * either way, no close announced by either side. */
+static bool poolable(const struct intercept *ic)
+{
+    const struct side *u = &ic->up;
+    return ic->tls && ic->proto == PR_H1 && ic->phase == P_FLOW && !ic->refusing && ic->h1 &&
+           h1rw_idle(ic->h1) && ic->ans && h1ans_idle(ic->ans) && !scrub_held(ic->scrub) &&
+           !evbuffer_get_length(ic->scrubbed) && u->ssl && SSL_is_init_finished(u->ssl) &&
+           !u->eof && !u->shut && !u->shut_want && !evbuffer_get_length(u->out) &&
+           !SSL_pending(u->ssl) && !BIO_ctrl_pending(u->rbio) && !BIO_ctrl_pending(u->wbio) &&
+           (ic->chosen_len == 0 || (ic->chosen_len == 8 && memcmp(ic->chosen, "http/1.1", 8) == 0));
+}
+
+/* The client is done (it closed, or asked to close and has its answer): the upstream
+ * connection is kept if it may be, and the client's side ends. */
+static bool client_done(struct intercept *ic)
+{
+    if (poolable(ic)) {
+        ic->pool_up = true;
+        reading(&ic->up, false); /* anything it sends now drops it from the pool */
+        return side_close(&ic->cl);
+    }
+    return side_close(&ic->cl) && side_close(&ic->up);
+}
+
+static bool to_client(struct intercept *ic, const char *buf, size_t len)
+{
+    struct scrub *sc = answer_scrub(ic);
+    if (ic->ans)
+        h1ans_feed(ic->ans, sc, buf, len, ic->scrubbed);
+    else
+        scrub_feed(sc, buf, len, ic->scrubbed);
+    if (!write_scrubbed(ic))
+        return false;
+    /* The client asked to close (its Connection: close was not sent on): done once it
+     * has every answer. */
+    if (ic->h1 && ic->tls && h1rw_client_close(ic->h1) && h1ans_idle(ic->ans) && !ic->cl.shut_want)
+        return client_done(ic);
+    /* A framed body lets its tail go when it ends; a stream, after a moment. */
+    if (scrub_held(sc) && (!ic->ans || h1ans_raw(ic->ans))) {
+        if (!ic->hold_ev)
+            ic->hold_ev = evtimer_new(ic->c->w->base, on_hold, ic);
+        struct timeval tv = {0, SCRUB_HOLD_US};
+        evtimer_add(ic->hold_ev, &tv);
+    }
+    return true;
+}
+
 /* ---- the stream after the handshakes ---- */
 
 static bool deliver(struct intercept *ic, struct side *from, const char *buf, size_t len)
@@ -366,7 +547,7 @@ static bool deliver(struct intercept *ic, struct side *from, const char *buf, si
         return end(ic, from->is_client ? CLOSE_CLIENT_RESET : CLOSE_UPSTREAM_RESET);
     }
     if (!from->is_client)
-        return side_write(&ic->cl, buf, len);
+        return to_client(ic, buf, len);
     if (ic->proto == PR_OPAQUE) {
         char detail[300];
         if (on_body(ic, buf, len, detail, sizeof(detail)) != R_ALLOWED)
@@ -394,6 +575,14 @@ static bool side_eof(struct side *s)
     s->eof = true;
     reading(s, false);
     struct side *o = other(s);
+    if (!s->is_client && s->ic->proto != PR_H2 && !release_hold(s->ic))
+        return false;
+    /* A client that leaves between answers: its upstream connection may be kept. */
+    if (s->is_client && poolable(s->ic)) {
+        if (!client_done(s->ic))
+            return false;
+        return side_flush(s);
+    }
     if (s->ic->proto == PR_H2 && s->ic->phase == P_FLOW && s->ic->h2)
         h2proxy_eof(s->ic->h2, s->is_client);
     if (!side_close(o))
@@ -409,7 +598,19 @@ static int side_read_socket(struct side *s, bool *fed)
     size_t total = 0;
     *fed = false;
     while (total < READ_BURST) {
-        ssize_t n = recv(s->fd, buf, sizeof(buf), 0);
+        size_t want = sizeof(buf);
+        if (s->is_client && s->ssl && s->ic->phase != P_FLOW) {
+            /* The client's handshake waits (on ours with the upstream, or for its own
+             * next flight): no more than a hello's worth is taken meanwhile. */
+            size_t pending = BIO_ctrl_pending(s->rbio);
+            if (pending >= HELLO_MAX) {
+                reading(s, false);
+                return 1;
+            }
+            if (want > HELLO_MAX - pending)
+                want = HELLO_MAX - pending;
+        }
+        ssize_t n = recv(s->fd, buf, want, 0);
         if (n > 0) {
             total += (size_t)n;
             *fed = true;
@@ -493,8 +694,12 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct side *s = arg;
-    side_flush(s);
-    settle(s->ic);
+    struct intercept *ic = s->ic;
+    /* Room again: what HTTP/2 held back for this side (h2proxy.h). */
+    if (side_flush(s) && ic->proto == PR_H2 && ic->h2 && ic->phase == P_FLOW &&
+        evbuffer_get_length(s->out) < LOW_WATER && h2proxy_flush(ic->h2) < 0)
+        end(ic, CLOSE_INTERNAL);
+    settle(ic);
 }
 
 static void side_init(struct intercept *ic, struct side *s, bool is_client, int fd,
@@ -618,11 +823,24 @@ static int on_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 static bool start_flow(struct intercept *ic)
 {
     ic->phase = P_FLOW;
+    if (!ic->creds)
+        ic->creds = current_creds(ic); /* answers are scrubbed before any request */
     if (ic->proto == PR_H1) {
-        struct h1rw_ops ops = {.out = h1_out, .head = on_head, .body = on_body, .ud = ic};
+        ic->ans = h1ans_new();
+        struct h1rw_ops ops = {.out = h1_out,
+                               .head = on_head,
+                               .body = on_body,
+                               .piece = on_piece,
+                               .keep_upstream = ic->tls,
+                               .ud = ic};
         ic->h1 = h1rw_new(&ops);
     } else if (ic->proto == PR_H2) {
-        struct h2proxy_ops ops = {.head = on_head, .body = on_body, .out = h2_out, .ud = ic};
+        struct h2proxy_ops ops = {.head = on_head,
+                                  .body = on_body,
+                                  .out = h2_out,
+                                  .backlog = h2_backlog,
+                                  .scrub_new = h2_scrub,
+                                  .ud = ic};
         ic->h2 = h2proxy_new(&ops);
         if (!ic->h2 || h2proxy_start(ic->h2) < 0)
             return end(ic, CLOSE_INTERNAL);
@@ -652,8 +870,10 @@ static bool client_handshake(struct intercept *ic)
         return start_flow(ic);
     }
     int e = SSL_get_error(s->ssl, rc);
-    if (e == SSL_ERROR_WANT_READ)
+    if (e == SSL_ERROR_WANT_READ) {
+        reading(s, true); /* it took what it had (side_read_socket's cap) */
         return true;
+    }
     if (e == SSL_ERROR_WANT_CLIENT_HELLO_CB && ic->phase == P_CLIENT_HELLO) {
         ic->phase = P_UPSTREAM_HS;
         return upstream_handshake(ic);
@@ -674,10 +894,52 @@ static bool client_handshake(struct intercept *ic)
 
 /* Our handshake with the upstream, as a client that checks the certificate: the
  * client's protocols offered (those relayed: h2, http/1.1). */
+/* An idle connection this spoke's earlier tunnel to the host left (upool.h), in place
+ * of the one just dialled: no handshake; HTTP/1.1 to a client that offered it. */
+static bool take_pooled(struct intercept *ic)
+{
+    struct side *s = &ic->up;
+    struct conn *c = ic->c;
+    int fd;
+    SSL *ssl;
+    /* A client that offers h2 gets what a new handshake gives (no h2 connection kept). */
+    if (!ic->tls || (ic->alpn_len && !alpn_has(ic->alpn, ic->alpn_len, "http/1.1")) ||
+        alpn_has(ic->alpn, ic->alpn_len, "h2") ||
+        !upool_take(c->spoke, c->host.name, c->port, &fd, &ssl))
+        return false;
+    event_free(s->rev);
+    event_free(s->wev);
+    close(c->ufd);
+    c->ufd = s->fd = fd;
+    s->rev = event_new(c->w->base, fd, EV_READ | EV_PERSIST, on_read, s);
+    s->wev = event_new(c->w->base, fd, EV_WRITE | EV_PERSIST, on_write, s);
+    if (!s->rev || !s->wev)
+        fatalx("out of memory for a tunnel");
+    s->reading = s->wev_on = false;
+    s->ssl = ssl;
+    s->rbio = SSL_get_rbio(ssl);
+    s->wbio = SSL_get_wbio(ssl);
+    SSL_set_app_data(ssl, ic);
+    socklen_t dl = sizeof(c->dst);
+    if (getpeername(fd, (struct sockaddr *)&c->dst, &dl) == 0)
+        c->have_dst = true;
+    memcpy(ic->chosen, "http/1.1", 9);
+    ic->chosen_len = 8;
+    record(ic, "upstream-reuse", R_ALLOWED, NULL, "", "", 0,
+           "an idle connection to the host that an earlier tunnel of this spoke verified and "
+           "left is used again: no new handshake");
+    return true;
+}
+
 static bool upstream_handshake(struct intercept *ic)
 {
     struct side *s = &ic->up;
     struct conn *c = ic->c;
+    if (!s->ssl && take_pooled(ic)) {
+        ic->hello_again = true;
+        ic->phase = P_CLIENT_HS;
+        return client_handshake(ic);
+    }
     if (!s->ssl) {
         if (!side_tls(s, tlsctx_client(PX(ic)->tls)))
             return end(ic, CLOSE_INTERNAL);
@@ -862,6 +1124,7 @@ void intercept_start(struct conn *c)
 {
     struct intercept *ic = xcalloc(1, sizeof(*ic));
     ic->c = c;
+    ic->scrubbed = evbuffer_new();
     c->ic = ic;
     c->state = C_RELAY;
     c->last_active = now_mono_ns();
@@ -897,6 +1160,14 @@ void intercept_free(struct intercept *ic)
 {
     if (!ic)
         return;
+    /* Kept only from a tunnel that ended in order, at the client's side. */
+    if (ic->pool_up && ic->ending &&
+        (ic->end_reason == CLOSE_DONE || ic->end_reason == CLOSE_CLIENT_RESET) && poolable(ic)) {
+        struct conn *c = ic->c;
+        upool_put(c->w->base, c->spoke, c->host.name, c->port, c->ufd, ic->up.ssl);
+        c->ufd = -1;
+        ic->up.ssl = NULL;
+    }
     h1rw_free(ic->h1);
     h2proxy_free(ic->h2);
     side_free(&ic->cl);
@@ -904,5 +1175,11 @@ void intercept_free(struct intercept *ic)
     cred_set_unref(ic->creds);
     scan_carry_free(&ic->carry);
     free(ic->first);
+    scrub_free(ic->scrub);
+    h1ans_free(ic->ans);
+    if (ic->scrubbed)
+        evbuffer_free(ic->scrubbed);
+    if (ic->hold_ev)
+        event_free(ic->hold_ev);
     free(ic);
 }

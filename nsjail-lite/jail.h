@@ -250,6 +250,20 @@ void jail_config_add_tmpfs(struct jail_config *cfg, const char *dst, uint64_t si
 void jail_config_set_env(struct jail_config *cfg, const char *name_value);
 void jail_config_free(struct jail_config *cfg);
 
+/* A cgroup of its own, named name, for a process the caller started outside any jail
+ * (the hub's netproxy): under the jails' base cgroup (cgroup_base.c), memory limited
+ * to memory_mb with no swap, pid moved into it (a cgroup of that name already there
+ * is reused: a restarted process goes where its predecessor was; siblings "PREFIX.PID"
+ * of the same PREFIX whose PID is gone are removed first). Its host directory
+ * (malloc'd), or NULL and why. */
+char *jail_cgroup_process(const char *name, pid_t pid, uint64_t memory_mb, char *err,
+                          size_t errlen);
+/* How many of its processes the OOM killer ended so far. */
+uint64_t jail_cgroup_oom_kills(const char *dir);
+/* Removes it once its processes are gone (waits up to a second for the last to
+ * leave). 0, or -1 with errno. */
+int jail_cgroup_remove(const char *dir);
+
 struct jail *jail_start(const struct jail_config *cfg, char *const argv[], struct jail_error *err);
 /* The start without the wait for the exec (see above); NULL with *err when the checks
  * or the preparation in the caller failed. */

@@ -78,6 +78,9 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->netproxy_allow_cidr = xcalloc(1, sizeof(char *));
     c->netproxy_ping_ms = 5000;
     c->netproxy_workers = 1;
+    /* One netproxy serves every spoke: a ceiling, so that one spoke's flood cannot take
+     * the host's memory (and with it the others' network) to the OOM killer. */
+    c->netproxy_memory_mb = 1024;
     c->secrets_dir = xstrdup("/var/lib/isolategpt/secrets");
     c->secrets_key_file = xstrdup("/var/lib/isolategpt/secrets.key");
     c->llm_key_env = xstrdup("OPENAI_API_KEY");
@@ -232,8 +235,8 @@ static bool load_network(struct jf_ctx *jc, const json_t *root, struct hub_confi
 static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
     static const char *const keys[] = {
-        "binary",           "audit",   "resolve",     "upstream_allow_cidr",
-        "ping_interval_ms", "workers", "upstream_ca", NULL};
+        "binary",      "audit",     "resolve", "upstream_allow_cidr", "ping_interval_ms", "workers",
+        "upstream_ca", "memory_mb", NULL};
     json_t *n = json_object_get(root, "netproxy");
     if (!n)
         return true;
@@ -242,7 +245,8 @@ static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_conf
     if (!get_path(jc, n, "netproxy", "binary", c->file, &c->netproxy_bin) ||
         !get_path(jc, n, "netproxy", "upstream_ca", c->file, &c->netproxy_upstream_ca) ||
         !get_u64(jc, n, "netproxy", "ping_interval_ms", 50, 600000, &c->netproxy_ping_ms) ||
-        !get_u64(jc, n, "netproxy", "workers", 1, 64, &c->netproxy_workers))
+        !get_u64(jc, n, "netproxy", "workers", 1, 64, &c->netproxy_workers) ||
+        !get_u64(jc, n, "netproxy", "memory_mb", 0, 1 << 20, &c->netproxy_memory_mb))
         return false;
     const char *audit = NULL;
     if (!jf_string(jc, n, "netproxy", "audit", false, PATH_MAX_LEN, &audit))

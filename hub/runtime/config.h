@@ -70,6 +70,8 @@ struct hub_config {
     uint64_t netproxy_workers;  /* its event loops (--workers), 1-64 */
     char *netproxy_upstream_ca; /* CA bundle netproxy verifies upstreams with, where it
                                    opens TLS to put a secret in (NULL: the system's) */
+    /* netproxy's cgroup's memory limit in MiB (0: no cgroup of its own) */
+    uint64_t netproxy_memory_mb;
 
     /* The secret store (secrets.h) */
     char *secrets_dir;

@@ -11,7 +11,7 @@ HUB_LIB := $(BUILD)/lib/libhub.a
 # before this one) builds it at this fixed path. Without it those modes say that this
 # build lacks nsjail-lite.
 ifneq ($(wildcard nsjail-lite/jail.c),)
-$(call objs,hub/runtime/proc.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
+$(call objs,hub/runtime/proc.c hub/runtime/net_proxy.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
 HUB_JAIL_LIB := $(BUILD)/lib/libnsjail-lite.a
 HUB_LDLIBS := $(call pkg_libs,$(PKGS)) -lpthread
 else

@@ -5,6 +5,10 @@
 #include "pidfd.h"
 #include "util.h"
 
+#ifdef HUB_HAVE_JAIL
+#include "nsjail-lite/jail.h"
+#endif
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -75,6 +79,11 @@ struct proxy_sup {
     /* The hub's CA (hubca.h), sent first to every netproxy started; NULL until a
      * spoke with a secret to inject needs it. */
     char *ca_cert, *ca_key;
+
+    /* netproxy's own cgroup (hub.json netproxy.memory_mb; NULL: none), kept across
+     * restarts, and the OOM kills it had seen by the last start. */
+    char *cg_dir;
+    uint64_t oom_seen;
 
     unsigned restarts;
     uint64_t window_start;
@@ -268,6 +277,34 @@ static void on_event(struct proxy_sup *p, const json_t *msg)
 static void on_ctl(evutil_socket_t fd, short what, void *arg);
 static void on_exit_ev(evutil_socket_t fd, short what, void *arg);
 
+/* netproxy serves every spoke: in a cgroup of its own with a memory ceiling, one
+ * spoke's flood ends netproxy (which the hub restarts) rather than the host's memory.
+ * Without cgroups it runs without one, said in the log and the audit. */
+static void limit_memory(struct proxy_sup *p, pid_t pid)
+{
+    uint64_t mb = p->cfg->netproxy_memory_mb;
+    if (!mb)
+        return;
+#ifdef HUB_HAVE_JAIL
+    char name[64], err[512];
+    snprintf(name, sizeof(name), "isolategpt-netproxy.%d", (int)getpid());
+    char *dir = jail_cgroup_process(name, pid, mb, err, sizeof(err));
+    if (dir) {
+        if (!p->cg_dir)
+            p->oom_seen = jail_cgroup_oom_kills(dir);
+        free(p->cg_dir);
+        p->cg_dir = dir;
+        log_debug("netproxy in cgroup %s, memory limited to %" PRIu64 " MiB", dir, mb);
+        return;
+    }
+#else
+    char err[128];
+    snprintf(err, sizeof(err), "this build has no nsjail-lite to make cgroups with");
+#endif
+    log_warnx("netproxy runs without its memory ceiling of %" PRIu64 " MiB: %s", mb, err);
+    proxy_audit(p, "netproxy-memory-limit", "failure", err, -1);
+}
+
 static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
 {
     int sv[2];
@@ -345,6 +382,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     p->pid = pid;
+    limit_memory(p, pid);
     /* Without a pidfd (valgrind, old kernels) the closed control socket tells. */
     p->pidfd = hub_pidfd_open(pid);
     p->ctl = sv[0];
@@ -411,7 +449,18 @@ static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
     int status;
     teardown_child(p, &status);
     p->pid = pid; /* for the audit record */
-    proxy_audit(p, "netproxy-exit", "failure", "netproxy exited unexpectedly", status);
+    char why[200];
+    snprintf(why, sizeof(why), "netproxy exited unexpectedly");
+#ifdef HUB_HAVE_JAIL
+    uint64_t ooms = p->cg_dir ? jail_cgroup_oom_kills(p->cg_dir) : 0;
+    if (ooms > p->oom_seen)
+        snprintf(why, sizeof(why),
+                 "netproxy reached its memory ceiling of %" PRIu64
+                 " MiB (hub.json netproxy.memory_mb) and the OOM killer ended it",
+                 p->cfg->netproxy_memory_mb);
+    p->oom_seen = ooms;
+#endif
+    proxy_audit(p, "netproxy-exit", "failure", why, status);
     p->pid = -1;
     uint64_t now = now_mono_ns();
     if (now - p->window_start > RESTART_WINDOW_NS) {
@@ -554,6 +603,11 @@ void proxy_sup_free(struct proxy_sup *p)
             kill(p->pid, SIGKILL);
     }
     teardown_child(p, NULL);
+#ifdef HUB_HAVE_JAIL
+    if (p->cg_dir && jail_cgroup_remove(p->cg_dir) < 0)
+        log_warnx("removing netproxy's cgroup %s: %s", p->cg_dir, strerror(errno));
+#endif
+    free(p->cg_dir);
     for (size_t i = 0; i < p->n_entries; i++)
         entry_clear(&p->entries[i]);
     free(p->entries);

@@ -117,7 +117,7 @@ t, _ = tls_client("api.service.example")
 check(t is not None and t.getpeercert()["issuer"][0][0][1] == "itest hub CA",
       "the client sees a certificate of the hub's CA for the secret's host")
 req = ("GET /one HTTP/1.1\r\nHost: api.service.example:%d\r\nAuthorization: Bearer %s\r\n\r\n"
-       "GET /two HTTP/1.1\r\nHost: api.service.example\r\nAuthorization: token %s\r\n"
+       "GET /two?close=1 HTTP/1.1\r\nHost: api.service.example\r\nAuthorization: token %s\r\n"
        "Connection: close\r\n\r\n" % (P, API_S, API_S)).encode()
 t.sendall(req)
 data = recv_all(t, 5)
@@ -129,12 +129,15 @@ check(px.record_for(lambda r: r.get("event.action") == "credential-inject" and
       "each injection is on record with the secret's name and the path")
 
 # ---- netproxy's TLS sessions with the upstream (tlssess.h) ----
-def get_once(host, path, standin=API_S, port=None):
+# The API closes each of these connections after its answer (close=1), so that the next
+# tunnel makes a handshake (resumed or full) rather than reuse the connection (the pool,
+# tested below).
+def get_once(host, path, standin=API_S, port=None, close="?close=1"):
     t, _ = tls_client(host, port=port)
     if t is None:
         return None
-    st, _, _ = http1(t, ("GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
-                         "Connection: close\r\n\r\n" % (path, host, standin)).encode())
+    st, _, _ = http1(t, ("GET %s%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
+                         "Connection: close\r\n\r\n" % (path, close, host, standin)).encode())
     t.close()
     return st
 
@@ -142,7 +145,7 @@ def get_once(host, path, standin=API_S, port=None):
 def upstream_saw(path):
     with open(RECORDS) as f:
         rs = [json.loads(x) for x in f.read().splitlines()]
-    return next((r for r in reversed(rs) if r["path"] == path), None)
+    return next((r for r in reversed(rs) if r["path"].split("?")[0] == path), None)
 
 
 # The tunnels above to api.service.example left sessions; files.service.example has had
@@ -179,6 +182,33 @@ is_((r["resumed"], r["headers"]["authorization"]), (False, "Bearer ghp_SPOKETWOs
     "... makes its own full handshake (sessions are never shared between spokes) and carries its own value")
 is_(get_once("api.service.example", "/res-s2b", port=PORT2), 200, "... its next one")
 is_(upstream_saw("/res-s2b")["resumed"], True, "... resumes its own")
+
+# ---- the pool of idle upstream connections (upool.h) ----
+is_(get_once("api.service.example", "/pool-1", close=""), 200,
+    "a tunnel whose client asks to close after its answer (Connection: close)")
+a = upstream_saw("/pool-1")
+check("connection" not in a["headers"], "... the close is not sent on: the upstream connection is netproxy's")
+is_(get_once("api.service.example", "/pool-2", close=""), 200, "the same spoke's next tunnel to the host")
+b = upstream_saw("/pool-2")
+is_((b["rport"] == a["rport"], b["headers"]["authorization"]), (True, "Bearer " + ROT1),
+    "... comes on the connection the first one left (no handshake), the value put in")
+check(px.record_for(lambda r: r.get("event.action") == "upstream-reuse" and r.get("url.domain") ==
+                    "api.service.example"), "... on record as upstream-reuse")
+is_(get_once("api.service.example", "/pool-s2", port=PORT2, close=""), 200, "another spoke's tunnel to that host")
+check(upstream_saw("/pool-s2")["rport"] != b["rport"], "... never gets the first spoke's connection")
+t, _ = tls_client("files.service.example")
+t.sendall(("GET /reflect HTTP/1.1\r\nHost: files.service.example\r\nX-Echo: %s\r\n\r\n" % FILES_S).encode())
+t.recv(10)  # the head; the rest of the answer comes 20 ms later
+t.close()
+time.sleep(0.2)
+is_(get_once("files.service.example", "/pool-after", standin=FILES_S, close=""), 200,
+    "a tunnel after one whose client left in the middle of an answer")
+check(upstream_saw("/pool-after")["rport"] != upstream_saw("/reflect")["rport"],
+      "... makes its own connection: one with an answer unfinished is not kept")
+time.sleep(2.3)
+is_(get_once("api.service.example", "/pool-3", close=""), 200, "a tunnel after the kept connection sat idle 2 s")
+check(upstream_saw("/pool-3")["rport"] != upstream_saw("/pool-2")["rport"],
+      "... makes its own connection: an idle one is dropped after 2 s")
 
 # ---- HTTP/2 (curl: ALPN h2 to netproxy, which chose h2 with the upstream first) ----
 def curl(url, *extra):

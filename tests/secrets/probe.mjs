@@ -60,7 +60,35 @@ function request(raw) {
   });
 }
 
+// Tunnels opened by `hold` and never read: a hostile tool filling netproxy's buffers.
+const held = [];
+function holdOne(a) {
+  return new Promise((resolve) => {
+    const u = new URL(a.url);
+    const target = `${u.hostname}:${u.port || 443}`;
+    const req = http.request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: target,
+                               headers: { host: target } });
+    req.on('connect', (res, socket) => {
+      if (res.statusCode !== 200) { socket.destroy(); resolve(false); return; }
+      const t = tls.connect({ socket, servername: u.hostname, ALPNProtocols: ['http/1.1'] });
+      t.on('error', () => {});
+      t.once('close', () => resolve(false)); // netproxy gone first
+      socket.setTimeout(5000, () => { socket.destroy(); resolve(false); });
+      t.once('secureConnect', () => {
+        t.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.hostname}\r\n\r\n`);
+        t.pause(); // never read the answer
+        held.push(t);
+        resolve(true);
+      });
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
 const tools = {
+  hold: { schema: { type: 'object', properties: { url: { type: 'string' }, n: { type: 'integer' } }, required: ['url', 'n'] },
+          run: async (a) => ({ opened: (await Promise.all(Array.from({ length: a.n }, () => holdOne(a)))).filter(Boolean).length }) },
   get: { schema: { type: 'object', properties: { url: { type: 'string' }, method: { type: 'string' },
                                                 headers: { type: 'object' }, body: { type: 'string' },
                                                 sni: { type: 'string' }, proxyHeaders: { type: 'object' } },

@@ -1,7 +1,7 @@
 """Rotation without restarting the spoke (test_secrets_inject.sh): one `hub serve
 --stdio` keeps the probe spoke running while `hub secrets set` replaces the value; the
-spoke's stand-in stays, and its next request carries the new value. Prints one JSON
-object with what it saw."""
+spoke's stand-in stays, and its next request carries the new value; and where the
+running hub's netproxy is (its memory cgroup). Prints one JSON object with what it saw."""
 import json
 import os
 import subprocess
@@ -28,8 +28,32 @@ def last_auth():
     return json.loads(lines[-1])["headers"].get("authorization") if lines else None
 
 
+def netproxy_cgroup():
+    """The memory cgroup of the running hub's netproxy (its child) and that cgroup's limit."""
+    kids = []
+    for t in os.listdir("/proc/%d/task" % c.p.pid):
+        with open("/proc/%d/task/%s/children" % (c.p.pid, t)) as f:
+            kids += f.read().split()
+    for k in kids:
+        try:
+            if not os.readlink("/proc/%s/exe" % k).endswith("/netproxy"):
+                continue
+            with open("/proc/%s/cgroup" % k) as f:
+                lines = [l.strip().split(":", 2) for l in f]
+        except OSError:
+            continue
+        cg = next((l[2] for l in lines if l[1] == "memory"), None) or \
+            next((l[2] for l in lines if l[0] == "0"), None)
+        for path in ("/sys/fs/cgroup/memory%s/memory.limit_in_bytes" % cg, "/sys/fs/cgroup%s/memory.max" % cg):
+            if os.path.exists(path):
+                return cg, open(path).read().strip()
+        return cg, None
+    return None, None
+
+
 out = {}
 env1 = call("probe__env", {})
+out["netproxy_cgroup"], out["netproxy_memory_limit"] = netproxy_cgroup()
 get = {"url": "https://api.github.com/before", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
 call("probe__get", get)
 out["before"] = last_auth()

@@ -109,8 +109,32 @@ is "before the rotation the API got the old value" "$(echo "$rot" | jget 'd["bef
 is "after it, the new one, with no restart" "$(echo "$rot" | jget 'd["after"]')" "Bearer $GH2"
 is "... the same spoke, holding the same stand-in" \
     "$(echo "$rot" | jget '[d["same_spoke"], d["same_standin"]]')" '[true, true]'
+like "the hub's netproxy runs in a memory cgroup of its own" "$(echo "$rot" | jget 'd["netproxy_cgroup"]')" \
+    "/isolategpt-netproxy\.[0-9]+$"
+is "... limited to hub.json's netproxy.memory_mb (default 1024 MiB)" \
+    "$(echo "$rot" | jget 'd["netproxy_memory_limit"]')" $((1024 * 1024 * 1024))
+np_cg=$(echo "$rot" | jget 'd["netproxy_cgroup"]')
+check "... removed when that hub ended" test ! -d "/sys/fs/cgroup/memory$np_cg" -a ! -d "/sys/fs/cgroup$np_cg"
+# A hub killed with SIGKILL leaves its netproxy's cgroup: the next start removes it.
+stale_pid=$(sh -c 'echo $$')
+stale=/sys/fs/cgroup${np_cg%.*}.$stale_pid
+[ -d /sys/fs/cgroup/memory ] && stale=/sys/fs/cgroup/memory${np_cg%.*}.$stale_pid
+mkdir "$stale" && at_exit "rmdir $stale 2>/dev/null"
+call probe.env '{}' >/dev/null
+check "a netproxy cgroup whose hub is gone is removed when the next hub starts netproxy" test ! -d "$stale"
 check "... and netproxy recorded the update" \
     test "$(audit_count 'g(r,"event.action")=="secret-update" and g(r,"isolate.secret.name")=="github"' "$PROXY_AUDIT")" -ge 1
+
+# ---- netproxy at its ceiling: the OOM killer ends it in its cgroup, the hub restarts it ----
+ceil=$(TMP=$TMP $PY "$ROOT/tests/secrets/ceiling_probe.py" "$BIN/hub" "$CONF" "$AUDIT")
+diag "ceiling: $ceil"
+is "tunnels never read past a ceiling lowered to 8 MiB above netproxy's use: the OOM killer ends it" \
+    "$(echo "$ceil" | jget 'd.get("ended")')" true
+like "... the hub's netproxy-exit record says it was the memory ceiling" \
+    "$(echo "$ceil" | jget 'd.get("reason")')" "memory ceiling of 1024 MiB"
+is "... the hub restarts it, in its cgroup with the configured limit again" \
+    "$(echo "$ceil" | jget '[d.get("restarted"), d.get("limit_after")]')" "[true, $((1024 * 1024 * 1024))]"
+is "... and the spoke's next request goes through the new netproxy" "$(echo "$ceil" | jget 'd.get("after")')" 200
 
 # ---- where the values are not ----
 # A tool that writes its key to disk writes the stand-in (checked: a failed call would
