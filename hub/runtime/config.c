@@ -81,6 +81,8 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     /* One netproxy serves every spoke: a ceiling, so that one spoke's flood cannot take
      * the host's memory (and with it the others' network) to the OOM killer. */
     c->netproxy_memory_mb = 1024;
+    c->netproxy_refusal_rate = c->netproxy_refusal_burst = HUB_NETPROXY_UNSET;
+    c->netproxy_conn_rate = c->netproxy_conn_burst = HUB_NETPROXY_UNSET;
     c->secrets_dir = xstrdup("/var/lib/isolategpt/secrets");
     c->secrets_key_file = xstrdup("/var/lib/isolategpt/secrets.key");
     c->llm_key_env = xstrdup("OPENAI_API_KEY");
@@ -236,7 +238,8 @@ static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_conf
 {
     static const char *const keys[] = {
         "binary",      "audit",     "resolve", "upstream_allow_cidr", "ping_interval_ms", "workers",
-        "upstream_ca", "memory_mb", NULL};
+        "upstream_ca", "memory_mb", "refusal_rate", "refusal_burst", "conn_rate", "conn_burst",
+        NULL};
     json_t *n = json_object_get(root, "netproxy");
     if (!n)
         return true;
@@ -246,7 +249,11 @@ static bool load_netproxy(struct jf_ctx *jc, const json_t *root, struct hub_conf
         !get_path(jc, n, "netproxy", "upstream_ca", c->file, &c->netproxy_upstream_ca) ||
         !get_u64(jc, n, "netproxy", "ping_interval_ms", 50, 600000, &c->netproxy_ping_ms) ||
         !get_u64(jc, n, "netproxy", "workers", 1, 64, &c->netproxy_workers) ||
-        !get_u64(jc, n, "netproxy", "memory_mb", 0, 1 << 20, &c->netproxy_memory_mb))
+        !get_u64(jc, n, "netproxy", "memory_mb", 0, 1 << 20, &c->netproxy_memory_mb) ||
+        !get_u64(jc, n, "netproxy", "refusal_rate", 0, 1000000, &c->netproxy_refusal_rate) ||
+        !get_u64(jc, n, "netproxy", "refusal_burst", 1, 10000000, &c->netproxy_refusal_burst) ||
+        !get_u64(jc, n, "netproxy", "conn_rate", 0, 1000000, &c->netproxy_conn_rate) ||
+        !get_u64(jc, n, "netproxy", "conn_burst", 1, 10000000, &c->netproxy_conn_burst))
         return false;
     const char *audit = NULL;
     if (!jf_string(jc, n, "netproxy", "audit", false, PATH_MAX_LEN, &audit))

@@ -28,6 +28,8 @@ enum audit_content { AUDIT_CONTENT_HASHES, AUDIT_CONTENT_NONE, AUDIT_CONTENT_FUL
 const char *audit_content_name(enum audit_content v);
 bool audit_content_parse(const char *s, enum audit_content *out);
 
+#define HUB_NETPROXY_UNSET UINT64_MAX
+
 struct hub_config {
     char *file;
     enum isolation isolation;
@@ -72,6 +74,10 @@ struct hub_config {
                                    opens TLS to put a secret in (NULL: the system's) */
     /* netproxy's cgroup's memory limit in MiB (0: no cgroup of its own) */
     uint64_t netproxy_memory_mb;
+    /* Each spoke's budgets at netproxy (--refusal-rate, --refusal-burst, --conn-rate,
+     * --conn-burst; docs/netproxy.md): HUB_NETPROXY_UNSET leaves netproxy's default. */
+    uint64_t netproxy_refusal_rate, netproxy_refusal_burst;
+    uint64_t netproxy_conn_rate, netproxy_conn_burst;
 
     /* The secret store (secrets.h) */
     char *secrets_dir;

@@ -313,7 +313,18 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     const struct hub_config *c = p->cfg;
-    size_t n = 0, cap = 12;
+    /* The refusal and connection budgets hub.json sets (the others: netproxy's own
+     * defaults). */
+    const struct {
+        const char *flag;
+        uint64_t value;
+    } budgets[] = {{"--refusal-rate", c->netproxy_refusal_rate},
+                   {"--refusal-burst", c->netproxy_refusal_burst},
+                   {"--conn-rate", c->netproxy_conn_rate},
+                   {"--conn-burst", c->netproxy_conn_burst}};
+    enum { N_BUDGETS = sizeof(budgets) / sizeof(budgets[0]) };
+    char budget_text[N_BUDGETS][24];
+    size_t n = 0, cap = 12 + 2 * N_BUDGETS;
     for (char **r = c->netproxy_resolve; *r; r++)
         cap += 2;
     for (char **r = c->netproxy_allow_cidr; *r; r++)
@@ -328,6 +339,13 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     snprintf(workers, sizeof(workers), "%" PRIu64, c->netproxy_workers);
     argv[n++] = "--workers";
     argv[n++] = workers;
+    for (size_t b = 0; b < N_BUDGETS; b++) {
+        if (budgets[b].value == HUB_NETPROXY_UNSET)
+            continue;
+        snprintf(budget_text[b], sizeof(budget_text[b]), "%" PRIu64, budgets[b].value);
+        argv[n++] = (char *)budgets[b].flag;
+        argv[n++] = budget_text[b];
+    }
     for (char **r = c->netproxy_resolve; *r; r++) {
         argv[n++] = "--resolve";
         argv[n++] = *r;

@@ -283,12 +283,14 @@ json.dump(m, open("$SPOKES/netprobe.json", "w"))
 PYEOF
     hub_config "{\"netproxy\": {\"binary\": \"$BIN/netproxy\", \"audit\": \"$PROXY_AUDIT\",
         \"resolve\": [\"www.allowed.example:$port:127.0.0.1\", \"denied.example:$port:127.0.0.1\"],
-        \"upstream_allow_cidr\": [\"127.0.0.1/32\"], \"workers\": 2, \"ping_interval_ms\": 1000}}"
+        \"upstream_allow_cidr\": [\"127.0.0.1/32\"], \"workers\": 2, \"ping_interval_ms\": 1000,
+        \"refusal_rate\": 1, \"refusal_burst\": 1}}"
     mkdir -p "$DATA/tester/fetch" && chmod 711 "$DATA" "$DATA/tester"
     cp "$TMP/ca.pem" "$DATA/tester/fetch/ca.pem"
     : >"$AUDIT"
     out=$(hubc fetch.get "{\"url\":\"https://www.allowed.example:$port/\"}" \
         fetch.get "{\"url\":\"https://denied.example:$port/\"}" \
+        netprobe.connect "{\"host\":\"$VETH_HOST1\",\"port\":3128}" \
         netprobe.connect "{\"host\":\"$VETH_HOST1\",\"port\":3128}" \
         netprobe.connect "{\"host\":\"$VETH_HOST2\",\"port\":3128}" \
         netprobe.connect "{\"host\":\"127.0.0.1\",\"port\":$port}" \
@@ -307,11 +309,22 @@ PYEOF
         test "$(audit_count '((g(r,"isolate.spoke") or "").startswith("netprobe-") and
             g(r,"event.action")=="connect" and g(r,"event.outcome")=="success")' "$PROXY_AUDIT")" -eq 0
     is "namespace: ... while its own answers (control)" \
-        "$(echo "$out" | sed -n 4p | jget 'd["result"]["structuredContent"]["ok"]')" true
+        "$(echo "$out" | sed -n 5p | jget 'd["result"]["structuredContent"]["ok"]')" true
     is "namespace: a spoke cannot reach the host's loopback" \
-        "$(echo "$out" | sed -n 5p | jget 'd["result"]["structuredContent"]["ok"]')" false
-    is "namespace: a spoke without network reaches nothing" \
         "$(echo "$out" | sed -n 6p | jget 'd["result"]["structuredContent"]["ok"]')" false
+    is "namespace: a spoke without network reaches nothing" \
+        "$(echo "$out" | sed -n 7p | jget 'd["result"]["structuredContent"]["ok"]')" false
+    # hub.json's refusal budget (1 record, then 1 a second) reached netproxy: the
+    # netprobe spoke's second refusal toward the same listener, right after the first,
+    # is counted in a summary, not recorded (netproxy's default burst, 2,000, would
+    # record both).
+    check "namespace: netproxy.refusal_burst reached netproxy: one refusal of the two on record" \
+        test "$(audit_count '((g(r,"isolate.spoke") or "").startswith("netprobe-") and
+            g(r,"destination.address")=="'"$VETH_HOST1"'" and
+            g(r,"event.reason")=="ip-literal-not-allowed")' "$PROXY_AUDIT")" -eq 1
+    check "namespace: ... and the other counted in its refusal-summary" \
+        test "$(audit_count '((g(r,"isolate.spoke") or "").startswith("netprobe-") and
+            g(r,"event.action")=="refusal-summary")' "$PROXY_AUDIT")" -ge 1
     check "namespace: netproxy wrote a denial for denied.example" grep -q '"denied.example"' "$PROXY_AUDIT"
     like "namespace: netproxy.workers reached netproxy (it says so when ready)" \
         "$(cat "$RUN/netproxy.log")" 'ready: hub mode, 2 workers'
