@@ -1,0 +1,331 @@
+/* mcp_remote URL: the bridge that makes a remote MCP server (Streamable HTTP) a spoke.
+ * It speaks MCP stdio to the hub (newline-delimited JSON-RPC) and forwards each message
+ * as an HTTP POST to URL, writing back what the server answers (a JSON body or the
+ * events of an SSE stream), so that the hub pins, validates, mediates and audits a
+ * remote server exactly as a local one. In namespace mode its only way out is netproxy
+ * (HTTPS_PROXY, which libcurl reads itself) under the app's allowlist: the URL's
+ * registrable domain, the address guard. The credential is MCP_REMOTE_BEARER, from a
+ * hub secret bound to the URL's host with --hosts: the jail holds a stand-in, and
+ * netproxy puts the real value into the Authorization header at the egress.
+ *
+ * One message at a time: a call holds the bridge until its answer is complete. */
+#include "util.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MSG_MAX (1024 * 1024)    /* a message either way, as the hub's own bound */
+#define SESSION_ID_MAX 256       /* Mcp-Session-Id: visible ASCII */
+#define TOKEN_MAX (4096 + 16)    /* the store's bound for a value sent in a header */
+#define ERR_UNREACHABLE (-32001) /* JSON-RPC server error codes the bridge answers with */
+#define ERR_HTTP (-32002)
+
+static const char *url;
+static char session_id[SESSION_ID_MAX + 1];
+static char protocol_version[40];
+
+/* What one POST's response is being read as. */
+struct response {
+    char ctype[128];
+    bool sse, too_big, wrote_answer;
+    json_t *request_id; /* the id the answer must carry, or NULL */
+    char *buf;          /* a JSON body, or the SSE lines not yet complete */
+    size_t len;
+    char *event_data; /* the current SSE event's data lines */
+    size_t event_len;
+};
+
+/* One message to the hub: compact, one line. */
+static void emit(json_t *msg, struct response *r)
+{
+    if (r && r->request_id && json_equal(json_object_get(msg, "id"), r->request_id) &&
+        !json_object_get(msg, "method"))
+        r->wrote_answer = true;
+    /* An initialize result gives the protocol version every later request names. */
+    const char *pv =
+        json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
+    if (pv && strlen(pv) < sizeof(protocol_version))
+        snprintf(protocol_version, sizeof(protocol_version), "%s", pv);
+    char *s = json_dumps(msg, JSON_COMPACT);
+    if (s) {
+        fputs(s, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+    }
+    free(s);
+}
+
+static void emit_text(const char *text, size_t len, struct response *r)
+{
+    json_error_t e;
+    json_t *v = json_loadb(text, len, 0, &e);
+    if (!v) {
+        fprintf(stderr, "mcp_remote: the server sent malformed JSON (%s); dropped\n", e.text);
+        return;
+    }
+    if (json_is_array(v)) { /* a batch, from an older server */
+        size_t i;
+        json_t *m;
+        json_array_foreach(v, i, m) if (json_is_object(m)) emit(m, r);
+    } else if (json_is_object(v)) {
+        emit(v, r);
+    }
+    json_decref(v);
+}
+
+/* A JSON-RPC error for a request the server did not answer. */
+static void answer_error(const json_t *id, int code, const char *message)
+{
+    json_t *m = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                          code, "message", message);
+    emit(m, NULL);
+    json_decref(m);
+}
+
+static size_t on_header(char *line, size_t size, size_t n, void *ud)
+{
+    struct response *r = ud;
+    size_t len = size * n, vlen;
+    const char *v;
+    /* A new status line (after a 100 Continue): what came before does not count. */
+    if (len > 5 && strncmp(line, "HTTP/", 5) == 0) {
+        r->ctype[0] = '\0';
+        return len;
+    }
+    const char *colon = memchr(line, ':', len);
+    if (!colon)
+        return len;
+    size_t nlen = (size_t)(colon - line);
+    v = colon + 1;
+    vlen = len - nlen - 1;
+    while (vlen && (*v == ' ' || *v == '\t'))
+        v++, vlen--;
+    while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+        vlen--;
+    if (nlen == 14 && strncasecmp(line, "Mcp-Session-Id", 14) == 0) {
+        bool visible = vlen > 0 && vlen <= SESSION_ID_MAX;
+        for (size_t i = 0; visible && i < vlen; i++)
+            visible = v[i] > 0x20 && v[i] < 0x7f;
+        if (visible) {
+            memcpy(session_id, v, vlen);
+            session_id[vlen] = '\0';
+        } else {
+            fprintf(stderr, "mcp_remote: ignoring a malformed Mcp-Session-Id\n");
+        }
+    } else if (nlen == 12 && strncasecmp(line, "Content-Type", 12) == 0) {
+        snprintf(r->ctype, sizeof(r->ctype), "%.*s", (int)vlen, v);
+        r->sse = strncasecmp(r->ctype, "text/event-stream", 17) == 0;
+    }
+    return len;
+}
+
+/* One SSE line (without its end): "data:" lines make the event, a blank line ends it. */
+static void sse_line(struct response *r, const char *line, size_t len)
+{
+    if (len == 0) {
+        if (r->event_len)
+            emit_text(r->event_data, r->event_len, r);
+        r->event_len = 0;
+        return;
+    }
+    if (len < 5 || strncmp(line, "data:", 5) != 0)
+        return; /* event:, id:, retry:, comments: nothing the hub needs */
+    line += 5, len -= 5;
+    if (len && *line == ' ')
+        line++, len--;
+    if (r->event_len + len + 1 > MSG_MAX) {
+        r->too_big = true;
+        return;
+    }
+    r->event_data = xrealloc(r->event_data, r->event_len + len + 1);
+    if (r->event_len)
+        r->event_data[r->event_len++] = '\n';
+    memcpy(r->event_data + r->event_len, line, len);
+    r->event_len += len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct response *r = ud;
+    size_t len = size * n;
+    if (r->len + len > MSG_MAX + 2) {
+        r->too_big = true;
+        return 0; /* ends the transfer */
+    }
+    r->buf = xrealloc(r->buf, r->len + len + 1);
+    memcpy(r->buf + r->len, data, len);
+    r->len += len;
+    if (!r->sse)
+        return len;
+    /* Complete lines now: a stream may stay open between events. */
+    size_t start = 0;
+    for (size_t i = 0; i < r->len; i++) {
+        if (r->buf[i] != '\n')
+            continue;
+        size_t end = i;
+        if (end > start && r->buf[end - 1] == '\r')
+            end--;
+        sse_line(r, r->buf + start, end - start);
+        start = i + 1;
+    }
+    memmove(r->buf, r->buf + start, r->len - start);
+    r->len -= start;
+    return r->too_big ? 0 : len;
+}
+
+static struct curl_slist *headers(const char *method_json)
+{
+    struct curl_slist *h = NULL;
+    if (method_json)
+        h = curl_slist_append(h, "Content-Type: application/json");
+    h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+    const char *bearer = getenv("MCP_REMOTE_BEARER");
+    if (bearer && *bearer && strlen(bearer) <= TOKEN_MAX && !strpbrk(bearer, "\r\n")) {
+        char *a = xasprintf("Authorization: Bearer %s", bearer);
+        h = curl_slist_append(h, a);
+        free(a);
+    }
+    if (session_id[0]) {
+        char *s = xasprintf("Mcp-Session-Id: %s", session_id);
+        h = curl_slist_append(h, s);
+        free(s);
+    }
+    if (protocol_version[0]) {
+        char *p = xasprintf("MCP-Protocol-Version: %s", protocol_version);
+        h = curl_slist_append(h, p);
+        free(p);
+    }
+    return h;
+}
+
+static CURL *new_handle(struct response *r, struct curl_slist *h)
+{
+    CURL *c = curl_easy_init();
+    if (!c)
+        return NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "isolategpt-mcp-remote/1.0");
+    return c;
+}
+
+/* Forwards one message from the hub; answers a request the server failed. */
+static void forward(const char *line, size_t len)
+{
+    json_error_t e;
+    json_t *msg = json_loadb(line, len, 0, &e);
+    if (!json_is_object(msg)) {
+        fprintf(stderr, "mcp_remote: the hub sent a malformed message (%s)\n", e.text);
+        json_decref(msg);
+        return;
+    }
+    json_t *id = json_object_get(msg, "id");
+    bool is_request = json_object_get(msg, "method") && id && !json_is_null(id);
+    struct response r = {.request_id = is_request ? id : NULL};
+    struct curl_slist *h = headers("json");
+    char errbuf[CURL_ERROR_SIZE] = "";
+    CURL *c = new_handle(&r, h);
+    if (!c) {
+        if (is_request)
+            answer_error(id, ERR_UNREACHABLE, "remote: no HTTP client");
+        goto out;
+    }
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, line);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_OK && status >= 200 && status < 300) {
+        if (r.sse) {
+            sse_line(&r, r.buf, r.len); /* a last line without its end */
+            sse_line(&r, "", 0);
+        } else if (r.len && strncasecmp(r.ctype, "application/json", 16) == 0) {
+            emit_text(r.buf, r.len, &r);
+        }
+    }
+    if (is_request && !r.wrote_answer) {
+        char m[CURL_ERROR_SIZE + 200];
+        if (r.too_big)
+            snprintf(m, sizeof(m), "remote: an answer over %d bytes", MSG_MAX);
+        else if (rc != CURLE_OK)
+            snprintf(m, sizeof(m), "remote: %s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        else if (status == 401 || status == 403)
+            snprintf(m, sizeof(m),
+                     "remote: HTTP %ld: the server wants a credential (hub secrets set, or hub "
+                     "spokes login)",
+                     status);
+        else if (status == 404 && session_id[0])
+            snprintf(m, sizeof(m), "remote: HTTP 404: the server ended the session");
+        else
+            snprintf(m, sizeof(m), "remote: HTTP %ld and no answer", status);
+        fprintf(stderr, "mcp_remote: %s\n", m);
+        answer_error(id, rc != CURLE_OK ? ERR_UNREACHABLE : ERR_HTTP, m);
+    }
+    curl_easy_cleanup(c);
+out:
+    curl_slist_free_all(h);
+    free(r.buf);
+    free(r.event_data);
+    json_decref(msg);
+}
+
+/* At the end, the session is ended on the server too (a courtesy: it may refuse). */
+static void end_session(void)
+{
+    if (!session_id[0])
+        return;
+    struct response r = {0};
+    struct curl_slist *h = headers(NULL);
+    CURL *c = new_handle(&r, h);
+    if (c) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+        curl_easy_perform(c);
+        curl_easy_cleanup(c);
+    }
+    curl_slist_free_all(h);
+    free(r.buf);
+    free(r.event_data);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || strncmp(argv[1], "https://", 8) != 0) {
+        fprintf(stderr, "usage: mcp_remote https://HOST/PATH\n");
+        return 2;
+    }
+    url = argv[1];
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return 1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, stdin)) > 0) {
+        if (len > MSG_MAX) {
+            fprintf(stderr, "mcp_remote: a message over %d bytes from the hub\n", MSG_MAX);
+            break;
+        }
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len)
+            forward(line, (size_t)len);
+    }
+    free(line);
+    end_session();
+    curl_global_cleanup();
+    return 0;
+}

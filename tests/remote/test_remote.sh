@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Remote MCP servers as apps, end to end in namespace mode: `hub spokes add NAME
+# https://HOST/PATH` runs the bridge (spokes/mcp_remote) in the app's jail against a
+# stand-in remote server (tests/remote/remote.mjs: Streamable HTTP on the MCP SDK, TLS with
+# a test CA) in a network namespace of the test's own, its name resolved by netproxy. The
+# bearer is a hub secret bound to the host: the server receives the value, and nothing in
+# the jail (the bridge's environment and command line, its /data), the manifest, the logs
+# or the audit holds it. A remote whose tools change is refused like a local one; a URL
+# whose name resolves to a private address is refused by netproxy's address guard; URLs
+# that are not https, name an address or carry userinfo, and a bearer not bound to the
+# host, are refused by add.
+. "$(dirname "$0")/../lib.sh"
+require_root
+MODE=namespace
+. "$ROOT/tests/hub/hub_lib.sh"
+if ! command -v node >/dev/null ||
+    [ ! -d "$ROOT/tests/mcpservers/node_modules/@modelcontextprotocol/sdk" ]; then
+    skip "$TEST_NAME" "node or tests/mcpservers/node_modules is missing (make deps)"
+    exit 0
+fi
+. "$ROOT/tests/secrets/secrets_lib.sh"
+RHOST=mcp.remote-standin.example
+TOKEN=rt_$(head -c 64 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 40)
+CHANGED=$TMP/changed
+RECORDS=$TMP/remote-records.jsonl
+
+# The stand-in remote server at $UP_IP:443 in a namespace of the test's own (the veth as
+# secrets_lib.sh's upstream_start makes it).
+remote_start() {
+    test_cert "$RHOST" private.remote-standin.example
+    test_netns rmt
+    ip link add "$UP_VETH" type veth peer name "${UP_VETH}n" &&
+        at_exit "ip link del $UP_VETH 2>/dev/null"
+    ip link set "${UP_VETH}n" netns "$NETNS"
+    ip addr add "$UP_HOST/30" dev "$UP_VETH"
+    ip link set "$UP_VETH" up
+    ip -n "$NETNS" addr add "$UP_IP/30" dev "${UP_VETH}n"
+    ip -n "$NETNS" link set "${UP_VETH}n" up
+    : >"$RECORDS"
+    ip netns exec "$NETNS" node "$ROOT/tests/remote/remote.mjs" "$TMP/srv.pem" "$TMP/srv.key" \
+        "$RECORDS" "$UP_IP" 443 "$TOKEN" "$CHANGED" >"$TMP/remote.port" 2>"$TMP/remote.err" &
+    REMOTE_PID=$!
+    at_exit "kill $REMOTE_PID 2>/dev/null"
+    wait_for "the stand-in remote server listens" 10 test -s "$TMP/remote.port"
+}
+
+hub_setup
+remote_start
+secrets_config "$RHOST"
+# A name of the same domain that resolves to loopback: a private address for the guard.
+$PY - "$CONF" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["netproxy"]["resolve"].append("private.remote-standin.example:443:127.0.0.1")
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+H() { "$BIN/hub" "$@" --config "$CONF"; }
+add() { "$BIN/hub" spokes add --config "$CONF" --yes "$@"; }
+# mem_has PID TEXT: "yes" when TEXT is in any readable mapping of PID's memory.
+mem_has() {
+    $PY -c 'import re,sys
+pid, text, found = sys.argv[1], sys.argv[2].encode(), False
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        if not m or "[vvar]" in line or "[vsyscall]" in line:
+            continue
+        try:
+            mem.seek(int(m.group(1), 16)); found |= text in mem.read(int(m.group(2), 16) - int(m.group(1), 16))
+        except OSError:
+            pass
+print("yes" if found else "no")' "$1" "$2"
+}
+rrec() {
+    $PY -c 'import json,sys
+for line in open(sys.argv[1]):
+    r = json.loads(line); print(eval(sys.argv[2], {"r": r}))' "$RECORDS" "$1"
+}
+
+echo "$TOKEN" | H secrets set remote_token --hosts "$RHOST" --header Authorization >/dev/null
+
+# ---- add refuses what it cannot make safe, before anything starts ----
+out=$(add r1 http://$RHOST/mcp 2>&1)
+is "an http:// URL is refused" "$?" 2
+like "... saying why" "$out" "must be https"
+out=$(add r1 https://127.0.0.1/mcp 2>&1)
+is "an address literal is refused" "$?" 2
+like "... saying why" "$out" "not a DNS name"
+out=$(add r1 "https://user:$TOKEN@$RHOST/mcp" 2>&1)
+is "a URL with userinfo is refused" "$?" 2
+unlike "... and the refusal does not repeat the credential" "$out" "$TOKEN"
+echo "$TOKEN" | H secrets set env_token >/dev/null
+out=$(add r1 --secret MCP_REMOTE_BEARER=env_token "https://$RHOST/mcp" 2>&1)
+is "a bearer secret not bound to the host (it would enter the jail) is refused" "$?" 2
+like "... saying how to bind it" "$out" "--hosts $RHOST"
+check "... and nothing is written" test ! -e "$SPOKES/r1.json"
+
+# ---- add + call ----
+out=$(add remote --secret MCP_REMOTE_BEARER=remote_token "https://$RHOST/mcp" 2>&1)
+is "spokes add remote https://$RHOST/mcp" "$?" 0 || diag "$out" "$(tail -5 "$TMP/remote.err")"
+like "... lists the remote's tools" "$out" "echo"
+M=$SPOKES/remote.json
+is "the manifest runs the bridge with the URL" \
+    "$(jget 'd["command"]' <"$M")" "[\"mcp_remote\", \"https://$RHOST/mcp\"]"
+is "... its allowlist is the URL's registrable domain" \
+    "$(jget 'd["network"]["allow"]' <"$M")" '["remote-standin.example"]'
+is "... its bearer a secret by name" "$(jget 'd["env"]["MCP_REMOTE_BEARER"]' <"$M")" '{"secret": "remote_token"}'
+is "... both tools pinned" "$(jget '[t["name"] for t in d["tools"]]' <"$M")" '["echo", "slow"]'
+
+r=$(hubc remote.echo '{"text":"hello remote"}' 2>"$TMP/call.err")
+is "a call reaches the remote and its answer comes back" \
+    "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "hello remote" || diag "$(cat "$TMP/call.err")"
+is "... the remote received the value of the secret" \
+    "$(rrec 'r["authorization"]' | sort -u)" "Bearer $TOKEN"
+like "... over one MCP session (Mcp-Session-Id)" "$(rrec 'r["rpc"] or r["method"]' | tr '\n' ' ')" \
+    "initialize notifications/initialized tools/list tools/call"
+check "... each request after initialize carries the session" \
+    test "$(rrec 'r["session"] is None and r["rpc"] != "initialize"' | grep -c True)" -eq 0
+check "the injection is audited by netproxy" \
+    audit_at_least 1 'g(r,"event.action")=="credential-inject" and g(r,"isolate.secret.name")=="remote_token" and g(r,"url.domain")=="'"$RHOST"'"' "$PROXY_AUDIT"
+check "the hub's audit records the call" \
+    audit_at_least 1 'str(g(r,"isolate.tool")).endswith("echo")'
+
+# JSON responses (no SSE) work the same.
+out=$(add remote_json --secret MCP_REMOTE_BEARER=remote_token "https://$RHOST/json" 2>&1)
+is "a remote answering with JSON bodies is added too" "$?" 0 || diag "$out"
+r=$(hubc remote_json.echo '{"text":"json body"}' 2>>"$TMP/call.err")
+is "... and called" "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "json body"
+
+# ---- the token is in no jail, log or manifest ----
+hubc remote.slow '{"ms":4000}' >/dev/null 2>>"$TMP/call.err" &
+SLOW=$!
+at_exit "kill $SLOW 2>/dev/null"
+bridge=""
+find_bridge() { bridge=$(pids_by_exe "$BINDIR/mcp_remote" | head -1); [ -n "$bridge" ]; }
+if wait_for "the bridge runs" 20 find_bridge; then
+    env_of=$(tr '\0' '\n' </proc/$bridge/environ)
+    like "the bridge holds a stand-in of the bearer" "$env_of" "MCP_REMOTE_BEARER=rt_[A-Za-z0-9]{40}"
+    unlike "... not the value (its environment)" "$env_of" "$TOKEN"
+    unlike "... nor in its command line" "$(tr '\0' ' ' </proc/$bridge/cmdline)" "$TOKEN"
+    is "... nor anywhere in its memory (every readable mapping)" "$(mem_has "$bridge" "$TOKEN")" no
+else
+    not_ok "the bridge was not seen running"
+fi
+wait $SLOW
+files=$(grep -rlaF "$TOKEN" "$TMP" --exclude="$(basename "$RECORDS")" 2>/dev/null |
+    grep -v "^$STORE/" || true)
+is "no file (data, manifests, logs, audits) holds the value but the store's" "$files" ""
+
+# ---- a remote whose tools change is refused as a local one is ----
+touch "$CHANGED"
+r=$(hubc remote.echo '{"text":"after the change"}' 2>"$TMP/changed.err")
+rc=$?
+check "a call after the remote changed a tool fails" test "$rc" -ne 0
+like "... because the tools no longer match the pin" "$(cat "$TMP/changed.err") $r" "description changed"
+H spokes verify remote >/dev/null 2>&1
+is "spokes verify says so (exit 3)" "$?" 3
+rm -f "$CHANGED"
+
+# ---- a name that resolves to a private address: netproxy's address guard ----
+n0=$(wc -l <"$RECORDS")
+out=$(add privy "https://private.remote-standin.example/mcp" 2>&1)
+check "a remote whose name resolves to a private address is not added" test "$?" -ne 0
+if audit_at_least 1 'g(r,"event.reason")=="forbidden-address" and g(r,"destination.domain")=="private.remote-standin.example"' "$PROXY_AUDIT"; then
+    ok "... netproxy refused it by the address guard (audited)"
+else
+    not_ok "... netproxy refused it by the address guard (audited): $out $(grep private "$PROXY_AUDIT" | tail -2)"
+fi
+is "... and the stand-in received nothing" "$(wc -l <"$RECORDS")" "$n0"
+check "... nothing is written" test ! -e "$SPOKES/privy.json"
+
+done_testing
