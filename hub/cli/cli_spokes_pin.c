@@ -781,14 +781,22 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     struct pin_opts remote_po;
     char *remote_cmd[2] = {REMOTE_BRIDGE, NULL};
     if (remote_is_url(cmd[0])) {
-        if (ncmd != 1 ||
-            remote_target_init(&remote, cmd[0], po->allow, po->ports, err, sizeof(err)) < 0 ||
-            remote_check_bearer(cfg, &remote, po->secret, po->n_secret, err, sizeof(err)) < 0) {
+        remote_po = *po;
+        const char *oauth = NULL;
+        if (ncmd == 1 &&
+            remote_target_init(&remote, cmd[0], po->allow, po->ports, err, sizeof(err)) == 0 &&
+            (oauth = remote_oauth_bearer(cfg, name, &remote, po->secret, po->n_secret)) &&
+            remote_po.n_secret < MAX_ENV) {
+            remote_po.secret[remote_po.n_secret++] = oauth;
+            printf("spoke %s: its bearer is the token of `hub spokes login %s`\n", name, name);
+        }
+        if (ncmd != 1 || !remote.url ||
+            remote_check_bearer(cfg, &remote, remote_po.secret, remote_po.n_secret, err,
+                                sizeof(err)) < 0) {
             log_warnx("%s", ncmd != 1 ? "a remote server's URL takes no arguments" : err);
             remote_target_free(&remote);
             goto out;
         }
-        remote_po = *po;
         remote_po.allow = remote.allow;
         remote_po.ports = remote.ports;
         remote_po.runtime = "c";

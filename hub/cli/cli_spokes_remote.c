@@ -4,6 +4,7 @@
  * `hub spokes add` (the jail, discovery through the hub's runtime, pinning, consent)
  * is unchanged: a remote server is a spoke like any other. */
 #include "cli_spokes_remote.h"
+#include "runtime/oauth.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -167,8 +168,29 @@ int remote_check_bearer(const struct hub_config *cfg, const struct remote_target
     return rc;
 }
 
+const char *remote_oauth_bearer(const struct hub_config *cfg, const char *app,
+                                struct remote_target *t, const char *const *secrets, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(secrets[i], REMOTE_BEARER_ENV "=", sizeof(REMOTE_BEARER_ENV)) == 0)
+            return NULL; /* the user named one */
+    char name[SECRET_NAME_MAX + 1], err[256];
+    snprintf(name, sizeof(name), "%s%s", app, OAUTH_ACCESS_SUFFIX);
+    struct secret_store *st = secret_store_new(cfg);
+    struct secret_meta meta;
+    int r = secret_store_get(st, name, &meta, NULL, NULL, err, sizeof(err));
+    secret_store_free(st);
+    if (r != 1)
+        return NULL;
+    secret_meta_clear(&meta);
+    free(t->oauth);
+    t->oauth = xasprintf("%s=%s", REMOTE_BEARER_ENV, name);
+    return t->oauth;
+}
+
 void remote_target_free(struct remote_target *t)
 {
+    free(t->oauth);
     free(t->url);
     free(t->host);
     free(t->allow);

@@ -18,6 +18,7 @@ struct remote_target {
     char *host;  /* the URL's host name */
     char *allow; /* the --allow to use: the user's, with the host's registrable domain */
     char *ports; /* the --ports to use: the user's, or the URL's port other than 443 */
+    char *oauth; /* "MCP_REMOTE_BEARER=NAME.oauth" when `hub spokes login` made one */
 };
 
 /* Whether a COMMAND is a URL (then it must be a remote server's). */
@@ -33,6 +34,11 @@ int remote_target_init(struct remote_target *t, const char *url, const char *use
  * err (the value would otherwise be in the jail). */
 int remote_check_bearer(const struct hub_config *cfg, const struct remote_target *t,
                         const char *const *secrets, size_t n, char *err, size_t errlen);
+
+/* With no MCP_REMOTE_BEARER among secrets: the token `hub spokes login app` kept, as a
+ * --secret argument (t->oauth), or NULL when there is none. */
+const char *remote_oauth_bearer(const struct hub_config *cfg, const char *app,
+                                struct remote_target *t, const char *const *secrets, size_t n);
 
 void remote_target_free(struct remote_target *t);
 

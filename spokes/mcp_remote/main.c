@@ -219,6 +219,11 @@ static CURL *new_handle(struct response *r, struct curl_slist *h)
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "isolategpt-mcp-remote/1.0");
+    /* The trust store OpenSSL's variable names: the hub sets it to its bundle in a jail
+     * with stand-ins; a manifest may for a server under a private CA (--env). */
+    const char *ca = getenv("SSL_CERT_FILE");
+    if (ca && *ca)
+        curl_easy_setopt(c, CURLOPT_CAINFO, ca);
     return c;
 }
 

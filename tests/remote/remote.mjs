@@ -5,12 +5,20 @@
 // WWW-Authenticate naming the protected resource metadata) and is recorded as a JSON line
 // (method, path, authorization, session, JSON-RPC method). The tools are made for each
 // new session: when the file CHANGED exists, echo's description differs (a server that
-// changed its tools). Usage:
-//   node remote.mjs CERT KEY RECORD_FILE HOST PORT TOKEN CHANGED
+// changed its tools).
+//
+// It is also the stand-in authorisation server (requests whose Host is auth.*): RFC 9728
+// metadata on the MCP host, RFC 8414 metadata, dynamic client registration (RFC 7591),
+// /authorize (checks the client, its redirect URI, PKCE S256 and the RFC 8707 resource,
+// then redirects with a code), /token (the code with its PKCE verifier, or a refresh
+// token: a refresh revokes the access token it replaces). Its access tokens are accepted
+// by the MCP server beside TOKEN; they expire in STATE_DIR/expires_in seconds (3600 when
+// absent). Usage:
+//   node remote.mjs CERT KEY RECORD_FILE HOST PORT TOKEN STATE_DIR
 // prints {"port": PORT} once listening.
 import fs from 'node:fs';
 import https from 'node:https';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, randomBytes, createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -22,7 +30,8 @@ const { ListToolsRequestSchema, CallToolRequestSchema, isInitializeRequest } = a
   path.join(sdk, 'types.js')
 );
 
-const [cert, key, recordFile, host, port, token, changedFile] = process.argv.slice(2);
+const [cert, key, recordFile, host, port, token, stateDir] = process.argv.slice(2);
+const changedFile = path.join(stateDir, 'changed');
 const record = (r) => fs.appendFileSync(recordFile, JSON.stringify(r) + '\n');
 
 function makeServer() {
@@ -58,14 +67,100 @@ function makeServer() {
 }
 
 const transports = {};
+const clients = {}; // client_id -> redirect_uris
+const codes = {}; // code -> {client_id, redirect_uri, challenge, resource}
+const accessTokens = new Set();
+const refreshTokens = {}; // refresh token -> {client_id, resource, access}
+const rand = (n) => randomBytes(n).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 40);
+const json = (res, status, v) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(v));
+};
+
+// The stand-in authorisation server and the MCP host's protected resource metadata:
+// true when it answered the request.
+function oauth(req, res, raw) {
+  const u = new URL(req.url, `https://${req.headers.host}`);
+  const authHost = req.headers.host.replace(/^mcp\./, 'auth.');
+  const issuer = `https://${authHost}`;
+  if (u.pathname.startsWith('/.well-known/oauth-protected-resource')) {
+    const rpath = u.pathname.slice('/.well-known/oauth-protected-resource'.length) || '/mcp';
+    json(res, 200, { resource: `https://${req.headers.host}${rpath}`, authorization_servers: [issuer], scopes_supported: ['mcp'] });
+    return true;
+  }
+  if (!req.headers.host.startsWith('auth.')) return false;
+  record({ method: req.method, path: u.pathname, host: req.headers.host, as: true, form: req.method === 'POST' ? Object.fromEntries(new URLSearchParams(raw)) : null, query: Object.fromEntries(u.searchParams) });
+  if (u.pathname === '/.well-known/oauth-authorization-server') {
+    json(res, 200, {
+      issuer,
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      registration_endpoint: `${issuer}/register`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+    });
+  } else if (u.pathname === '/register' && req.method === 'POST') {
+    const body = JSON.parse(raw);
+    const id = 'client-' + rand(12);
+    clients[id] = body.redirect_uris || [];
+    json(res, 201, { client_id: id, redirect_uris: clients[id], token_endpoint_auth_method: 'none' });
+  } else if (u.pathname === '/authorize') {
+    const q = u.searchParams;
+    const ok =
+      clients[q.get('client_id')]?.includes(q.get('redirect_uri')) &&
+      q.get('response_type') === 'code' &&
+      q.get('code_challenge_method') === 'S256' &&
+      q.get('code_challenge') &&
+      (q.get('resource') || '').startsWith(`https://${req.headers.host.replace(/^auth\./, 'mcp.')}/`);
+    if (!ok) return json(res, 400, { error: 'invalid_request' }), true;
+    const code = 'code-' + rand(20);
+    codes[code] = { client_id: q.get('client_id'), redirect_uri: q.get('redirect_uri'), challenge: q.get('code_challenge'), resource: q.get('resource') };
+    const to = new URL(q.get('redirect_uri'));
+    to.searchParams.set('code', code);
+    to.searchParams.set('state', q.get('state'));
+    res.writeHead(302, { location: to.toString() });
+    res.end();
+  } else if (u.pathname === '/token' && req.method === 'POST') {
+    const f = new URLSearchParams(raw);
+    let grant;
+    if (f.get('grant_type') === 'authorization_code') {
+      const c = codes[f.get('code')];
+      delete codes[f.get('code')];
+      const s256 = createHash('sha256').update(f.get('code_verifier') || '').digest('base64url');
+      if (!c || c.client_id !== f.get('client_id') || c.redirect_uri !== f.get('redirect_uri') || c.challenge !== s256 || c.resource !== f.get('resource'))
+        return json(res, 400, { error: 'invalid_grant' }), true;
+      grant = c;
+    } else if (f.get('grant_type') === 'refresh_token') {
+      const r = refreshTokens[f.get('refresh_token')];
+      if (!r || r.client_id !== f.get('client_id')) return json(res, 400, { error: 'invalid_grant' }), true;
+      delete refreshTokens[f.get('refresh_token')];
+      accessTokens.delete(r.access);
+      grant = r;
+    } else {
+      return json(res, 400, { error: 'unsupported_grant_type' }), true;
+    }
+    const access = 'at_' + rand(40), refresh = 'rt_' + rand(40);
+    accessTokens.add(access);
+    refreshTokens[refresh] = { client_id: grant.client_id, resource: grant.resource, access };
+    const expiresFile = path.join(stateDir, 'expires_in');
+    const expires = fs.existsSync(expiresFile) ? Number(fs.readFileSync(expiresFile, 'utf8')) : 3600;
+    json(res, 200, { access_token: access, token_type: 'Bearer', expires_in: expires, refresh_token: refresh });
+  } else {
+    json(res, 404, { error: 'not_found' });
+  }
+  return true;
+}
 
 async function handle(req, res, body) {
   const sid = req.headers['mcp-session-id'];
   const rpc = body && !Array.isArray(body) ? body.method || null : null;
   record({ method: req.method, path: req.url, authorization: req.headers.authorization || null, session: sid || null, rpc });
-  if (req.headers.authorization !== `Bearer ${token}`) {
+  const bearer = (req.headers.authorization || '').replace(/^Bearer /, '');
+  if (bearer !== token && !accessTokens.has(bearer)) {
     res.writeHead(401, {
-      'www-authenticate': `Bearer resource_metadata="https://${req.headers.host}/.well-known/oauth-protected-resource"`,
+      'www-authenticate': `Bearer resource_metadata="https://${req.headers.host}/.well-known/oauth-protected-resource${req.url.split('?')[0]}"`,
       'content-type': 'application/json',
     });
     res.end(JSON.stringify({ error: 'invalid_token' }));
@@ -97,6 +192,14 @@ const srv = https.createServer({ cert: fs.readFileSync(cert), key: fs.readFileSy
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
+    const raw = Buffer.concat(chunks).toString('utf8');
+    try {
+      if (oauth(req, res, raw)) return;
+    } catch (e) {
+      process.stderr.write(`remote.mjs: ${e.stack}\n`);
+      if (!res.headersSent) res.writeHead(500).end();
+      return;
+    }
     let body;
     try {
       body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;

@@ -5,7 +5,9 @@
 # a test CA) in a network namespace of the test's own, its name resolved by netproxy. The
 # bearer is a hub secret bound to the host: the server receives the value, and nothing in
 # the jail (the bridge's environment and command line, its /data), the manifest, the logs
-# or the audit holds it. A remote whose tools change is refused like a local one; a URL
+# or the audit holds it. `hub spokes login` (OAuth 2.1 against a stand-in authorisation
+# server, the test playing the browser) keeps tokens in the store that add then uses, a
+# start refreshes an expired one, and the hub's own client keeps the address guard. A remote whose tools change is refused like a local one; a URL
 # whose name resolves to a private address is refused by netproxy's address guard; URLs
 # that are not https, name an address or carry userinfo, and a bearer not bound to the
 # host, are refused by add.
@@ -27,7 +29,7 @@ RECORDS=$TMP/remote-records.jsonl
 # The stand-in remote server at $UP_IP:443 in a namespace of the test's own (the veth as
 # secrets_lib.sh's upstream_start makes it).
 remote_start() {
-    test_cert "$RHOST" private.remote-standin.example
+    test_cert "$RHOST" auth.remote-standin.example private.remote-standin.example
     test_netns rmt
     ip link add "$UP_VETH" type veth peer name "${UP_VETH}n" &&
         at_exit "ip link del $UP_VETH 2>/dev/null"
@@ -38,7 +40,7 @@ remote_start() {
     ip -n "$NETNS" link set "${UP_VETH}n" up
     : >"$RECORDS"
     ip netns exec "$NETNS" node "$ROOT/tests/remote/remote.mjs" "$TMP/srv.pem" "$TMP/srv.key" \
-        "$RECORDS" "$UP_IP" 443 "$TOKEN" "$CHANGED" >"$TMP/remote.port" 2>"$TMP/remote.err" &
+        "$RECORDS" "$UP_IP" 443 "$TOKEN" "$TMP" >"$TMP/remote.port" 2>"$TMP/remote.err" &
     REMOTE_PID=$!
     at_exit "kill $REMOTE_PID 2>/dev/null"
     wait_for "the stand-in remote server listens" 10 test -s "$TMP/remote.port"
@@ -46,7 +48,7 @@ remote_start() {
 
 hub_setup
 remote_start
-secrets_config "$RHOST"
+secrets_config "$RHOST" auth.remote-standin.example
 # A name of the same domain that resolves to loopback: a private address for the guard.
 $PY - "$CONF" <<'EOF'
 import json, sys
@@ -74,7 +76,8 @@ print("yes" if found else "no")' "$1" "$2"
 rrec() {
     $PY -c 'import json,sys
 for line in open(sys.argv[1]):
-    r = json.loads(line); print(eval(sys.argv[2], {"r": r}))' "$RECORDS" "$1"
+    r = json.loads(line)
+    if not r.get("as"): print(eval(sys.argv[2], {"r": r}))' "$RECORDS" "$1"
 }
 
 echo "$TOKEN" | H secrets set remote_token --hosts "$RHOST" --header Authorization >/dev/null
@@ -128,24 +131,30 @@ r=$(hubc remote_json.echo '{"text":"json body"}' 2>>"$TMP/call.err")
 is "... and called" "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "json body"
 
 # ---- the token is in no jail, log or manifest ----
-hubc remote.slow '{"ms":4000}' >/dev/null 2>>"$TMP/call.err" &
-SLOW=$!
-at_exit "kill $SLOW 2>/dev/null"
-bridge=""
-find_bridge() { bridge=$(pids_by_exe "$BINDIR/mcp_remote" | head -1); [ -n "$bridge" ]; }
-if wait_for "the bridge runs" 20 find_bridge; then
-    env_of=$(tr '\0' '\n' </proc/$bridge/environ)
-    like "the bridge holds a stand-in of the bearer" "$env_of" "MCP_REMOTE_BEARER=rt_[A-Za-z0-9]{40}"
-    unlike "... not the value (its environment)" "$env_of" "$TOKEN"
-    unlike "... nor in its command line" "$(tr '\0' ' ' </proc/$bridge/cmdline)" "$TOKEN"
-    is "... nor anywhere in its memory (every readable mapping)" "$(mem_has "$bridge" "$TOKEN")" no
-else
-    not_ok "the bridge was not seen running"
-fi
-wait $SLOW
-files=$(grep -rlaF "$TOKEN" "$TMP" --exclude="$(basename "$RECORDS")" 2>/dev/null |
-    grep -v "^$STORE/" || true)
-is "no file (data, manifests, logs, audits) holds the value but the store's" "$files" ""
+# token_nowhere APP VALUE PREFIX: during a slow call of APP, its bridge holds a stand-in
+# (PREFIX and 40 letters and digits) and not VALUE; after it, no file under the test's
+# tree but the store and the stand-in server's records holds VALUE.
+token_nowhere() {
+    local app=$1 value=$2 prefix=$3 bridge="" slow env_of files
+    hubc "$app.slow" '{"ms":4000}' >/dev/null 2>>"$TMP/call.err" &
+    slow=$!
+    at_exit "kill $slow 2>/dev/null"
+    find_bridge() { bridge=$(pids_by_exe "$BINDIR/mcp_remote" | head -1); [ -n "$bridge" ]; }
+    if wait_for "the bridge runs" 20 find_bridge; then
+        env_of=$(tr '\0' '\n' </proc/$bridge/environ)
+        like "$app: the bridge holds a stand-in of the bearer" "$env_of" "MCP_REMOTE_BEARER=${prefix}[A-Za-z0-9]{40}"
+        unlike "$app: ... not the value (its environment)" "$env_of" "$value"
+        unlike "$app: ... nor in its command line" "$(tr '\0' ' ' </proc/$bridge/cmdline)" "$value"
+        is "$app: ... nor anywhere in its memory (every readable mapping)" "$(mem_has "$bridge" "$value")" no
+    else
+        not_ok "$app: the bridge was not seen running"
+    fi
+    wait $slow
+    files=$(grep -rlaF "$value" "$TMP" --exclude="$(basename "$RECORDS")" 2>/dev/null |
+        grep -v "^$STORE/" || true)
+    is "$app: no file (data, manifests, logs, audits) holds the value but the store's" "$files" ""
+}
+token_nowhere remote "$TOKEN" rt_
 
 # ---- a remote whose tools change is refused as a local one is ----
 touch "$CHANGED"
@@ -156,6 +165,80 @@ like "... because the tools no longer match the pin" "$(cat "$TMP/changed.err") 
 H spokes verify remote >/dev/null 2>&1
 is "spokes verify says so (exit 3)" "$?" 3
 rm -f "$CHANGED"
+
+# ---- OAuth: hub spokes login, the test playing the user's browser ----
+AHOST=auth.remote-standin.example
+browser() { curl -s --cacert "$TMP/ca.pem" --resolve "$AHOST:443:$UP_IP" "$@"; }
+asrec() {
+    $PY -c 'import json,sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("as"): print(eval(sys.argv[2], {"r": r}))' "$RECORDS" "$1"
+}
+# Without a stand-in the jail's TLS is its own: it trusts the test CA by SSL_CERT_FILE.
+mkdir -p "$DATA/tester/roauth" && cp "$TMP/ca.pem" "$DATA/tester/roauth/ca.pem"
+out=$(add roauth --env SSL_CERT_FILE=/data/ca.pem "https://$RHOST/mcp" 2>&1)
+check "before the login, add of a remote that wants OAuth fails" test "$?" -ne 0
+like "... saying to log in" "$out" "hub spokes login"
+"$BIN/hub" spokes login --config "$CONF" roauth "https://$RHOST/mcp" --timeout-s 60 \
+    >"$TMP/login.out" 2>&1 </dev/null &
+LOGIN=$!
+at_exit "kill $LOGIN 2>/dev/null"
+wait_for "the login prints its URL" 20 grep -q "^  https://$AHOST/authorize" "$TMP/login.out"
+AUTH_URL=$(grep -o "https://$AHOST/authorize[^ ]*" "$TMP/login.out")
+CB=$(grep -o 'http://127.0.0.1:[0-9]*/callback' "$TMP/login.out" | head -1)
+like "the login prints the authorisation URL with PKCE S256 and the resource" "$AUTH_URL" \
+    "code_challenge=[A-Za-z0-9_-]{43}&code_challenge_method=S256&state=.*&resource=https%3A%2F%2F$RHOST%2Fmcp"
+# From the attacker's side: a callback with another state (a forged redirect).
+bad=$(curl -s -o /dev/null -w '%{http_code}' "$CB?code=forged&state=not-this-login")
+is "a callback with a wrong state is refused (400)" "$bad" 400
+loc=$(browser -o /dev/null -w '%{redirect_url}' "$AUTH_URL")
+like "the authorisation server redirects to the hub's loopback callback" "$loc" "^$CB\?code="
+page=$(curl -s "$loc")
+like "... which says the hub is logged in" "$page" "logged in"
+wait $LOGIN
+is "hub spokes login exits 0" "$?" 0 || diag "$(cat "$TMP/login.out")"
+is "the hub registered itself with its loopback redirect (RFC 7591)" \
+    "$(asrec 'r["path"] == "/register"' | grep -c True)" 1
+is "... exchanged the code with its PKCE verifier and the resource" \
+    "$(asrec 'r["path"] == "/token" and len(r["form"].get("code_verifier", "")) >= 43 and r["form"].get("resource") == "https://'"$RHOST"'/mcp" and r["form"]["grant_type"] == "authorization_code"' | grep -c True)" 1
+is "... once: the forged code was never tried" "$(asrec 'r["path"] == "/token" and r["form"].get("code") == "forged"' | grep -c True)" 0
+sl=$(H secrets list --format json)
+is "the access token is a secret bound to the remote's host" \
+    "$(echo "$sl" | jget '[s["hosts"] for s in d if s["name"] == "roauth.oauth"]')" "[[\"$RHOST\"]]"
+check "the login's audit record" audit_at_least 1 'g(r,"event.action")=="oauth-login" and g(r,"event.outcome")=="success" and g(r,"isolate.spoke")=="roauth"'
+
+out=$(add roauth "https://$RHOST/mcp" 2>&1)
+is "after the login, add of the remote succeeds with no --secret" "$?" 0 || diag "$out"
+is "... its bearer the login's token" "$(jget 'd["env"]["MCP_REMOTE_BEARER"]' <"$SPOKES/roauth.json")" '{"secret": "roauth.oauth"}'
+r=$(hubc roauth.echo '{"text":"with oauth"}' 2>>"$TMP/call.err")
+is "a call with the OAuth token" "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "with oauth"
+AT=$(rrec 'r["authorization"]' | grep -o 'at_[A-Za-z0-9]*' | tail -1)
+like "... the remote received an access token of the authorisation server" "$AT" "^at_[A-Za-z0-9]{40}$"
+token_nowhere roauth "$AT" at_
+RT=$(asrec 'r["path"] == "/token" and r["form"]["grant_type"] == "refresh_token"' | grep -c True)
+
+# Refresh: the next token expires at once, so the start after it asks for a new one (and
+# the authorisation server revokes the old one: a call that works proves the refresh).
+echo 1 >"$TMP/expires_in"
+out=$(H spokes login roauth --refresh 2>&1)
+is "hub spokes login --refresh" "$out" "refreshed"
+OLD=$(rrec 'r["authorization"]' | tail -1)
+r=$(hubc roauth.echo '{"text":"refreshed"}' 2>>"$TMP/call.err")
+is "a start after the token expired refreshes it, and the call works" \
+    "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "refreshed"
+is "... two refresh grants in all (--refresh, then the start's)" \
+    "$(asrec 'r["path"] == "/token" and r["form"]["grant_type"] == "refresh_token"' | grep -c True)" "$((RT + 2))"
+check "... audited" audit_at_least 2 'g(r,"event.action")=="oauth-refresh" and g(r,"event.outcome")=="success"'
+rm -f "$TMP/expires_in"
+
+# The hub's own client has netproxy's address guard: metadata or a URL naming an address
+# inside is refused before anything is sent.
+out=$("$BIN/hub" spokes login --config "$CONF" privy "https://private.remote-standin.example/mcp" \
+    --timeout-s 5 2>&1 </dev/null)
+check "a login to a name that resolves to a private address fails" test "$?" -ne 0
+like "... refused by the address guard" "$out" "loopback address, which is refused"
+check "... audited" audit_at_least 1 'g(r,"event.action")=="oauth-login" and g(r,"event.outcome")=="failure" and g(r,"isolate.spoke")=="privy"'
 
 # ---- a name that resolves to a private address: netproxy's address guard ----
 n0=$(wc -l <"$RECORDS")
