@@ -8,16 +8,25 @@
  * hub secret bound to the URL's host with --hosts: the jail holds a stand-in, and
  * netproxy puts the real value into the Authorization header at the egress.
  *
- * One message at a time: a call holds the bridge until its answer is complete. */
+ * The older HTTP+SSE transport (2024-11-05) too: when the first POST gets a 4xx other
+ * than 401/403, the bridge GETs the URL as an SSE stream, whose first event names the
+ * endpoint (same origin only) that messages are POSTed to from then on; answers come on
+ * the stream, written by the thread that reads it.
+ *
+ * One message at a time: a call holds the bridge until its answer is complete (with
+ * HTTP+SSE, until the POST is accepted). */
 #include "util.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MSG_MAX (1024 * 1024)    /* a message either way, as the hub's own bound */
 #define SESSION_ID_MAX 256       /* Mcp-Session-Id: visible ASCII */
@@ -28,11 +37,17 @@
 static const char *url;
 static char session_id[SESSION_ID_MAX + 1];
 static char protocol_version[40];
+/* HTTP+SSE: the endpoint the stream named (NULL until then), and who waits for it. */
+static char *legacy_endpoint;
+static bool legacy_stream_ended;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t endpoint_named = PTHREAD_COND_INITIALIZER;
 
 /* What one POST's response is being read as. */
 struct response {
     char ctype[128];
     bool sse, too_big, wrote_answer;
+    char event[32];     /* the current SSE event's type ("" is "message") */
     json_t *request_id; /* the id the answer must carry, or NULL */
     char *buf;          /* a JSON body, or the SSE lines not yet complete */
     size_t len;
@@ -43,6 +58,7 @@ struct response {
 /* One message to the hub: compact, one line. */
 static void emit(json_t *msg, struct response *r)
 {
+    pthread_mutex_lock(&lock);
     if (r && r->request_id && json_equal(json_object_get(msg, "id"), r->request_id) &&
         !json_object_get(msg, "method"))
         r->wrote_answer = true;
@@ -58,6 +74,7 @@ static void emit(json_t *msg, struct response *r)
         fflush(stdout);
     }
     free(s);
+    pthread_mutex_unlock(&lock);
 }
 
 static void emit_text(const char *text, size_t len, struct response *r)
@@ -124,17 +141,52 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud)
     return len;
 }
 
+/* HTTP+SSE's endpoint event: a path, or a URL of the same origin as url (a server may
+ * not send the hub's messages elsewhere). */
+static void name_endpoint(const char *data, size_t len)
+{
+    const char *origin_end = url + 8 + strcspn(url + 8, "/?#");
+    size_t olen = (size_t)(origin_end - url);
+    char *ep = NULL;
+    bool visible = len > 0 && len < 2048;
+    for (size_t i = 0; visible && i < len; i++)
+        visible = data[i] > 0x20 && data[i] < 0x7f;
+    if (visible && data[0] == '/' && (len < 2 || data[1] != '/'))
+        ep = xasprintf("%.*s%.*s", (int)olen, url, (int)len, data);
+    else if (visible && len > olen && strncmp(data, url, olen) == 0 && strchr("/?", data[olen]))
+        ep = xstrndup(data, len);
+    pthread_mutex_lock(&lock);
+    if (ep && !legacy_endpoint)
+        legacy_endpoint = ep;
+    else
+        free(ep);
+    if (!legacy_endpoint)
+        fprintf(stderr, "mcp_remote: the stream's endpoint is not of the server's origin\n");
+    pthread_cond_broadcast(&endpoint_named);
+    pthread_mutex_unlock(&lock);
+}
+
 /* One SSE line (without its end): "data:" lines make the event, a blank line ends it. */
 static void sse_line(struct response *r, const char *line, size_t len)
 {
     if (len == 0) {
-        if (r->event_len)
+        if (r->event_len && strcmp(r->event, "endpoint") == 0)
+            name_endpoint(r->event_data, r->event_len);
+        else if (r->event_len && (!r->event[0] || strcmp(r->event, "message") == 0))
             emit_text(r->event_data, r->event_len, r);
         r->event_len = 0;
+        r->event[0] = '\0';
+        return;
+    }
+    if (len > 6 && strncmp(line, "event:", 6) == 0) {
+        line += 6, len -= 6;
+        if (len && *line == ' ')
+            line++, len--;
+        snprintf(r->event, sizeof(r->event), "%.*s", (int)len, line);
         return;
     }
     if (len < 5 || strncmp(line, "data:", 5) != 0)
-        return; /* event:, id:, retry:, comments: nothing the hub needs */
+        return; /* id:, retry:, comments: nothing the hub needs */
     line += 5, len -= 5;
     if (len && *line == ' ')
         line++, len--;
@@ -208,7 +260,9 @@ static CURL *new_handle(struct response *r, struct curl_slist *h)
     CURL *c = curl_easy_init();
     if (!c)
         return NULL;
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    pthread_mutex_lock(&lock);
+    curl_easy_setopt(c, CURLOPT_URL, legacy_endpoint ? legacy_endpoint : url);
+    pthread_mutex_unlock(&lock);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
@@ -227,9 +281,107 @@ static CURL *new_handle(struct response *r, struct curl_slist *h)
     return c;
 }
 
+/* HTTP+SSE's stream, read until it ends: then the bridge ends, and the hub starts it
+ * again for the next call. */
+static void *legacy_stream(void *arg)
+{
+    (void)arg;
+    struct response r = {0};
+    struct curl_slist *h = headers(NULL);
+    CURL *c = new_handle(&r, h);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    if (c) {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+        CURLcode rc = curl_easy_perform(c);
+        long status = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        fprintf(stderr, "mcp_remote: the server's SSE stream ended (HTTP %ld%s%s)\n", status,
+                rc != CURLE_OK ? ": " : "", rc != CURLE_OK ? errbuf : "");
+        curl_easy_cleanup(c);
+    }
+    curl_slist_free_all(h);
+    pthread_mutex_lock(&lock);
+    bool was_open = legacy_endpoint != NULL;
+    legacy_stream_ended = true;
+    pthread_cond_broadcast(&endpoint_named);
+    pthread_mutex_unlock(&lock);
+    if (was_open) {
+        fflush(stdout);
+        _exit(0);
+    }
+    free(r.buf);
+    free(r.event_data);
+    return NULL;
+}
+
+/* Opens HTTP+SSE's stream and waits for its endpoint: 0, or -1. */
+static int start_legacy(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, legacy_stream, NULL) != 0)
+        return -1;
+    pthread_detach(t);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 15;
+    pthread_mutex_lock(&lock);
+    while (!legacy_endpoint && !legacy_stream_ended &&
+           pthread_cond_timedwait(&endpoint_named, &lock, &deadline) == 0)
+        ;
+    int rc = legacy_endpoint ? 0 : -1;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* One POST of line; the answer, if in the response, written to the hub. */
+static CURLcode post(const char *line, size_t len, struct response *r, long *status, char *errbuf)
+{
+    struct curl_slist *h = headers("json");
+    CURL *c = new_handle(r, h);
+    CURLcode rc = CURLE_FAILED_INIT;
+    *status = 0;
+    if (c) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, line);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+        rc = curl_easy_perform(c);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+        curl_easy_cleanup(c);
+    }
+    curl_slist_free_all(h);
+    if (rc == CURLE_OK && *status >= 200 && *status < 300) {
+        if (r->sse) {
+            sse_line(r, r->buf, r->len); /* a last line without its end */
+            sse_line(r, "", 0);
+        } else if (r->len && strncasecmp(r->ctype, "application/json", 16) == 0) {
+            emit_text(r->buf, r->len, r);
+        }
+    }
+    return rc;
+}
+
+static void response_reset(struct response *r)
+{
+    json_t *id = r->request_id;
+    free(r->buf);
+    free(r->event_data);
+    memset(r, 0, sizeof(*r));
+    r->request_id = id;
+}
+
+static bool legacy(void)
+{
+    pthread_mutex_lock(&lock);
+    bool on = legacy_endpoint != NULL;
+    pthread_mutex_unlock(&lock);
+    return on;
+}
+
 /* Forwards one message from the hub; answers a request the server failed. */
 static void forward(const char *line, size_t len)
 {
+    static bool tried_legacy;
     json_error_t e;
     json_t *msg = json_loadb(line, len, 0, &e);
     if (!json_is_object(msg)) {
@@ -240,29 +392,23 @@ static void forward(const char *line, size_t len)
     json_t *id = json_object_get(msg, "id");
     bool is_request = json_object_get(msg, "method") && id && !json_is_null(id);
     struct response r = {.request_id = is_request ? id : NULL};
-    struct curl_slist *h = headers("json");
     char errbuf[CURL_ERROR_SIZE] = "";
-    CURL *c = new_handle(&r, h);
-    if (!c) {
-        if (is_request)
-            answer_error(id, ERR_UNREACHABLE, "remote: no HTTP client");
-        goto out;
-    }
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, line);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    CURLcode rc = curl_easy_perform(c);
-    long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    if (rc == CURLE_OK && status >= 200 && status < 300) {
-        if (r.sse) {
-            sse_line(&r, r.buf, r.len); /* a last line without its end */
-            sse_line(&r, "", 0);
-        } else if (r.len && strncasecmp(r.ctype, "application/json", 16) == 0) {
-            emit_text(r.buf, r.len, &r);
+    long status;
+    CURLcode rc = post(line, len, &r, &status, errbuf);
+    /* A server of the HTTP+SSE transport refuses the first POST with a 4xx. */
+    if (!tried_legacy && !legacy() && !session_id[0] && rc == CURLE_OK && status >= 400 &&
+        status < 500 && status != 401 && status != 403) {
+        tried_legacy = true;
+        if (start_legacy() == 0) {
+            fprintf(stderr, "mcp_remote: HTTP %ld to the POST: speaking HTTP+SSE\n", status);
+            response_reset(&r);
+            errbuf[0] = '\0';
+            rc = post(line, len, &r, &status, errbuf);
         }
     }
-    if (is_request && !r.wrote_answer) {
+    /* With HTTP+SSE the answer comes on the stream. */
+    bool on_stream = legacy() && rc == CURLE_OK && status >= 200 && status < 300;
+    if (is_request && !r.wrote_answer && !on_stream) {
         char m[CURL_ERROR_SIZE + 200];
         if (r.too_big)
             snprintf(m, sizeof(m), "remote: an answer over %d bytes", MSG_MAX);
@@ -280,9 +426,6 @@ static void forward(const char *line, size_t len)
         fprintf(stderr, "mcp_remote: %s\n", m);
         answer_error(id, rc != CURLE_OK ? ERR_UNREACHABLE : ERR_HTTP, m);
     }
-    curl_easy_cleanup(c);
-out:
-    curl_slist_free_all(h);
     free(r.buf);
     free(r.event_data);
     json_decref(msg);

@@ -1,7 +1,7 @@
 // A stand-in remote MCP server for tests/remote: Streamable HTTP over HTTPS, built on the
 // MCP SDK the suite already pins (tests/mcpservers/node_modules), one MCP session per
 // Mcp-Session-Id. /mcp answers with SSE streams (the SDK's default), /json with JSON
-// bodies. Every request needs `Authorization: Bearer TOKEN` (else 401 with an RFC 9728
+// bodies, /sse is the older HTTP+SSE transport (405 to a POST, as such servers answer). Every request needs `Authorization: Bearer TOKEN` (else 401 with an RFC 9728
 // WWW-Authenticate naming the protected resource metadata) and is recorded as a JSON line
 // (method, path, authorization, session, JSON-RPC method). The tools are made for each
 // new session: when the file CHANGED exists, echo's description differs (a server that
@@ -26,6 +26,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const sdk = path.join(here, '../mcpservers/node_modules/@modelcontextprotocol/sdk/dist/esm');
 const { Server } = await import(path.join(sdk, 'server/index.js'));
 const { StreamableHTTPServerTransport } = await import(path.join(sdk, 'server/streamableHttp.js'));
+const { SSEServerTransport } = await import(path.join(sdk, 'server/sse.js'));
 const { ListToolsRequestSchema, CallToolRequestSchema, isInitializeRequest } = await import(
   path.join(sdk, 'types.js')
 );
@@ -67,6 +68,7 @@ function makeServer() {
 }
 
 const transports = {};
+const legacy = {};
 const clients = {}; // client_id -> redirect_uris
 const codes = {}; // code -> {client_id, redirect_uri, challenge, resource}
 const accessTokens = new Set();
@@ -164,6 +166,22 @@ async function handle(req, res, body) {
       'content-type': 'application/json',
     });
     res.end(JSON.stringify({ error: 'invalid_token' }));
+    return;
+  }
+  // The older HTTP+SSE transport (2024-11-05): GET /sse, then POST /messages?sessionId=.
+  const p = req.url.split('?')[0];
+  if (p === '/sse') {
+    if (req.method !== 'GET') return void res.writeHead(405).end();
+    const t = new SSEServerTransport('/messages', res);
+    legacy[t.sessionId] = t;
+    res.on('close', () => delete legacy[t.sessionId]);
+    await makeServer().connect(t);
+    return;
+  }
+  if (p === '/messages') {
+    const t = legacy[new URL(req.url, 'https://x').searchParams.get('sessionId')];
+    if (!t) return void res.writeHead(404).end();
+    await t.handlePostMessage(req, res, body);
     return;
   }
   let transport = sid ? transports[sid] : undefined;

@@ -139,6 +139,15 @@ is "a remote answering with JSON bodies is added too" "$?" 0 || diag "$out"
 r=$(hubc remote_json.echo '{"text":"json body"}' 2>>"$TMP/call.err")
 is "... and called" "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "json body"
 
+# The older HTTP+SSE transport: the bridge falls back to it on the 405.
+out=$(add remote_sse --secret MCP_REMOTE_BEARER=remote_token "https://$RHOST/sse" 2>&1)
+is "a remote of the HTTP+SSE transport is added" "$?" 0 || diag "$out"
+r=$(hubc remote_sse.echo '{"text":"over sse"}' 2>>"$TMP/call.err")
+is "... and called, the answer coming on its stream" "$(echo "$r" | jget 'd["structuredContent"]["text"]')" "over sse"
+like "... by a GET of the stream and POSTs to the endpoint it named" \
+    "$(rrec 'r["method"] + " " + r["path"].split("?")[0]' | grep -E '/sse|/messages' | sort -u | tr '\n' ' ')" \
+    "GET /sse POST /messages POST /sse"
+
 # ---- the token is in no jail, log or manifest ----
 # token_nowhere APP VALUE PREFIX: during a slow call of APP, its bridge holds a stand-in
 # (PREFIX and 40 letters and digits) and not VALUE; after it, no file under the test's
