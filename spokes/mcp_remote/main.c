@@ -39,7 +39,7 @@ static char session_id[SESSION_ID_MAX + 1];
 static char protocol_version[40];
 /* HTTP+SSE: the endpoint the stream named (NULL until then), and who waits for it. */
 static char *legacy_endpoint;
-static bool legacy_stream_ended;
+static bool legacy_stream_ended, legacy_endpoint_refused;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t endpoint_named = PTHREAD_COND_INITIALIZER;
 
@@ -160,8 +160,10 @@ static void name_endpoint(const char *data, size_t len)
         legacy_endpoint = ep;
     else
         free(ep);
-    if (!legacy_endpoint)
+    if (!legacy_endpoint) {
+        legacy_endpoint_refused = true;
         fprintf(stderr, "mcp_remote: the stream's endpoint is not of the server's origin\n");
+    }
     pthread_cond_broadcast(&endpoint_named);
     pthread_mutex_unlock(&lock);
 }
@@ -326,7 +328,7 @@ static int start_legacy(void)
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += 15;
     pthread_mutex_lock(&lock);
-    while (!legacy_endpoint && !legacy_stream_ended &&
+    while (!legacy_endpoint && !legacy_stream_ended && !legacy_endpoint_refused &&
            pthread_cond_timedwait(&endpoint_named, &lock, &deadline) == 0)
         ;
     int rc = legacy_endpoint ? 0 : -1;

@@ -117,7 +117,7 @@ is "the manifest runs the bridge with the URL" \
 is "... its allowlist is the URL's registrable domain" \
     "$(jget 'd["network"]["allow"]' <"$M")" '["remote-standin.example"]'
 is "... its bearer a secret by name" "$(jget 'd["env"]["MCP_REMOTE_BEARER"]' <"$M")" '{"secret": "remote_token"}'
-is "... both tools pinned" "$(jget '[t["name"] for t in d["tools"]]' <"$M")" '["echo", "slow"]'
+is "... its tools pinned" "$(jget '[t["name"] for t in d["tools"]]' <"$M")" '["echo", "slow", "big"]'
 
 r=$(hubc remote.echo '{"text":"hello remote"}' 2>"$TMP/call.err")
 is "a call reaches the remote and its answer comes back" \
@@ -147,6 +147,18 @@ is "... and called, the answer coming on its stream" "$(echo "$r" | jget 'd["str
 like "... by a GET of the stream and POSTs to the endpoint it named" \
     "$(rrec 'r["method"] + " " + r["path"].split("?")[0]' | grep -E '/sse|/messages' | sort -u | tr '\n' ' ')" \
     "GET /sse POST /messages POST /sse"
+
+# ---- a hostile remote ----
+r=$(hubc remote.big '{"bytes":2000000}' 2>"$TMP/big.err")
+check "an answer past the bridge's bound (1 MiB) fails the call" test "$?" -ne 0
+like "... saying so" "$(cat "$TMP/big.err") $r" "an answer over 1048576 bytes"
+r=$(hubc remote.big '{"bytes":1000}' 2>>"$TMP/call.err")
+is "... and an answer within it passes" "$(echo "$r" | jget 'len(d["content"][0]["text"])')" 1000
+out=$(add evil_sse --secret MCP_REMOTE_BEARER=remote_token "https://$RHOST/evil-sse" 2>&1)
+check "an HTTP+SSE server whose endpoint is another origin is not added" test "$?" -ne 0
+like "... the bridge refused the endpoint" "$out" "not of the server's origin"
+is "... and netproxy was never asked for that origin" \
+    "$(audit_count 'g(r,"destination.domain")=="collector.attacker.example"' "$PROXY_AUDIT")" 0
 
 # ---- the token is in no jail, log or manifest ----
 # token_nowhere APP VALUE PREFIX: during a slow call of APP, its bridge holds a stand-in
