@@ -334,7 +334,9 @@ static int login(struct hub_config *cfg, const char *app, const char *url, const
         goto out;
     const char *resource = json_string_value(json_object_get(prm, "resource"));
     /* RFC 9728 3.3: the metadata is for this server, or it is someone else's. */
-    if (!resource || strncmp(url, resource, strlen(resource)) != 0) {
+    size_t rlen = resource ? strlen(resource) : 0;
+    if (!resource || rlen < 9 || strncmp(url, resource, rlen) != 0 ||
+        !(resource[rlen - 1] == '/' || strchr("/?", url[rlen]))) {
         snprintf(err, errlen, "the protected resource metadata is for %.200s, not %.200s",
                  resource ? resource : "(none)", url);
         goto out;

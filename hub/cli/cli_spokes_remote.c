@@ -21,28 +21,21 @@ bool remote_is_url(const char *arg)
     return strncasecmp(arg, "https://", 8) == 0 || strncasecmp(arg, "http://", 7) == 0;
 }
 
-/* A lower-case DNS name with a dot that is not all digits and dots (an IPv4 literal,
- * whatever its spelling: 127.1, 0x7f.1 are refused too, having no letter-only label). */
+/* A lower-case DNS name with a dot whose last label starts with a letter, as every TLD
+ * does (xn-- ones too): an IPv4 literal in any spelling inet_aton takes (10.0.0.1, 127.1,
+ * 0x7f.0.0.1) ends in a number and is refused. */
 static bool dns_name(const char *h, size_t len)
 {
-    bool dot = false, letter = false;
     if (len == 0 || len > 253 || h[0] == '.' || h[0] == '-' || h[len - 1] == '.')
         return false;
     for (size_t i = 0; i < len; i++) {
         char c = h[i];
-        if (c == '.') {
-            if (h[i + 1] == '.')
-                return false;
-            dot = true;
-        } else if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-')) {
+        if (c == '.' ? i + 1 < len && h[i + 1] == '.'
+                     : !(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-'))
             return false;
-        }
     }
-    /* The last label names a TLD: letters only (refuses 10.0.0.1, 0x7f.0.0.1). */
-    const char *tld = memrchr(h, '.', len);
-    for (const char *p = tld ? tld + 1 : h; p < h + len; p++)
-        letter = isalpha((unsigned char)*p);
-    return dot && letter;
+    const char *dot = memrchr(h, '.', len);
+    return dot && islower((unsigned char)dot[1]);
 }
 
 int remote_target_init(struct remote_target *t, const char *url, const char *user_allow,
@@ -74,6 +67,10 @@ int remote_target_init(struct remote_target *t, const char *url, const char *use
         snprintf(err, errlen,
                  "the URL has userinfo: keep the credential in the secret store "
                  "(hub secrets set NAME --hosts HOST) and use --secret " REMOTE_BEARER_ENV "=NAME");
+        return -1;
+    }
+    if (*auth == '[') {
+        snprintf(err, errlen, "the URL's host is an IPv6 literal, not a DNS name: name the host");
         return -1;
     }
     const char *colon = memchr(auth, ':', (size_t)(end - auth));

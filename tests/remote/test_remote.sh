@@ -98,6 +98,12 @@ like "... saying why" "$out" "must be https"
 out=$(add r1 https://127.0.0.1/mcp 2>&1)
 is "an address literal is refused" "$?" 2
 like "... saying why" "$out" "not a DNS name"
+for u in https://127.1/mcp https://0x7f.0.0.1/mcp "https://[::1]/mcp" https://10.0.0.1:8443/; do
+    out=$(add r1 "$u" 2>&1)
+    like "$u is refused as not a DNS name" "$? $out" "^2 .*not a DNS name"
+done
+out=$(add r1 https://co.uk/mcp 2>&1)
+like "a public suffix as host is refused" "$? $out" "^2 .*public suffix"
 out=$(add r1 "https://user:$TOKEN@$RHOST/mcp" 2>&1)
 is "a URL with userinfo is refused" "$?" 2
 unlike "... and the refusal does not repeat the credential" "$out" "$TOKEN"
