@@ -95,12 +95,23 @@ function oauth(req, res, raw) {
   const issuer = `https://${authHost}`;
   if (u.pathname.startsWith('/.well-known/oauth-protected-resource')) {
     const rpath = u.pathname.slice('/.well-known/oauth-protected-resource'.length) || '/mcp';
-    json(res, 200, { resource: `https://${req.headers.host}${rpath}`, authorization_servers: [issuer], scopes_supported: ['mcp'] });
+    // Hostile variants: metadata of another resource; an authorisation server without S256.
+    const resource = `https://${req.headers.host}${rpath === '/mcp-wrongres' ? '/elsewhere' : rpath}`;
+    const as = rpath === '/mcp-nos256' ? `${issuer}/nos256` : issuer;
+    json(res, 200, { resource, authorization_servers: [as], scopes_supported: ['mcp'] });
     return true;
   }
   if (!req.headers.host.startsWith('auth.')) return false;
   record({ method: req.method, path: u.pathname, host: req.headers.host, as: true, form: req.method === 'POST' ? Object.fromEntries(new URLSearchParams(raw)) : null, query: Object.fromEntries(u.searchParams) });
-  if (u.pathname === '/.well-known/oauth-authorization-server') {
+  if (u.pathname === '/.well-known/oauth-authorization-server/nos256') {
+    json(res, 200, {
+      issuer: `${issuer}/nos256`,
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      registration_endpoint: `${issuer}/register`,
+      code_challenge_methods_supported: ['plain'],
+    });
+  } else if (u.pathname === '/.well-known/oauth-authorization-server') {
     json(res, 200, {
       issuer,
       authorization_endpoint: `${issuer}/authorize`,

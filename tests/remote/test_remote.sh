@@ -268,6 +268,14 @@ is "... two refresh grants in all (--refresh, then the start's)" \
 check "... audited" audit_at_least 2 'g(r,"event.action")=="oauth-refresh" and g(r,"event.outcome")=="success"'
 rm -f "$TMP/expires_in"
 
+# From a hostile server's side: metadata for another resource, no PKCE S256.
+n_reg=$(asrec 'r["path"] == "/register"' | grep -c True)
+out=$("$BIN/hub" spokes login --config "$CONF" wrongres "https://$RHOST/mcp-wrongres" --timeout-s 5 2>&1 </dev/null)
+like "a login whose resource metadata is for another resource is refused" "$? $out" "^3 .*metadata is for https://$RHOST/elsewhere"
+out=$("$BIN/hub" spokes login --config "$CONF" nos256 "https://$RHOST/mcp-nos256" --timeout-s 5 2>&1 </dev/null)
+like "a login to an authorisation server without PKCE S256 is refused" "$? $out" "^3 .*does not offer PKCE S256"
+is "... neither registered a client" "$(asrec 'r["path"] == "/register"' | grep -c True)" "$n_reg"
+
 # The hub's own client has netproxy's address guard: metadata or a URL naming an address
 # inside is refused before anything is sent.
 out=$("$BIN/hub" spokes login --config "$CONF" privy "https://private.remote-standin.example/mcp" \
