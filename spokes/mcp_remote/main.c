@@ -13,13 +13,14 @@
  * endpoint (same origin only) that messages are POSTed to from then on; answers come on
  * the stream, written by the thread that reads it.
  *
- * One message at a time: a call holds the bridge until its answer is complete (with
- * HTTP+SSE, until the POST is accepted). */
+ * Requests run concurrently, each in a thread of its own (up to JOBS_MAX); initialize,
+ * notifications and answers to the server's requests go in order. */
 #include "util.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@
 #define TOKEN_MAX (4096 + 16)    /* the store's bound for a value sent in a header */
 #define ERR_UNREACHABLE (-32001) /* JSON-RPC server error codes the bridge answers with */
 #define ERR_HTTP (-32002)
+#define JOBS_MAX 8             /* requests under way at once (threads, in the jail's nproc) */
+#define JOB_STACK (512 * 1024) /* a thread's stack: the jail's address space is bounded */
 
 static const char *url;
 static char session_id[SESSION_ID_MAX + 1];
@@ -42,6 +45,7 @@ static char *legacy_endpoint;
 static bool legacy_stream_ended, legacy_endpoint_refused;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t endpoint_named = PTHREAD_COND_INITIALIZER;
+static sem_t slots;
 
 /* What one POST's response is being read as. */
 struct response {
@@ -129,8 +133,10 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud)
         for (size_t i = 0; visible && i < vlen; i++)
             visible = v[i] > 0x20 && v[i] < 0x7f;
         if (visible) {
+            pthread_mutex_lock(&lock);
             memcpy(session_id, v, vlen);
             session_id[vlen] = '\0';
+            pthread_mutex_unlock(&lock);
         } else {
             fprintf(stderr, "mcp_remote: ignoring a malformed Mcp-Session-Id\n");
         }
@@ -244,16 +250,16 @@ static struct curl_slist *headers(const char *method_json)
         h = curl_slist_append(h, a);
         free(a);
     }
-    if (session_id[0]) {
-        char *s = xasprintf("Mcp-Session-Id: %s", session_id);
+    pthread_mutex_lock(&lock);
+    char *s = session_id[0] ? xasprintf("Mcp-Session-Id: %s", session_id) : NULL;
+    char *p = protocol_version[0] ? xasprintf("MCP-Protocol-Version: %s", protocol_version) : NULL;
+    pthread_mutex_unlock(&lock);
+    if (s)
         h = curl_slist_append(h, s);
-        free(s);
-    }
-    if (protocol_version[0]) {
-        char *p = xasprintf("MCP-Protocol-Version: %s", protocol_version);
+    if (p)
         h = curl_slist_append(h, p);
-        free(p);
-    }
+    free(s);
+    free(p);
     return h;
 }
 
@@ -372,6 +378,14 @@ static void response_reset(struct response *r)
     r->request_id = id;
 }
 
+static bool have_session(void)
+{
+    pthread_mutex_lock(&lock);
+    bool have = session_id[0] != '\0';
+    pthread_mutex_unlock(&lock);
+    return have;
+}
+
 static bool legacy(void)
 {
     pthread_mutex_lock(&lock);
@@ -398,7 +412,7 @@ static void forward(const char *line, size_t len)
     long status;
     CURLcode rc = post(line, len, &r, &status, errbuf);
     /* A server of the HTTP+SSE transport refuses the first POST with a 4xx. */
-    if (!tried_legacy && !legacy() && !session_id[0] && rc == CURLE_OK && status >= 400 &&
+    if (!tried_legacy && !legacy() && !have_session() && rc == CURLE_OK && status >= 400 &&
         status < 500 && status != 401 && status != 403) {
         tried_legacy = true;
         if (start_legacy() == 0) {
@@ -421,7 +435,7 @@ static void forward(const char *line, size_t len)
                      "remote: HTTP %ld: the server wants a credential (hub secrets set, or hub "
                      "spokes login)",
                      status);
-        else if (status == 404 && session_id[0])
+        else if (status == 404 && have_session())
             snprintf(m, sizeof(m), "remote: HTTP 404: the server ended the session");
         else
             snprintf(m, sizeof(m), "remote: HTTP %ld and no answer", status);
@@ -452,6 +466,57 @@ static void end_session(void)
     free(r.event_data);
 }
 
+/* A request other than initialize runs in a thread of its own, so that a slow call
+ * does not hold the others (the hub sends up to max_inflight at once); initialize,
+ * notifications and answers to the server go in order, from the main thread. */
+struct job {
+    char *line;
+    size_t len;
+};
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    forward(j->line, j->len);
+    free(j->line);
+    free(j);
+    sem_post(&slots);
+    return NULL;
+}
+
+static bool concurrent(const char *line, size_t len)
+{
+    json_t *m = json_loadb(line, len, 0, NULL);
+    const char *method = json_string_value(json_object_get(m, "method"));
+    json_t *id = json_object_get(m, "id");
+    bool yes = method && id && !json_is_null(id) && strcmp(method, "initialize") != 0;
+    json_decref(m);
+    return yes;
+}
+
+static void dispatch(const char *line, size_t len)
+{
+    if (concurrent(line, len)) {
+        sem_wait(&slots);
+        struct job *j = xmalloc(sizeof(*j));
+        j->line = xstrndup(line, len);
+        j->len = len;
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, JOB_STACK);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, run_job, j);
+        pthread_attr_destroy(&attr);
+        if (rc == 0)
+            return;
+        free(j->line); /* no thread (the jail's process limit): in order, then */
+        free(j);
+        sem_post(&slots);
+    }
+    forward(line, len);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 || strncmp(argv[1], "https://", 8) != 0) {
@@ -459,7 +524,7 @@ int main(int argc, char **argv)
         return 2;
     }
     url = argv[1];
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || sem_init(&slots, 0, JOBS_MAX) < 0)
         return 1;
     char *line = NULL;
     size_t cap = 0;
@@ -472,9 +537,20 @@ int main(int argc, char **argv)
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (len)
-            forward(line, (size_t)len);
+            dispatch(line, (size_t)len);
     }
     free(line);
+    /* The calls still under way get a moment; then the session ends. */
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 5;
+    int drained = 0;
+    while (drained < JOBS_MAX && sem_timedwait(&slots, &deadline) == 0)
+        drained++;
+    if (drained < JOBS_MAX || legacy()) {
+        fflush(stdout);
+        _exit(0); /* threads still in libcurl: no cleanup under them */
+    }
     end_session();
     curl_global_cleanup();
     return 0;

@@ -154,6 +154,25 @@ like "... by a GET of the stream and POSTs to the endpoint it named" \
     "$(rrec 'r["method"] + " " + r["path"].split("?")[0]' | grep -E '/sse|/messages' | sort -u | tr '\n' ' ')" \
     "GET /sse POST /messages POST /sse"
 
+# Calls at once through one hub (hub serve --stdio --standalone: no background hub left
+# holding the spoke): a slow call does not hold a quick one.
+order=$(SERVE_DIR="$ROOT/tests/serve" HUB="$BIN/hub" CONF="$CONF" $PY - <<'EOF'
+import os, sys, time
+sys.path.insert(0, os.environ["SERVE_DIR"])
+from mcp_stdio import StdioClient
+c = StdioClient([os.environ["HUB"], "serve", "--stdio", "--standalone", "--config", os.environ["CONF"]])
+c.initialize("remote-test")
+slow = c.call("tools/call", {"name": "remote__slow", "arguments": {"ms": 6000}})
+time.sleep(0.5)
+quick = c.call("tools/call", {"name": "remote__echo", "arguments": {"text": "quick"}})
+a, b = c.answer(quick, 60), c.answer(slow, 60)
+ok = a and b and "error" not in a and "error" not in b and not a["result"].get("isError")
+print("quick first" if ok and c.answers[quick][0] < c.answers[slow][0] else f"slow first or failed: {a} {b}")
+c.close()
+EOF
+)
+is "two calls at once: the quick one is answered while the slow one runs" "$order" "quick first"
+
 # ---- a hostile remote ----
 r=$(hubc remote.big '{"bytes":2000000}' 2>"$TMP/big.err")
 check "an answer past the bridge's bound (1 MiB) fails the call" test "$?" -ne 0
