@@ -287,6 +287,30 @@ is "... two refresh grants in all (--refresh, then the start's)" \
 check "... audited" audit_at_least 2 'g(r,"event.action")=="oauth-refresh" and g(r,"event.outcome")=="success"'
 rm -f "$TMP/expires_in"
 
+# A running spoke (hub serve) whose token is refreshed: the store's watch hands the new
+# value to netproxy, and its next request has it (the old one is revoked by then).
+rot=$(SERVE_DIR="$ROOT/tests/serve" HUB="$BIN/hub" CONF="$CONF" $PY - <<'EOF'
+import os, subprocess, sys, time
+sys.path.insert(0, os.environ["SERVE_DIR"])
+from mcp_stdio import StdioClient
+hub, conf = os.environ["HUB"], os.environ["CONF"]
+c = StdioClient([hub, "serve", "--stdio", "--standalone", "--config", conf])
+c.initialize("remote-rotation")
+def echo(text):
+    r = c.request("tools/call", {"name": "roauth__echo", "arguments": {"text": text}}, 60)
+    return (r or {}).get("result", {}).get("structuredContent", {}).get("text", f"failed: {r}")
+one = echo("before")
+out = subprocess.run([hub, "spokes", "login", "--config", conf, "roauth", "--refresh"],
+                     capture_output=True, text=True).stdout.strip()
+time.sleep(1)
+print(one, out, echo("after"))
+c.close()
+EOF
+)
+is "a refresh reaches a running spoke's next request" "$rot" "before refreshed after"
+is "... its two calls carried two tokens (the old, the refreshed)" \
+    "$(rrec 'r["authorization"] if r["rpc"] == "tools/call" else ""' | grep . | tail -2 | sort -u | wc -l)" 2
+
 # From a hostile server's side: metadata for another resource, no PKCE S256.
 n_reg=$(asrec 'r["path"] == "/register"' | grep -c True)
 out=$("$BIN/hub" spokes login --config "$CONF" wrongres "https://$RHOST/mcp-wrongres" --timeout-s 5 2>&1 </dev/null)
