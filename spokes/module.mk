@@ -9,6 +9,7 @@ SPOKE_BINS := $(addprefix $(BUILD)/spokes/,$(SPOKE_NAMES))
 BINARIES += $(SPOKE_BINS)
 
 SPOKE_LIBS_fetch := libcurl
+SPOKE_LIBS_mcp_remote := libcurl
 
 $(SPOKE_SDK): $(call objs,$(SPOKE_SDK_SRCS))
 	@mkdir -p $(dir $@)

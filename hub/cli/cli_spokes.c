@@ -10,13 +10,15 @@
 #include <string.h>
 
 int cmd_spokes(int argc, char **argv);
-int cmd_spokes_pin(int argc, char **argv); /* cli_spokes_pin.c: add, update, verify */
+int cmd_spokes_pin(int argc, char **argv);   /* cli_spokes_pin.c: add, update, verify */
+int cmd_spokes_login(int argc, char **argv); /* cli_spokes_login.c: a remote's OAuth */
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: hub spokes [OPTIONS]\n"
                "       hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
                "       hub spokes update NAME | verify [NAME]   (see hub spokes add --help)\n"
+               "       hub spokes login NAME [URL]   (a remote server's OAuth; see --help)\n"
                "Lists the installed spokes (config/spokes/*.json): tools, network policy,\n"
                "limits. Nothing is started.\n\n"
                "  --format FMT       text (default) or json\n" CLI_COMMON_HELP);
@@ -142,6 +144,8 @@ int cmd_spokes(int argc, char **argv)
     if (argc >= 2 && (strcmp(argv[1], "add") == 0 || strcmp(argv[1], "update") == 0 ||
                       strcmp(argv[1], "verify") == 0))
         return cmd_spokes_pin(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "login") == 0)
+        return cmd_spokes_login(argc - 1, argv + 1);
     int opt;
     while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {

@@ -10,6 +10,7 @@
 #include "cli_spokes_npm.h"
 #include "cli_spokes_node.h"
 #include "cli_spokes_npx.h"
+#include "cli_spokes_remote.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
@@ -38,6 +39,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
                "       hub spokes add NAME [OPTIONS] -- npm:PACKAGE[@VERSION] [ARG...]\n"
+               "       hub spokes add NAME [OPTIONS] -- https://HOST/PATH   (a remote server;\n"
+               "                     its bearer: --secret MCP_REMOTE_BEARER=SECRET)\n"
                "       hub spokes update NAME [OPTIONS]\n"
                "       hub spokes verify [NAME] [OPTIONS]\n\n"
                "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
@@ -861,9 +864,38 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     int rest = 0;
     struct npx_cmd npx = {0};
     int node_installed = 0;
+    struct remote_target remote = {0};
     if (access(path, F_OK) == 0) {
         log_warnx("%s exists: `hub spokes update %s` pins a changed server again", path, name);
         goto out;
+    }
+    /* https://HOST/PATH: a remote server, run as the bridge spoke with that URL. */
+    struct pin_opts remote_po;
+    char *remote_cmd[2] = {REMOTE_BRIDGE, NULL};
+    if (remote_is_url(cmd[0])) {
+        remote_po = *po;
+        const char *oauth = NULL;
+        if (ncmd == 1 &&
+            remote_target_init(&remote, cmd[0], po->allow, po->ports, err, sizeof(err)) == 0 &&
+            (oauth = remote_oauth_bearer(cfg, name, &remote, po->secret, po->n_secret)) &&
+            remote_po.n_secret < MAX_ENV) {
+            remote_po.secret[remote_po.n_secret++] = oauth;
+            printf("spoke %s: its bearer is the token of `hub spokes login %s`\n", name, name);
+        }
+        if (ncmd != 1 || !remote.url ||
+            remote_check_bearer(cfg, &remote, remote_po.secret, remote_po.n_secret, err,
+                                sizeof(err)) < 0) {
+            log_warnx("%s", ncmd != 1 ? "a remote server's URL takes no arguments" : err);
+            remote_target_free(&remote);
+            goto out;
+        }
+        remote_po.allow = remote.allow;
+        remote_po.ports = remote.ports;
+        remote_po.runtime = "c";
+        remote_cmd[1] = remote.url;
+        po = &remote_po;
+        cmd = remote_cmd;
+        ncmd = 2;
     }
     if (check_keys(cfg, po) < 0)
         goto out;
@@ -1012,6 +1044,7 @@ out:
         free(store);
     }
     npm_install_free(&pkg);
+    remote_target_free(&remote);
     json_decref(root);
     json_decref(d.tools);
     json_decref(d.info);

@@ -23,6 +23,7 @@
 #include "spoke_secrets.h"
 #include "util.h"
 #include "net_vethpool.h"
+#include "oauth.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -414,6 +415,7 @@ static void spoke_spawn(struct spoke *sp)
     bool net = ns && (sp->m->n_allow > 0 || sp->m->n_tcp > 0);
     char proxy_url[64] = "";
     struct spoke_secrets sec;
+    oauth_before_start(h->cfg, h->secrets, sp->m); /* a remote's expired token refreshed */
     if (spoke_secrets_resolve(h->secrets, sp->m, ns, &sec, err, sizeof(err)) < 0) {
         start_failed(sp, 125, err);
         return;
