@@ -8,6 +8,7 @@
  * what is installed against what the servers list now. */
 #include "cli_spokes_allow.h"
 #include "cli_spokes_npm.h"
+#include "cli_spokes_oci.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
                "       hub spokes add NAME [OPTIONS] -- npm:PACKAGE[@VERSION] [ARG...]\n"
+               "       hub spokes add NAME [OPTIONS] oci:IMAGE[:TAG|@sha256:DIGEST]\n"
                "       hub spokes update NAME [OPTIONS]\n"
                "       hub spokes verify [NAME] [OPTIONS]\n\n"
                "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
@@ -72,6 +74,8 @@ static void usage(FILE *f)
                "                     hub.json's start_timeout_ms\n"
                "  --npm-scripts      run the install scripts of an npm: package (by default\n"
                "                     npm runs with --ignore-scripts)\n"
+               "  --registry-secret S  an oci: image's registry credentials: secret S of the\n"
+               "                     store, USER:PASSWORD (given to skopeo in a 0600 file)\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
                "                     answered with its /data and the paths bound for it)\n"
                "  --yes              do not ask\n" CLI_COMMON_HELP);
@@ -91,6 +95,7 @@ struct pin_opts {
     char *exec[MANIFEST_MAX_EXEC];
     size_t n_exec;
     bool yes, no_roots, npm_scripts;
+    const char *registry_secret; /* --registry-secret: an oci: image's registry login */
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
@@ -793,6 +798,7 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     json_t *root = NULL;
     struct discovered d = {0};
     struct npm_install pkg = {0};
+    struct oci_image img = {0};
     const char *spec = NULL; /* npm:SPEC or npx's */
     int rest = 0;
     if (access(path, F_OK) == 0) {
@@ -812,7 +818,27 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         printf("spoke %s: \"%s\" is an npx command: taken as npm:%s\n", name, cmd[0], spec);
         fflush(stdout); /* before npm's progress on stderr */
     }
-    if (spec) {
+    if (oci_is_ref(cmd[0])) {
+        /* A container image: pulled, unpacked and pinned by digest; its Entrypoint and
+         * Cmd are the command, run in its own root (cli_spokes_oci.c). */
+        if (ncmd > 1) {
+            log_warnx("oci:%s: the image's Entrypoint and Cmd are its command; no ARG after it",
+                      cmd[0] + 4);
+            goto out;
+        }
+        if (oci_pull(cfg, name, cmd[0] + 4, po->registry_secret, po->runtime, &img, err,
+                     sizeof(err)) < 0) {
+            if (!strstr(err, "its output"))
+                log_warnx("%s", err);
+            log_warnx("nothing written");
+            rc = EXIT_CALL_FAILED;
+            goto out;
+        }
+        char *placeholder[] = {"oci", NULL};
+        root = new_manifest(name, po, placeholder, 1, err, sizeof(err));
+        if (root)
+            oci_apply(root, &img);
+    } else if (spec) {
         if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
             if (!strstr(err, "its output"))
                 log_warnx("%s", err);
@@ -879,6 +905,12 @@ out:
         rmtree(store);
         free(store);
     }
+    if (rc != EXIT_OK && oci_is_ref(cmd[0])) {
+        char *store = xasprintf("%s/.spoke-images/%s", cfg->data_root, name);
+        rmtree(store);
+        free(store);
+    }
+    oci_image_free(&img);
     npm_install_free(&pkg);
     json_decref(root);
     json_decref(d.tools);
@@ -901,6 +933,7 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
     struct manifest *m = root ? manifest_from_json(root, path, false, err, sizeof(err)) : NULL;
     struct discovered d = {0};
     struct npm_install pkg = {0};
+    struct oci_image img = {0};
     char *old_dir = NULL, *vdiff = NULL;
     bool written = false;
     int rc = -1;
@@ -926,6 +959,20 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
         old_dir = xstrdup(json_string_value(json_object_get(package, "dir")));
         vdiff = package_diff(package, pkg.package);
         move_package(root, old_dir, pkg.package);
+    }
+    /* update of an oci: spoke: its tag resolved again, the digest moved with it. */
+    const json_t *image = json_object_get(root, "image");
+    if (pin && image) {
+        const json_t *secret = json_object_get(image, "secret");
+        if (oci_pull(cfg, name, json_string_value(json_object_get(image, "ref")),
+                     json_string_value(secret), m->runtime, &img, err, sizeof(err)) < 0) {
+            if (!strstr(err, "its output"))
+                log_warnx("%s", err);
+            goto out;
+        }
+        old_dir = xstrdup(json_string_value(json_object_get(image, "dir")));
+        vdiff = oci_digest_diff(image, img.image);
+        oci_apply(root, &img);
     }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
         log_warnx("spoke %s: %s", name, err);
@@ -988,6 +1035,12 @@ out:
         if (old_dir && strcmp(old_dir, new_dir) != 0)
             rmtree(rc == 0 && written ? old_dir : new_dir);
     }
+    if (img.image) {
+        const char *new_dir = json_string_value(json_object_get(img.image, "dir"));
+        if (old_dir && strcmp(old_dir, new_dir) != 0)
+            rmtree(rc == 0 && written ? old_dir : new_dir);
+    }
+    oci_image_free(&img);
     npm_install_free(&pkg);
     free(old_dir);
     free(vdiff);
@@ -1014,6 +1067,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"yes", no_argument, NULL, 'y'},
                                          {"no-roots", no_argument, NULL, 'R'},
                                          {"npm-scripts", no_argument, NULL, 'S'},
+                                         {"registry-secret", required_argument, NULL, 2005},
                                          {"memory-mb", required_argument, NULL, 2000},
                                          {"nofile", required_argument, NULL, 2001},
                                          {"pids", required_argument, NULL, 2002},
@@ -1105,6 +1159,9 @@ int cmd_spokes_pin(int argc, char **argv)
             break;
         case 'S':
             po.npm_scripts = true;
+            break;
+        case 2005:
+            po.registry_secret = optarg;
             break;
         case 2000: /* after CLI_COMMON_OPTIONS' codes */
         case 2001:
