@@ -58,6 +58,14 @@ static void probe(char *out, size_t outlen)
         fclose(f);
     }
     marker[strcspn(marker, "\n\"\\")] = '\0';
+    char passwd[128] = "";
+    f = fopen("/etc/passwd", "r");
+    if (f) {
+        if (!fgets(passwd, sizeof(passwd), f))
+            passwd[0] = '\0';
+        fclose(f);
+    }
+    passwd[strcspn(passwd, "\n\"\\")] = '\0';
     struct stat self;
     int self_mode = stat("/srv/imgspoke", &self) == 0 ? (int)(self.st_mode & 07777) : -1;
     char cwd[256] = "";
@@ -67,12 +75,16 @@ static void probe(char *out, size_t outlen)
              "{\\\"uid\\\":%d,\\\"euid\\\":%d,\\\"host_shadow\\\":%d,\\\"host_usr\\\":%d,"
              "\\\"write_root\\\":%d,\\\"write_etc\\\":%d,\\\"write_srv\\\":%d,"
              "\\\"write_data\\\":%d,\\\"marker\\\":\\\"%s\\\",\\\"self_mode\\\":%d,"
-             "\\\"cwd\\\":\\\"%s\\\",\\\"version\\\":\\\"%s\\\"}",
+             "\\\"cwd\\\":\\\"%s\\\",\\\"version\\\":\\\"%s\\\",\\\"passwd\\\":\\\"%s\\\","
+             "\\\"proc_self\\\":%d,\\\"proc_fake\\\":%d,\\\"tmp_planted\\\":%d,"
+             "\\\"extra\\\":%d}",
              (int)getuid(), (int)geteuid(), access("/etc/shadow", F_OK) == 0,
              access("/usr/bin/env", F_OK) == 0, can_create("/oci-probe"),
              can_create("/etc/oci-probe"), can_create("/srv/oci-probe"),
              can_create("/data/oci-probe"), marker, self_mode, cwd,
-             getenv("PROBE_VERSION") ? getenv("PROBE_VERSION") : "");
+             getenv("PROBE_VERSION") ? getenv("PROBE_VERSION") : "", passwd,
+             access("/proc/self/status", F_OK) == 0, access("/proc/fake", F_OK) == 0,
+             access("/tmp/planted", F_OK) == 0, access("/extra/file", F_OK) == 0);
 }
 
 int main(void)
