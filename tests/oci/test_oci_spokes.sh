@@ -15,45 +15,17 @@
 . "$(dirname "$0")/../lib.sh"
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
+. "$ROOT/tests/oci/oci_lib.sh"
 require_root || exit 0
-for tool in skopeo umoci docker-registry; do
-    if ! command -v "$tool" >/dev/null; then
-        skip "$TEST_NAME" "$tool is missing (scripts/deps)"
-        exit 0
-    fi
-done
+oci_tools_or_skip
 hub_setup
 STORE=$TMP/secrets
 hub_config "{\"secrets\": {\"dir\": \"$STORE\", \"key_file\": \"$TMP/store.key\"}}"
 mode_needs_jail_skip
 SPOKE=$BIN/tests/oci/imgspoke
-PASSWORD="itest-Reg-$$-pw"
 
 # ---- the registry, on loopback, with a login ----
-REG=$TMP/registry
-mkdir -p "$REG/data"
-PORT=$(free_port)
-$PY -W ignore -c 'import crypt, sys
-print("tester:" + crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH)))' \
-    "$PASSWORD" >"$REG/htpasswd"
-cat >"$REG/config.yml" <<EOF
-version: 0.1
-log:
-  level: warn
-storage:
-  filesystem:
-    rootdirectory: $REG/data
-http:
-  addr: 127.0.0.1:$PORT
-  secret: itest-$$
-auth:
-  htpasswd:
-    realm: itest
-    path: $REG/htpasswd
-EOF
-bg docker-registry serve "$REG/config.yml" >"$REG/log" 2>&1
-reg_up() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/v2/")" = 401 ]; }
-wait_for "the registry" 30 reg_up || exit 1
+oci_registry || exit 1
 IMAGE=127.0.0.1:$PORT/itest/imgspoke
 
 # build_image TAG VERSION [EXTRA]: the server at /srv/imgspoke (setuid root, as a
@@ -71,8 +43,7 @@ build_image() {
         umoci config --image "$lay:$tag" --config.entrypoint /srv/imgspoke \
             --config.env "PROBE_VERSION=$version" ${extra:+--config.env "$extra"} \
             --config.workingdir /srv &&
-        skopeo copy --quiet --dest-tls-verify=false --dest-creds "tester:$PASSWORD" \
-            "oci:$lay:$tag" "docker://$IMAGE:latest"
+        oci_push "$lay:$tag" itest/imgspoke:latest
 }
 build_image v1 1 >"$TMP/build.out" 2>&1
 is "a test image is built and pushed to the loopback registry" "$?" 0 || diag "$(cat "$TMP/build.out")"
@@ -160,8 +131,7 @@ umoci new --image "$lay:dev" && umoci unpack --image "$lay:dev" "$b" >/dev/null 
     mkdir -p "$b/rootfs/srv" && cp "$SPOKE" "$b/rootfs/srv/imgspoke" &&
     mknod "$b/rootfs/srv/kmem" c 1 2 && umoci repack --image "$lay:dev" "$b" &&
     umoci config --image "$lay:dev" --config.entrypoint /srv/imgspoke &&
-    skopeo copy --quiet --dest-tls-verify=false --dest-creds "tester:$PASSWORD" \
-        "oci:$lay:dev" "docker://$IMAGE:dev" >"$TMP/build.out" 2>&1
+    oci_push "$lay:dev" itest/imgspoke:dev >"$TMP/build.out" 2>&1
 is "an image holding a device node is pushed" "$?" 0
 H spokes add --yes --registry-secret regcred devimg "oci:$IMAGE:dev" >"$TMP/out" 2>"$TMP/err"
 is "... its add fails (exit 3)" "$?" 3
