@@ -331,25 +331,34 @@ static json_t *image_config(const char *layout, const char *tag, char *err, size
  * whatever the file became. -2 and err naming the first, else 0. */
 static int refuse_devices(int ufd, char *err, size_t errlen)
 {
-    char buf[65536];
-    ssize_t n = pread(ufd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *hit = strstr(buf, "in place of device");
-    if (!hit)
-        return 0;
-    const char *line = hit;
-    while (line > buf && line[-1] != '\n')
-        line--;
-    const char *open_b = strstr(line, "rootless{");
-    const char *close_b = open_b ? strchr(open_b, '}') : NULL;
-    if (open_b && close_b && close_b < hit)
-        snprintf(err, errlen, "image file /%.*s: a device node: refused",
-                 (int)(close_b - open_b - 9), open_b + 9);
-    else
-        snprintf(err, errlen, "the image holds a device node: refused");
-    return -2;
+    int fd = dup(ufd);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, errlen, "reading umoci's output: %s", strerror(errno));
+        return -2;
+    }
+    rewind(f);
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        const char *hit = strstr(line, "in place of device");
+        if (!hit)
+            continue;
+        const char *open_b = strstr(line, "rootless{");
+        const char *close_b = open_b ? strchr(open_b, '}') : NULL;
+        if (open_b && close_b && close_b < hit)
+            snprintf(err, errlen, "image file /%.*s: a device node: refused",
+                     (int)(close_b - open_b - 9), open_b + 9);
+        else
+            snprintf(err, errlen, "the image holds a device node: refused");
+        rc = -2;
+    }
+    free(line);
+    fclose(f);
+    return rc;
 }
 
 /* Appends umoci's output to the pull's log. */

@@ -670,6 +670,7 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
     if (!jf_bool(c, root, "", "roots", false, &m->roots) || !load_package(c, root) ||
         !load_image(c, root))
         return false;
+    m->image = json_object_get(root, "image") != NULL;
     if (protocol && (m->protocol = mcpver_parse(protocol)) == MCP_V_UNKNOWN)
         return jf_fail(c, "", "protocol",
                        "must be an MCP revision the hub speaks (2024-11-05 to %s)",

@@ -700,6 +700,15 @@ int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen)
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen)
 {
+    /* An image's command names a file of its root: on the host it would be another
+     * program, or nothing. */
+    if (s->m->image && s->mode != ISO_NAMESPACE) {
+        *code = 125;
+        snprintf(err, errlen,
+                 "spoke %s is a container image: it runs only in namespace isolation, not %s",
+                 s->m->name, isolation_name(s->mode));
+        return NULL;
+    }
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) < 0) {
         *code = 125;

@@ -101,6 +101,11 @@ is "... /data can" "$(echo "$P" | jget 'd["write_data"]')" 1
 is "... the setuid-root entrypoint runs as the jail's uid, not root" \
     "$(echo "$P" | jget '[d["uid"], d["euid"]]')" '[1000, 1000]'
 check "... the image's link to / did not write into the host's root" test ! -e /oci-probe
+for mode in none process; do
+    hubc --isolation "$mode" img.probe '{}' >"$TMP/out" 2>&1
+    refute "... in $mode mode it is refused, not run on the host" test "$?" = 0
+    like "... saying why" "$(cat "$TMP/out")" "container image: it runs only in namespace isolation, not $mode"
+done
 
 # ---- the tag moves: nothing changes until update ----
 build_image v2 2 PROBE_EXTRA=1 >"$TMP/build.out" 2>&1
