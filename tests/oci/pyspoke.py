@@ -2,7 +2,8 @@
 image's own Debian python3 (copied from the host's files by the test). One JSON-RPC
 message a line. Its tool "pyinfo" reports, from inside, what the image's interpreter
 sees and may do: its version, host files, writing its root, starting a process (the
-python seccomp preset allows no fork)."""
+python seccomp preset allows no fork); "fetch" gets a URL with urllib, through the
+jail's gateway and netproxy like any spoke's traffic (the test's CA in /data)."""
 import json
 import os
 import sys
@@ -41,8 +42,22 @@ def pyinfo():
     }
 
 
+def fetch(url):
+    import ssl
+    import urllib.request
+    ctx = ssl.create_default_context(cafile="/data/ca.pem")
+    try:
+        with urllib.request.urlopen(url, context=ctx, timeout=15) as r:
+            return r.read().decode()
+    except Exception as e:  # what failed is the answer
+        return "error: %s" % e
+
+
 TOOLS = [{"name": "pyinfo", "description": "What the image's Python sees.",
-          "inputSchema": {"type": "object", "properties": {}}}]
+          "inputSchema": {"type": "object", "properties": {}}},
+         {"name": "fetch", "description": "Gets a URL.",
+          "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}},
+                          "required": ["url"]}}]
 
 
 def answer(msg):
@@ -55,6 +70,9 @@ def answer(msg):
                   "serverInfo": {"name": "pyspoke", "version": "1.0"}}
     elif method == "tools/list":
         result = {"tools": TOOLS}
+    elif method == "tools/call" and msg["params"]["name"] == "fetch":
+        text = fetch(msg["params"]["arguments"]["url"])
+        result = {"content": [{"type": "text", "text": text}]}
     elif method == "tools/call":
         result = {"content": [{"type": "text", "text": json.dumps(pyinfo())}]}
     elif method == "ping":
