@@ -553,9 +553,10 @@ static char *write_profile(const struct hub_config *cfg, const char *dir, const 
     return path;
 }
 
-int oci_pull(const struct hub_config *cfg, const char *app, const char *ref,
-             const char *registry_secret, const char *runtime, struct oci_image *out, char *err,
-             size_t errlen)
+/* oci_pull, or with resolve_only just the digest REF names now (out->image: ref, digest). */
+static int pull(const struct hub_config *cfg, const char *app, const char *ref,
+                const char *registry_secret, const char *runtime, bool resolve_only,
+                struct oci_image *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     if (!ref_valid(ref)) {
@@ -614,6 +615,11 @@ int oci_pull(const struct hub_config *cfg, const char *app, const char *ref,
             goto out;
         }
         digest = xasprintf("sha256:%s", hex);
+    }
+    if (resolve_only) {
+        out->image = json_pack("{s:s,s:s}", "ref", ref, "digest", digest);
+        rc = 0;
+        goto out;
     }
     fprintf(stderr, "hub: pulling %s (%s) with skopeo into %s...\n", ref, digest, layout);
     const char *hex = digest + 7;
@@ -764,6 +770,32 @@ out:
     if (rc < 0)
         oci_image_free(out);
     return rc;
+}
+
+int oci_pull(const struct hub_config *cfg, const char *app, const char *ref,
+             const char *registry_secret, const char *runtime, struct oci_image *out, char *err,
+             size_t errlen)
+{
+    return pull(cfg, app, ref, registry_secret, runtime, false, out, err, errlen);
+}
+
+char *oci_tag_moved(const struct hub_config *cfg, const char *app, const json_t *image, char *err,
+                    size_t errlen)
+{
+    struct oci_image now;
+    const char *ref = json_string_value(json_object_get(image, "ref"));
+    if (pull(cfg, app, ref, json_string_value(json_object_get(image, "secret")), NULL, true, &now,
+             err, errlen) < 0)
+        return NULL;
+    const char *pinned = json_string_value(json_object_get(image, "digest"));
+    const char *d = json_string_value(json_object_get(now.image, "digest"));
+    char *r = strcmp(pinned, d) == 0
+                  ? xstrdup("")
+                  : xasprintf("image: %s now names %s, pinned %s (the pinned image still runs; "
+                              "`hub spokes update %s` pulls the new one)",
+                              ref, d, pinned, app);
+    oci_image_free(&now);
+    return r;
 }
 
 void oci_apply(json_t *root, const struct oci_image *img)

@@ -24,6 +24,10 @@ bool oci_is_ref(const char *arg);
 int oci_pull(const struct hub_config *cfg, const char *app, const char *ref,
              const char *registry_secret, const char *runtime, struct oci_image *out, char *err,
              size_t errlen);
+/* For verify: "" when the pinned image's tag still names its digest, else a line saying
+ * what it names now; NULL with err when the registry cannot say. Pulls nothing. */
+char *oci_tag_moved(const struct hub_config *cfg, const char *app, const json_t *image, char *err,
+                    size_t errlen);
 /* Puts the pulled image into a manifest: command, runtime, profile, image. */
 void oci_apply(json_t *root, const struct oci_image *img);
 /* "image: REF sha256:A -> sha256:B", or NULL when the digest is the same. */

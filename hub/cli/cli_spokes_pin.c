@@ -973,6 +973,17 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
         old_dir = xstrdup(json_string_value(json_object_get(image, "dir")));
         vdiff = oci_digest_diff(image, img.image);
         oci_apply(root, &img);
+    } else if (image) {
+        /* verify: the pinned digest runs whatever the tag says; a moved tag is reported. */
+        vdiff = oci_tag_moved(cfg, name, image, err, sizeof(err));
+        if (!vdiff) {
+            log_warnx("%s", err);
+            goto out;
+        }
+        if (!vdiff[0]) {
+            free(vdiff);
+            vdiff = NULL;
+        }
     }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
         log_warnx("spoke %s: %s", name, err);

@@ -113,7 +113,11 @@ is "a new image is pushed under the same tag" "$?" 0 || diag "$(cat "$TMP/build.
 P=$(hubc img.probe '{}' 2>/dev/null | jget 'd["content"][0]["text"]')
 is "... the spoke still runs the pinned digest" "$(echo "$P" | jget 'd["version"]')" 1
 H spokes verify img >"$TMP/out" 2>&1
-is "... verify: the pinned image still lists its pinned tools" "$?" 0
+is "... verify reports the moved tag (exit 3)" "$?" 3
+like "... naming the new digest and the pinned one" "$(cat "$TMP/out")" \
+    "image: $IMAGE:latest now names sha256:[0-9a-f]{64}, pinned sha256:$DIGEST"
+P=$(hubc img.probe '{}' 2>/dev/null | jget 'd["content"][0]["text"]')
+is "... and the spoke still runs the pinned digest after verify" "$(echo "$P" | jget 'd["version"]')" 1
 H spokes update img --yes >"$TMP/out" 2>"$TMP/err"
 is "spokes update img pulls the tag's new digest" "$?" 0 || diag "$(cat "$TMP/out" "$TMP/err")"
 like "... showing the digest move" "$(cat "$TMP/out")" "image: $IMAGE:latest sha256:$DIGEST -> sha256:"
