@@ -798,6 +798,26 @@ char *oci_tag_moved(const struct hub_config *cfg, const char *app, const json_t 
     return r;
 }
 
+void oci_drop(const char *dir)
+{
+    rmtree(dir);
+    /* <store>/<HEX> -> <store>/layout:<HEX>: the tag, then the blobs only it used. */
+    char *copy = xstrdup(dir), *copy2 = xstrdup(dir);
+    char *layout = xasprintf("%s/layout", dirname(copy));
+    char *img = xasprintf("%s:%s", layout, basename(copy2));
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    char *rm[] = {UMOCI, "rm", "--image", img, NULL};
+    char *gc[] = {UMOCI, "gc", "--layout", layout, NULL};
+    if (devnull >= 0 && run(rm, devnull, NULL, NULL, 0) == 0)
+        run(gc, devnull, NULL, NULL, 0);
+    if (devnull >= 0)
+        close(devnull);
+    free(img);
+    free(layout);
+    free(copy);
+    free(copy2);
+}
+
 void oci_apply(json_t *root, const struct oci_image *img)
 {
     json_object_set(root, "command", img->command);

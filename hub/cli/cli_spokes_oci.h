@@ -32,6 +32,8 @@ char *oci_tag_moved(const struct hub_config *cfg, const char *app, const json_t 
 void oci_apply(json_t *root, const struct oci_image *img);
 /* "image: REF sha256:A -> sha256:B", or NULL when the digest is the same. */
 char *oci_digest_diff(const json_t *was, const json_t *now);
+/* Removes an image's root and profile (<store>/<HEX>) and its blobs from the layout. */
+void oci_drop(const char *dir);
 void oci_image_free(struct oci_image *img);
 
 #endif

@@ -1049,7 +1049,7 @@ out:
     if (img.image) {
         const char *new_dir = json_string_value(json_object_get(img.image, "dir"));
         if (old_dir && strcmp(old_dir, new_dir) != 0)
-            rmtree(rc == 0 && written ? old_dir : new_dir);
+            oci_drop(rc == 0 && written ? old_dir : new_dir);
     }
     oci_image_free(&img);
     npm_install_free(&pkg);

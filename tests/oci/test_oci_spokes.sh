@@ -124,6 +124,9 @@ like "... showing the digest move" "$(cat "$TMP/out")" "image: $IMAGE:latest sha
 like "... and the new tool" "$(cat "$TMP/out")" 'extra'
 unlike "... the pin moved" "$(jget 'd["image"]["digest"]' <"$M")" "$DIGEST"
 check "... the old root is gone from the store" test ! -e "$ROOTFS"
+is "... and the old image from its layout" \
+    "$(jget '[m["annotations"]["org.opencontainers.image.ref.name"] for m in d["manifests"]]' \
+        <"$DATA/.spoke-images/img/layout/index.json")" "[\"$(jget 'd["image"]["digest"][7:]' <"$M")\"]"
 P=$(hubc img.probe '{}' 2>/dev/null | jget 'd["content"][0]["text"]')
 is "... and the spoke runs the new image" "$(echo "$P" | jget 'd["version"]')" 2
 
