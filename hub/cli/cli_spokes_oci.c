@@ -5,9 +5,10 @@
  * by hashing the manifest the registry serves, and only that digest is copied), its
  * root unpacked with umoci (`umoci raw unpack --rootless`: files owned by the hub, no
  * device node made) into <store>/<digest>/rootfs, and then made what the jail may see:
- * a device node refuses the image, setuid and setgid bits are cleared (the jail also
- * mounts it nosuid, under no_new_privs), every file owned by root, readable by all and
- * writable by none but root (the jail's uid is "others"). Nothing in the tree is
+ * a device node refuses the image, setuid and setgid bits and file capabilities are
+ * cleared (the jail also mounts it nosuid, under no_new_privs), every file owned by the
+ * hub's user (root), readable by all and writable by none but it (the jail's uid is
+ * "others"). Nothing in the tree is
  * followed on the host: the walk does not follow symlinks, and the entrypoint is looked
  * up with openat2(RESOLVE_IN_ROOT), as the jail will see it. The profile written beside
  * it (<store>/<digest>/profile.json: the runtime's profile with "rootfs", the image's
@@ -42,6 +43,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define SKOPEO "skopeo"
@@ -385,7 +387,13 @@ static int normalize_one(const char *path, const struct stat *st, int type, stru
         walk_err_path = path;
         return 1;
     }
-    if (lchown(path, 0, 0) < 0)
+    /* The hub's own user (root as a service): bind sources must be its or root's. */
+    if (lchown(path, geteuid(), getegid()) < 0)
+        goto fail;
+    /* File capabilities are privilege too (the jail's nosuid mounts and no_new_privs
+     * ignore them; on the host they go as well). */
+    if (lremovexattr(path, "security.capability") < 0 && errno != ENODATA && errno != ENOTSUP &&
+        errno != EPERM) /* EPERM: a symlink's, which the kernel does not keep */
         goto fail;
     if (type == FTW_SL || S_ISLNK(st->st_mode))
         return 0; /* a link's own mode means nothing; its target is its own entry */

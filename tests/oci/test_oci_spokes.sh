@@ -18,6 +18,7 @@ MODE=namespace
 . "$ROOT/tests/oci/oci_lib.sh"
 require_root || exit 0
 oci_tools_or_skip
+command -v setcap >/dev/null || { skip "$TEST_NAME" "no setcap (libcap2-bin)"; exit 0; }
 hub_setup
 STORE=$TMP/secrets
 hub_config "{\"secrets\": {\"dir\": \"$STORE\", \"key_file\": \"$TMP/store.key\"}}"
@@ -29,7 +30,8 @@ oci_registry || exit 1
 IMAGE=127.0.0.1:$PORT/itest/imgspoke
 
 # build_image TAG VERSION [EXTRA]: the server at /srv/imgspoke (setuid root, as a
-# hostile image would ship it), a marker file, a link to /, pushed as IMAGE:TAG.
+# hostile image would ship it), a copy with a file capability (/srv/capped), a marker
+# file, a link to /, pushed as IMAGE:TAG.
 build_image() {
     local tag=$1 version=$2 extra=${3:-} lay=$TMP/layout b=$TMP/bundle-$1
     [ -d "$lay" ] || umoci init --layout "$lay"
@@ -37,6 +39,8 @@ build_image() {
         umoci unpack --rootless --image "$lay:$tag" "$b" >/dev/null &&
         mkdir -p "$b/rootfs/srv" "$b/rootfs/etc" &&
         install -m 4755 "$SPOKE" "$b/rootfs/srv/imgspoke" &&
+        install -m 0755 "$SPOKE" "$b/rootfs/srv/capped" &&
+        setcap cap_net_raw+ep "$b/rootfs/srv/capped" &&
         echo "imgspoke image $version" >"$b/rootfs/etc/image-release" &&
         ln -s / "$b/rootfs/hostroot" &&
         umoci repack --image "$lay:$tag" "$b" &&
@@ -86,6 +90,7 @@ is "... the secret is named, by name only" "$(jget 'd["image"]["secret"]' <"$M")
 ROOTFS=$(jget 'd["image"]["dir"]' <"$M")/rootfs
 is "... the image's setuid bit is gone on the host" "$(stat -c %a "$ROOTFS/srv/imgspoke")" 755
 is "... its files belong to root" "$(stat -c %u "$ROOTFS/srv/imgspoke")" 0
+is "... the image's file capability is gone on the host" "$(getcap "$ROOTFS/srv/capped")" ""
 
 out=$(hubc img.probe '{}' 2>"$TMP/call.err")
 is "hub call img.probe answers from the image" "$?" 0 || diag "$(cat "$TMP/call.err")"
