@@ -155,4 +155,5 @@ is "... its add fails (exit 3)" "$?" 3
 like "... naming the device node" "$(cat "$TMP/err")" 'image file /srv/kmem: a device node: refused'
 check "... and leaves nothing in the store" test ! -e "$DATA/.spoke-images/devimg"
 is "no process is left behind" "$(leftover_procs)" 0
+is "... no image's server either" "$(pids_by_exe '*/srv/imgspoke' | wc -l)" 0
 done_testing
