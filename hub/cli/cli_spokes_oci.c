@@ -51,7 +51,7 @@
 #define REF_MAX 255
 #define MANIFEST_MAX (4 * 1024 * 1024)
 #define ENV_MAX_ENTRIES 64
-#define ARGS_MAX 64
+#define ARGS_MAX 32 /* a manifest's command holds at most 32 */
 #define LOG_TAIL 2048
 
 bool oci_is_ref(const char *arg)
@@ -562,7 +562,7 @@ static char *write_profile(const struct hub_config *cfg, const char *dir, const 
 }
 
 /* oci_pull, or with resolve_only just the digest REF names now (out->image: ref, digest). */
-static int pull(const struct hub_config *cfg, const char *app, const char *ref,
+static int pull(const struct hub_config *cfg, const char *app, const char *ref, const json_t *args,
                 const char *registry_secret, const char *runtime, bool resolve_only,
                 struct oci_image *out, char *err, size_t errlen)
 {
@@ -701,13 +701,15 @@ static int pull(const struct hub_config *cfg, const char *app, const char *ref,
     config = image_config(layout, hex, err, errlen);
     if (!config)
         goto out;
-    /* Entrypoint + Cmd, as a container runtime joins them. */
+    /* Entrypoint + Cmd, as a container runtime joins them; args given replace Cmd. */
     json_t *argv = json_array();
     const char *keys[] = {"Entrypoint", "Cmd"};
+    bool own_args = json_array_size(args) > 0;
     for (size_t k = 0; k < 2; k++) {
         size_t i;
         json_t *v;
-        json_array_foreach(json_object_get(config, keys[k]), i, v)
+        const json_t *list = k == 1 && own_args ? args : json_object_get(config, keys[k]);
+        json_array_foreach(list, i, v)
         {
             if (!json_is_string(v) || json_string_length(v) > 4096 ||
                 json_array_size(argv) == ARGS_MAX) {
@@ -740,6 +742,8 @@ static int pull(const struct hub_config *cfg, const char *app, const char *ref,
     if (!out->profile)
         goto out;
     out->image = json_pack("{s:s,s:s,s:s}", "ref", ref, "digest", digest, "dir", dir);
+    if (own_args)
+        json_object_set_new(out->image, "args", json_deep_copy(args));
     if (registry_secret)
         json_object_set_new(out->image, "secret", json_string(registry_secret));
     fprintf(stderr, "hub: image %s pinned at %s, its root read-only in %s/rootfs\n", ref, digest,
@@ -780,11 +784,11 @@ out:
     return rc;
 }
 
-int oci_pull(const struct hub_config *cfg, const char *app, const char *ref,
+int oci_pull(const struct hub_config *cfg, const char *app, const char *ref, const json_t *args,
              const char *registry_secret, const char *runtime, struct oci_image *out, char *err,
              size_t errlen)
 {
-    return pull(cfg, app, ref, registry_secret, runtime, false, out, err, errlen);
+    return pull(cfg, app, ref, args, registry_secret, runtime, false, out, err, errlen);
 }
 
 char *oci_tag_moved(const struct hub_config *cfg, const char *app, const json_t *image, char *err,
@@ -792,8 +796,8 @@ char *oci_tag_moved(const struct hub_config *cfg, const char *app, const json_t 
 {
     struct oci_image now;
     const char *ref = json_string_value(json_object_get(image, "ref"));
-    if (pull(cfg, app, ref, json_string_value(json_object_get(image, "secret")), NULL, true, &now,
-             err, errlen) < 0)
+    if (pull(cfg, app, ref, NULL, json_string_value(json_object_get(image, "secret")), NULL, true,
+             &now, err, errlen) < 0)
         return NULL;
     const char *pinned = json_string_value(json_object_get(image, "digest"));
     const char *d = json_string_value(json_object_get(now.image, "digest"));

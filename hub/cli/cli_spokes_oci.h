@@ -11,17 +11,18 @@ struct oci_image {
     json_t *command; /* the image's Entrypoint + Cmd, the program absolute inside it */
     char *runtime;   /* c, python or node: the one asked for, else guessed from it */
     char *profile;   /* the nsjail-lite profile written beside the root (rootfs, env, cwd) */
-    json_t *image;   /* the manifest's "image": ref, digest, dir (, secret) */
+    json_t *image;   /* the manifest's "image": ref, digest, dir (, secret, args) */
 };
 
 /* True for "oci:REF". */
 bool oci_is_ref(const char *arg);
-/* Pulls REF by digest into <data_root>/.spoke-images/APP (skopeo; the registry's
+/* Pulls REF by digest (args, a JSON array of strings, replaces the image's Cmd when not
+ * empty) into <data_root>/.spoke-images/APP (skopeo; the registry's
  * credentials, "USER:PASSWORD", from the store's secret registry_secret when not
  * NULL), unpacks it (umoci) into a read-only root the jail's uid can read, refusing
  * device nodes and clearing setuid/setgid bits, and writes its profile. runtime NULL:
  * guessed from the entrypoint. 0, or -1 with err (skopeo's or umoci's output shown). */
-int oci_pull(const struct hub_config *cfg, const char *app, const char *ref,
+int oci_pull(const struct hub_config *cfg, const char *app, const char *ref, const json_t *args,
              const char *registry_secret, const char *runtime, struct oci_image *out, char *err,
              size_t errlen);
 /* For verify: "" when the pinned image's tag still names its digest, else a line saying

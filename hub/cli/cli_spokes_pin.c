@@ -37,7 +37,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: hub spokes add NAME [OPTIONS] -- COMMAND [ARG...]\n"
                "       hub spokes add NAME [OPTIONS] -- npm:PACKAGE[@VERSION] [ARG...]\n"
-               "       hub spokes add NAME [OPTIONS] oci:IMAGE[:TAG|@sha256:DIGEST]\n"
+               "       hub spokes add NAME [OPTIONS] oci:IMAGE[:TAG|@sha256:DIGEST] [ARG...]\n"
                "       hub spokes update NAME [OPTIONS]\n"
                "       hub spokes verify [NAME] [OPTIONS]\n\n"
                "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
@@ -821,13 +821,13 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     if (oci_is_ref(cmd[0])) {
         /* A container image: pulled, unpacked and pinned by digest; its Entrypoint and
          * Cmd are the command, run in its own root (cli_spokes_oci.c). */
-        if (ncmd > 1) {
-            log_warnx("oci:%s: the image's Entrypoint and Cmd are its command; no ARG after it",
-                      cmd[0] + 4);
-            goto out;
-        }
-        if (oci_pull(cfg, name, cmd[0] + 4, po->registry_secret, po->runtime, &img, err,
-                     sizeof(err)) < 0) {
+        json_t *args = json_array(); /* ARG... replace the image's Cmd */
+        for (int i = 1; i < ncmd; i++)
+            json_array_append_new(args, json_string(cmd[i]));
+        int pulled = oci_pull(cfg, name, cmd[0] + 4, args, po->registry_secret, po->runtime,
+                              &img, err, sizeof(err));
+        json_decref(args);
+        if (pulled < 0) {
             if (!strstr(err, "its output"))
                 log_warnx("%s", err);
             log_warnx("nothing written");
@@ -965,7 +965,8 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
     if (pin && image) {
         const json_t *secret = json_object_get(image, "secret");
         if (oci_pull(cfg, name, json_string_value(json_object_get(image, "ref")),
-                     json_string_value(secret), m->runtime, &img, err, sizeof(err)) < 0) {
+                     json_object_get(image, "args"), json_string_value(secret), m->runtime, &img,
+                     err, sizeof(err)) < 0) {
             if (!strstr(err, "its output"))
                 log_warnx("%s", err);
             goto out;

@@ -631,7 +631,7 @@ static bool load_package(struct jf_ctx *c, const json_t *root)
  * name (never its value). The hub runs it through "profile" like any other spoke. */
 static bool load_image(struct jf_ctx *c, const json_t *root)
 {
-    static const char *const keys[] = {"ref", "digest", "dir", "secret", NULL};
+    static const char *const keys[] = {"ref", "digest", "dir", "secret", "args", NULL};
     const json_t *p = json_object_get(root, "image");
     if (!p)
         return true;
@@ -641,6 +641,10 @@ static bool load_image(struct jf_ctx *c, const json_t *root)
         !jf_string(c, p, "image", "dir", true, 4096, &v) ||
         !jf_string(c, p, "image", "secret", false, SECRET_NAME_MAX, &v))
         return false;
+    char **args = NULL;
+    if (!jf_strings(c, p, "image", "args", false, COMMAND_MAX_ARGS, 4096, &args, NULL))
+        return false;
+    jf_strv_free(args);
     v = json_string_value(json_object_get(p, "digest"));
     if (strncmp(v, "sha256:", 7) != 0 || strlen(v) != 71)
         return jf_fail(c, "image", "digest", "must be sha256:HEX (64 digits)");

@@ -38,6 +38,8 @@ static void field(const char *line, const char *key, char *out, size_t outlen)
     }
 }
 
+static const char *arg1 = ""; /* the first argument, "" when none */
+
 static int can_create(const char *path)
 {
     int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
@@ -77,18 +79,20 @@ static void probe(char *out, size_t outlen)
              "\\\"write_data\\\":%d,\\\"marker\\\":\\\"%s\\\",\\\"self_mode\\\":%d,"
              "\\\"cwd\\\":\\\"%s\\\",\\\"version\\\":\\\"%s\\\",\\\"passwd\\\":\\\"%s\\\","
              "\\\"proc_self\\\":%d,\\\"proc_fake\\\":%d,\\\"tmp_planted\\\":%d,"
-             "\\\"extra\\\":%d}",
+             "\\\"extra\\\":%d,\\\"arg1\\\":\\\"%.60s\\\"}",
              (int)getuid(), (int)geteuid(), access("/etc/shadow", F_OK) == 0,
              access("/usr/bin/env", F_OK) == 0, can_create("/oci-probe"),
              can_create("/etc/oci-probe"), can_create("/srv/oci-probe"),
              can_create("/data/oci-probe"), marker, self_mode, cwd,
              getenv("PROBE_VERSION") ? getenv("PROBE_VERSION") : "", passwd,
              access("/proc/self/status", F_OK) == 0, access("/proc/fake", F_OK) == 0,
-             access("/tmp/planted", F_OK) == 0, access("/extra/file", F_OK) == 0);
+             access("/tmp/planted", F_OK) == 0, access("/extra/file", F_OK) == 0, arg1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && !strpbrk(argv[1], "\"\\"))
+        arg1 = argv[1];
     static char line[1 << 16];
     setvbuf(stdout, NULL, _IOLBF, 0);
     while (fgets(line, sizeof(line), stdin)) {

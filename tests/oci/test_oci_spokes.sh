@@ -106,6 +106,13 @@ is "... /data can" "$(echo "$P" | jget 'd["write_data"]')" 1
 is "... the setuid-root entrypoint runs as the jail's uid, not root" \
     "$(echo "$P" | jget '[d["uid"], d["euid"]]')" '[1000, 1000]'
 check "... the image's link to / did not write into the host's root" test ! -e /oci-probe
+H spokes add --yes --registry-secret regcred withargs -- "oci:$IMAGE:latest" --from-args \
+    >"$TMP/out" 2>"$TMP/err"
+is "ARG after oci:REF replaces the image's Cmd" "$(jget 'd["command"]' <"$SPOKES/withargs.json")" \
+    '["/srv/imgspoke", "--from-args"]' || diag "$(cat "$TMP/err")"
+is "... kept for update" "$(jget 'd["image"]["args"]' <"$SPOKES/withargs.json")" '["--from-args"]'
+P=$(hubc withargs.probe '{}' 2>/dev/null | jget 'd["content"][0]["text"]')
+is "... and given to the server" "$(echo "$P" | jget 'd["arg1"]')" --from-args
 for mode in none process; do
     hubc --isolation "$mode" img.probe '{}' >"$TMP/out" 2>&1
     refute "... in $mode mode it is refused, not run on the host" test "$?" = 0
