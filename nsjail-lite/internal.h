@@ -211,6 +211,10 @@ int uidpool_take(uint32_t id, int *lock_fd, struct jail_error *err);
 
 /* mnt.c */
 int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
+/* One more step of the plan (mnt.c), for rootfs.c. */
+struct mnt_op *mnt_op_add(struct jail_plan *p, enum mnt_kind kind, const char *rel);
+/* rootfs.c: the image's entries of cfg->rootfs, around the steps already planned. */
+int rootfs_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_error *err);
 /* Monitor: clones the bind sources and /dev nodes into detached trees that init
  * inherits (nothing when !clone_privileged); mnt_close_sources drops its copies
  * once init exists. */

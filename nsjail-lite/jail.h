@@ -168,6 +168,11 @@ struct jail_config {
     size_t n_tmpfs;
     uint64_t tmp_size_mb; /* the /tmp tmpfs */
     char *cwd;            /* inside the jail; default "/" */
+    /* A directory to use as the jail's root instead of the host's system binds (a
+     * container image's root): set it with jail_config_set_rootfs(), which drops the
+     * binds present then (the profile's); its entries are shown read-only, nosuid and
+     * nodev, symlinks recreated, never followed on the host (rootfs.c). NULL: none. */
+    char *rootfs;
 
     /* environment: NULL-terminated "NAME=VALUE" list; a minimal PATH is added when
      * none is given. Nothing else of the caller's environment is passed. */
@@ -238,6 +243,8 @@ struct jail;
 /* Defaults: the values of config/profiles/spoke.json without reading it. Every string
  * and array in a jail_config is heap-allocated and owned by it (jail_config_free). */
 void jail_config_init(struct jail_config *cfg);
+/* cfg->rootfs = dir (absolute), dropping the binds cfg has now: 0, or -1. */
+int jail_config_set_rootfs(struct jail_config *cfg, const char *dir);
 /* Loads a JSON profile over cfg; errors name the file and the key. */
 int jail_config_load_profile(struct jail_config *cfg, const char *path, char *err, size_t errlen);
 /* Loads a seccomp policy file ({"preset":..., "allow":[...], "action":...}, the

@@ -53,6 +53,8 @@ static void usage(FILE *out)
             "  --env NAME=VALUE      set a variable (the environment is otherwise empty but\n"
             "                        for PATH)\n"
             "  --cwd DIR             working directory inside (default /)\n"
+            "  --rootfs DIR          DIR as the root (a container image's) instead of the\n"
+            "                        profile's system binds; shown read-only, nosuid, nodev\n"
             "  --hostname NAME       hostname inside (default from the profile)\n"
             "  --host-ids BASE:COUNT range of host uids/gids to pick this jail's id from\n"
             "  --rlimit-as MB  --rlimit-cpu S  --rlimit-fsize MB  --rlimit-nofile N\n"
@@ -96,6 +98,7 @@ enum {
     OPT_TMPFS,
     OPT_ENV,
     OPT_CWD,
+    OPT_ROOTFS,
     OPT_HOSTNAME,
     OPT_HOST_IDS,
     OPT_RL_AS,
@@ -130,6 +133,7 @@ static const struct option options[] = {
     {"tmpfs", required_argument, NULL, OPT_TMPFS},
     {"env", required_argument, NULL, OPT_ENV},
     {"cwd", required_argument, NULL, OPT_CWD},
+    {"rootfs", required_argument, NULL, OPT_ROOTFS},
     {"hostname", required_argument, NULL, OPT_HOSTNAME},
     {"host-ids", required_argument, NULL, OPT_HOST_IDS},
     {"rlimit-as", required_argument, NULL, OPT_RL_AS},
@@ -380,7 +384,7 @@ int main(int argc, char **argv)
 
     /* First pass: the profile and -v, so that the other options override the
      * profile whatever their order. */
-    const char *profile = NULL, *dump_seccomp = NULL;
+    const char *profile = NULL, *dump_seccomp = NULL, *rootfs = NULL;
     bool verbose = false;
     opterr = 0;
     int opt;
@@ -393,6 +397,8 @@ int main(int argc, char **argv)
             status_fd = open_fd_arg("--status-fd", optarg);
         else if (opt == OPT_DUMP_SECCOMP)
             dump_seccomp = optarg;
+        else if (opt == OPT_ROOTFS)
+            rootfs = optarg;
         else if (opt == 'h') {
             usage(stdout);
             jail_config_free(&config);
@@ -410,6 +416,9 @@ int main(int argc, char **argv)
     if (profile && jail_config_load_profile(&config, profile, err, sizeof(err)) < 0)
         die(125, "%s", err);
     free(default_profile); /* the profile is loaded: its path is no longer needed */
+    /* Replaces the profile's system binds; --bind options (the second pass) add to it. */
+    if (rootfs && jail_config_set_rootfs(&config, rootfs) < 0)
+        die(125, "--rootfs %s: the path must be absolute", rootfs);
     config.verbose = verbose;
 
     optind = 0; /* glibc: rescan from the start */

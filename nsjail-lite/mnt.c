@@ -103,6 +103,11 @@ static struct mnt_op *op_add(struct jail_plan *p, enum mnt_kind kind, const char
     return op;
 }
 
+struct mnt_op *mnt_op_add(struct jail_plan *p, enum mnt_kind kind, const char *rel)
+{
+    return op_add(p, kind, rel);
+}
+
 static int add_bind(const struct jail_bind *b, struct jail_plan *p, struct jail_error *err)
 {
     if (!b->src || b->src[0] != '/') {
@@ -304,6 +309,9 @@ int mnt_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_
                  xasprintf("nameserver %.*s\noptions edns0\n", (int)n, cfg->veth_host_cidr));
         add_file(p, "etc/nsswitch.conf", xstrdup("hosts: files dns\n"));
     }
+    /* An image's root around everything above (rootfs.c). */
+    if (rootfs_prepare(cfg, p, err) < 0)
+        return -1;
     /* qsort is not stable: order by depth, keeping the given order within a depth
      * through the index tie-break below. */
     for (size_t i = 0; i < p->n_ops; i++)

@@ -132,6 +132,7 @@ void jail_config_free(struct jail_config *cfg)
     binds_clear(cfg);
     tmpfs_clear(cfg);
     free(cfg->cwd);
+    free(cfg->rootfs);
     jf_strv_free(cfg->env);
     free(cfg->veth_host_cidr);
     free(cfg->veth_spoke_cidr);
@@ -313,10 +314,11 @@ static bool load_root(struct jf_ctx *c, struct jail_config *cfg, const json_t *r
 {
     static const char *const keys[] = {"description", "namespaces",    "hostname", "uid", "gid",
                                        "host_ids",    "mounts",        "cwd",      "env", "limits",
-                                       "seccomp",     "cgroup_parent", NULL};
+                                       "seccomp",     "cgroup_parent", "rootfs",   NULL};
     if (!jf_object(c, root, "", keys))
         return false;
-    const char *description = NULL, *hostname = NULL, *cwd = NULL, *cg_parent = NULL;
+    const char *description = NULL, *hostname = NULL, *cwd = NULL, *cg_parent = NULL,
+               *rootfs = NULL;
     int64_t uid = -1, gid = -1;
     if (!jf_string(c, root, "", "description", false, 4096, &description) ||
         !jf_bool(c, root, "", "namespaces", false, &cfg->namespaces) ||
@@ -324,8 +326,12 @@ static bool load_root(struct jf_ctx *c, struct jail_config *cfg, const json_t *r
         !jf_int(c, root, "", "uid", false, 1, 65533, &uid) ||
         !jf_int(c, root, "", "gid", false, 1, 65533, &gid) ||
         !jf_string(c, root, "", "cwd", false, PATH_MAX_LEN, &cwd) ||
-        !jf_string(c, root, "", "cgroup_parent", false, 1024, &cg_parent))
+        !jf_string(c, root, "", "cgroup_parent", false, 1024, &cg_parent) ||
+        !jf_string(c, root, "", "rootfs", false, PATH_MAX_LEN, &rootfs))
         return false;
+    /* Before "mounts": the image replaces the system binds, a profile's own stay. */
+    if (rootfs && jail_config_set_rootfs(cfg, rootfs) < 0)
+        return jf_fail(c, "", "rootfs", "must be an absolute path");
     if (cg_parent) {
         if (cg_parent[0] != '/')
             return jf_fail(c, "", "cgroup_parent", "must be an absolute cgroup path");

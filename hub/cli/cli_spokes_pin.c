@@ -11,6 +11,7 @@
 #include "cli_spokes_node.h"
 #include "cli_spokes_npx.h"
 #include "cli_spokes_remote.h"
+#include "cli_spokes_oci.h"
 #include "cmdline/cmdline.h"
 #include "runtime/runtime.h"
 #include "jsonfile.h"
@@ -41,6 +42,7 @@ static void usage(FILE *f)
                "       hub spokes add NAME [OPTIONS] -- npm:PACKAGE[@VERSION] [ARG...]\n"
                "       hub spokes add NAME [OPTIONS] -- https://HOST/PATH   (a remote server;\n"
                "                     its bearer: --secret MCP_REMOTE_BEARER=SECRET)\n"
+               "       hub spokes add NAME [OPTIONS] oci:IMAGE[:TAG|@sha256:DIGEST] [ARG...]\n"
                "       hub spokes update NAME [OPTIONS]\n"
                "       hub spokes verify [NAME] [OPTIONS]\n\n"
                "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
@@ -84,6 +86,8 @@ static void usage(FILE *f)
                "                     newer Node than the host's gets that one\n"
                "  --npm-scripts      run the install scripts of an npm: package (by default\n"
                "                     npm runs with --ignore-scripts)\n"
+               "  --registry-secret S  an oci: image's registry credentials: secret S of the\n"
+               "                     store, USER:PASSWORD (given to skopeo in a 0600 file)\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
                "                     answered with its /data and the paths bound for it)\n"
                "  --yes              do not ask\n" CLI_COMMON_HELP);
@@ -104,6 +108,7 @@ struct pin_opts {
     size_t n_exec;
     bool yes, no_roots, npm_scripts;
     unsigned node; /* --node MAJOR: npm's node build of that version */
+    const char *registry_secret; /* --registry-secret: an oci: image's registry login */
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
@@ -860,6 +865,7 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     json_t *root = NULL;
     struct discovered d = {0};
     struct npm_install pkg = {0};
+    struct oci_image img = {0};
     const char *spec = NULL; /* npm:SPEC or npx's */
     int rest = 0;
     struct npx_cmd npx = {0};
@@ -932,7 +938,27 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
                       po->exec[i]);
             goto out;
         }
-    if (spec) {
+    if (oci_is_ref(cmd[0])) {
+        /* A container image: pulled, unpacked and pinned by digest; its Entrypoint and
+         * Cmd are the command, run in its own root (cli_spokes_oci.c). */
+        json_t *args = json_array(); /* ARG... replace the image's Cmd */
+        for (int i = 1; i < ncmd; i++)
+            json_array_append_new(args, json_string(cmd[i]));
+        int pulled = oci_pull(cfg, name, cmd[0] + 4, args, po->registry_secret, po->runtime,
+                              &img, err, sizeof(err));
+        json_decref(args);
+        if (pulled < 0) {
+            if (!strstr(err, "its output"))
+                log_warnx("%s", err);
+            log_warnx("nothing written");
+            rc = EXIT_CALL_FAILED;
+            goto out;
+        }
+        char *placeholder[] = {"oci", NULL};
+        root = new_manifest(name, po, placeholder, 1, err, sizeof(err));
+        if (root)
+            oci_apply(root, &img);
+    } else if (spec) {
         if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
             if (!strstr(err, "its output"))
                 log_warnx("%s", err);
@@ -1043,6 +1069,12 @@ out:
         rmtree(store);
         free(store);
     }
+    if (rc != EXIT_OK && oci_is_ref(cmd[0])) {
+        char *store = xasprintf("%s/.spoke-images/%s", cfg->data_root, name);
+        rmtree(store);
+        free(store);
+    }
+    oci_image_free(&img);
     npm_install_free(&pkg);
     remote_target_free(&remote);
     json_decref(root);
@@ -1066,6 +1098,7 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
     struct manifest *m = root ? manifest_from_json(root, path, false, err, sizeof(err)) : NULL;
     struct discovered d = {0};
     struct npm_install pkg = {0};
+    struct oci_image img = {0};
     char *old_dir = NULL, *vdiff = NULL;
     bool written = false;
     int rc = -1;
@@ -1091,6 +1124,32 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
         old_dir = xstrdup(json_string_value(json_object_get(package, "dir")));
         vdiff = package_diff(package, pkg.package);
         move_package(root, old_dir, pkg.package);
+    }
+    /* update of an oci: spoke: its tag resolved again, the digest moved with it. */
+    const json_t *image = json_object_get(root, "image");
+    if (pin && image) {
+        const json_t *secret = json_object_get(image, "secret");
+        if (oci_pull(cfg, name, json_string_value(json_object_get(image, "ref")),
+                     json_object_get(image, "args"), json_string_value(secret), m->runtime, &img,
+                     err, sizeof(err)) < 0) {
+            if (!strstr(err, "its output"))
+                log_warnx("%s", err);
+            goto out;
+        }
+        old_dir = xstrdup(json_string_value(json_object_get(image, "dir")));
+        vdiff = oci_digest_diff(image, img.image);
+        oci_apply(root, &img);
+    } else if (image) {
+        /* verify: the pinned digest runs whatever the tag says; a moved tag is reported. */
+        vdiff = oci_tag_moved(cfg, name, image, err, sizeof(err));
+        if (!vdiff) {
+            log_warnx("%s", err);
+            goto out;
+        }
+        if (!vdiff[0]) {
+            free(vdiff);
+            vdiff = NULL;
+        }
     }
     if (discover(cfg, root, path, common->debug, &d, err, sizeof(err)) < 0) {
         log_warnx("spoke %s: %s", name, err);
@@ -1153,6 +1212,12 @@ out:
         if (old_dir && strcmp(old_dir, new_dir) != 0)
             rmtree(rc == 0 && written ? old_dir : new_dir);
     }
+    if (img.image) {
+        const char *new_dir = json_string_value(json_object_get(img.image, "dir"));
+        if (old_dir && strcmp(old_dir, new_dir) != 0)
+            oci_drop(rc == 0 && written ? old_dir : new_dir);
+    }
+    oci_image_free(&img);
     npm_install_free(&pkg);
     free(old_dir);
     free(vdiff);
@@ -1180,6 +1245,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"no-roots", no_argument, NULL, 'R'},
                                          {"npm-scripts", no_argument, NULL, 'S'},
                                          {"node", required_argument, NULL, 'N'},
+                                         {"registry-secret", required_argument, NULL, 2100},
                                          {"memory-mb", required_argument, NULL, 2000},
                                          {"nofile", required_argument, NULL, 2001},
                                          {"pids", required_argument, NULL, 2002},
@@ -1291,6 +1357,9 @@ int cmd_spokes_pin(int argc, char **argv)
             po.node = (unsigned)major;
             break;
         }
+        case 2100: /* past the limits' codes (2000 + limit_opts' index) */
+            po.registry_secret = optarg;
+            break;
         case 2000: /* after CLI_COMMON_OPTIONS' codes */
         case 2001:
         case 2002:

@@ -626,13 +626,41 @@ static bool load_package(struct jf_ctx *c, const json_t *root)
            jf_bool(c, p, "package", "scripts", false, &b);
 }
 
+/* "image": the container image `hub spokes add oci:REF` pulled (cli_spokes_oci.c): its
+ * reference, the digest pinned, where its root and profile are, the registry's secret's
+ * name (never its value). The hub runs it through "profile" like any other spoke. */
+static bool load_image(struct jf_ctx *c, const json_t *root)
+{
+    static const char *const keys[] = {"ref", "digest", "dir", "secret", "args", NULL};
+    const json_t *p = json_object_get(root, "image");
+    if (!p)
+        return true;
+    const char *v;
+    if (!jf_object(c, p, "image", keys) || !jf_string(c, p, "image", "ref", true, 255, &v) ||
+        !jf_string(c, p, "image", "digest", true, 71, &v) ||
+        !jf_string(c, p, "image", "dir", true, 4096, &v) ||
+        !jf_string(c, p, "image", "secret", false, SECRET_NAME_MAX, &v))
+        return false;
+    char **args = NULL;
+    if (!jf_strings(c, p, "image", "args", false, COMMAND_MAX_ARGS, 4096, &args, NULL))
+        return false;
+    jf_strv_free(args);
+    v = json_string_value(json_object_get(p, "digest"));
+    if (strncmp(v, "sha256:", 7) != 0 || strlen(v) != 71)
+        return jf_fail(c, "image", "digest", "must be sha256:HEX (64 digits)");
+    if (!json_object_get(root, "profile"))
+        return jf_fail(c, "image", "profile",
+                       "an image's manifest names its profile (the image's root)");
+    return true;
+}
+
 static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bool allow_no_tools,
                       struct manifest *m)
 {
     static const char *const keys[] = {
-        "name",   "description", "command",      "runtime",  "profile", "network",
-        "limits", "env",         "mounts",       "exec",     "tools",   "protocol",
-        "roots",  "package",     "max_inflight", "prestart", "idle_s",  NULL};
+        "name",         "description", "command", "runtime", "profile",  "network", "limits",
+        "env",          "mounts",      "exec",    "tools",   "protocol", "roots",   "package",
+        "max_inflight", "prestart",    "idle_s",  "image",   NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;
@@ -643,8 +671,10 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
         !jf_string(c, root, "", "protocol", false, 32, &protocol))
         return false;
     m->roots = true;
-    if (!jf_bool(c, root, "", "roots", false, &m->roots) || !load_package(c, root))
+    if (!jf_bool(c, root, "", "roots", false, &m->roots) || !load_package(c, root) ||
+        !load_image(c, root))
         return false;
+    m->image = json_object_get(root, "image") != NULL;
     if (protocol && (m->protocol = mcpver_parse(protocol)) == MCP_V_UNKNOWN)
         return jf_fail(c, "", "protocol",
                        "must be an MCP revision the hub speaks (2024-11-05 to %s)",

@@ -109,6 +109,9 @@ struct manifest {
     /* The hub answers roots/list with the spoke's /data and binds ("roots", default
      * true); false: it does not offer roots, and the server keeps its own idea. */
     bool roots;
+    /* A container image (manifest "image", hub spokes add oci:): its command is a path
+     * in the image's root, so it runs only in namespace isolation. */
+    bool image;
     struct manifest_tool *tools;
     size_t n_tools;
     json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */

@@ -529,6 +529,18 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         return NULL;
     }
     jc.namespaces = s->mode == ISO_NAMESPACE;
+    /* A container image's profile (hub spokes add oci:): its root instead of the host's,
+     * its program a path inside it, its WorkingDir (else /data) the directory. */
+    bool image = jc.rootfs != NULL;
+    char *image_cwd = image && jc.cwd && strcmp(jc.cwd, "/") != 0 ? xstrdup(jc.cwd) : NULL;
+    if (image && !jc.namespaces) {
+        snprintf(err, errlen, "spoke %s is a container image: it runs only in namespace isolation",
+                 s->m->name);
+        free(image_cwd);
+        jail_config_free(&jc);
+        *code = 125;
+        return NULL;
+    }
     const struct manifest_limits *l = &s->m->limits;
     if (l->cpu_s)
         jc.limits.cpu_s = l->cpu_s;
@@ -594,7 +606,7 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
         char *host = manifest_host_path(s->m, path); /* in code the manifest binds */
         bool in_mount = strcmp(host, path) != 0;
         free(host);
-        if (!in_mount && !bound_already(&jc, path) && !(real && bound_already(&jc, real))) {
+        if (!image && !in_mount && !bound_already(&jc, path) && !(real && bound_already(&jc, real))) {
             char *copy = xstrdup(path);
             jail_config_add_bind(&jc, dirname(copy), NULL, false);
             free(copy);
@@ -610,7 +622,8 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
             jail_config_add_bind(&jc, s->trust->bundle_path, HUBCA_JAIL_BUNDLE, false);
             jail_config_add_bind(&jc, s->trust->bundle_path, HUBCA_SYSTEM_BUNDLE, false);
         }
-        jc.cwd = xstrdup("/data");
+        jc.cwd = image_cwd ? image_cwd : xstrdup("/data");
+        image_cwd = NULL;
         if (s->veth) {
             jc.net = JAIL_NET_VETH;
             jc.veth_host_cidr = xstrdup(s->veth->host_cidr);
@@ -690,6 +703,15 @@ int proc_check_host_ids(const struct hub_config *cfg, char *err, size_t errlen)
 struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, char *err,
                         size_t errlen)
 {
+    /* An image's command names a file of its root: on the host it would be another
+     * program, or nothing. */
+    if (s->m->image && s->mode != ISO_NAMESPACE) {
+        *code = 125;
+        snprintf(err, errlen,
+                 "spoke %s is a container image: it runs only in namespace isolation, not %s",
+                 s->m->name, isolation_name(s->mode));
+        return NULL;
+    }
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) < 0) {
         *code = 125;
