@@ -7,7 +7,8 @@ tests/mcpservers (the package's version and the registry's integrity).
 
 SPOKES_DIR holds NAME.json for each server, added from the trees of
 tests/mcpservers/node_modules and tests/mcpservers/corpus/node_modules (any isolation
-mode: only the tools are taken). What each server needs (hosts, keys, programs,
+mode, but namespace gives the tools as a jail sees them: desktop-commander describes
+the host it finds itself on). What each server needs (hosts, keys, programs,
 limits) is written here by hand, from its documentation and code."""
 import json
 import os
