@@ -448,9 +448,8 @@ static json_t *summary_json(const struct catalog_entry *ce, double score)
         "{s:s,s:s,s:s,s:s,s:s,s:o,s:o}", "name", ce->name, "title", ce->title, "description",
         ce->description, "npm", json_string_value(json_object_get(src, "npm")), "version",
         json_string_value(json_object_get(src, "version")), "secrets", secrets, "tools", tools);
-    json_object_set(o, "allow",
-                    json_object_get(ce->root, "allow") ? json_object_get(ce->root, "allow")
-                                                       : json_array());
+    const json_t *allow = json_object_get(ce->root, "allow");
+    json_object_set_new(o, "allow", allow ? json_deep_copy(allow) : json_array());
     if (score > 0)
         json_object_set_new(o, "score", json_real(score));
     return o;
