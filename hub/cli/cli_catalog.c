@@ -8,7 +8,6 @@
  * package whose integrity is not the entry's and a server whose tools are not the
  * entry's. Nothing starts before every key the entry names is in the secret store. */
 #include "cli_catalog.h"
-#include "runtime/catalog.h"
 #include "runtime/runtime.h"
 #include "bm25.h"
 #include "jsonfile.h"
