@@ -86,27 +86,46 @@ static bool is_alnum(char c)
     return is_lower(c) || is_upper(c) || (c >= '0' && c <= '9');
 }
 
-/* Calls fn for each term of text. */
+static void emit(char *t, size_t n, void (*fn)(void *, const char *), void *ud)
+{
+    t[n < TERM_MAX ? n : TERM_MAX] = '\0';
+    stem(t);
+    if (t[0] && !is_stop(t))
+        fn(ud, t);
+}
+
+/* Calls fn for each term of text. A word split at case changes also gives its whole
+ * (GitHub: git, hub and github), so that "github" finds it as "GitHub" does. */
 static void each_term(const char *text, void (*fn)(void *, const char *), void *ud)
 {
-    char t[TERM_MAX + 1];
-    size_t n = 0;
+    char t[TERM_MAX + 1], word[TERM_MAX + 1];
+    size_t n = 0, wn = 0;
+    bool case_split = false;
     for (const char *p = text;; p++) {
         char c = *p;
-        bool split = !is_alnum(c) || (n > 0 && is_upper(c) && is_lower(p[-1]));
+        bool alnum = is_alnum(c);
+        bool split = !alnum || (n > 0 && is_upper(c) && is_lower(p[-1]));
         if (split && n > 0) {
-            t[n < TERM_MAX ? n : TERM_MAX] = '\0';
-            stem(t);
-            if (t[0] && !is_stop(t))
-                fn(ud, t);
+            emit(t, n, fn, ud);
             n = 0;
+            case_split |= alnum;
+        }
+        if (!alnum && wn > 0) {
+            if (case_split)
+                emit(word, wn, fn, ud);
+            wn = 0;
+            case_split = false;
         }
         if (!c)
             break;
-        if (is_alnum(c)) {
+        if (alnum) {
+            char lc = is_upper(c) ? (char)(c - 'A' + 'a') : c;
             if (n < TERM_MAX)
-                t[n] = is_upper(c) ? (char)(c - 'A' + 'a') : c;
+                t[n] = lc;
             n++;
+            if (wn < TERM_MAX)
+                word[wn] = lc;
+            wn++;
         }
     }
 }
