@@ -6,7 +6,8 @@ tests/mcpservers (the package's version and the registry's integrity).
     scripts/catalog-entries.py SPOKES_DIR [OUT_DIR]
 
 SPOKES_DIR holds NAME.json for each server, added from the trees of
-tests/mcpservers/node_modules and tests/mcpservers/corpus/node_modules (any isolation
+tests/mcpservers/node_modules, tests/mcpservers/corpus/node_modules and
+tests/catalog/npm/node_modules (any isolation
 mode, but namespace gives the tools as a jail sees them: desktop-commander describes
 the host it finds itself on). What each server needs (hosts, keys, programs,
 limits) is written here by hand, from its documentation and code."""
@@ -16,7 +17,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOCKS = [os.path.join(ROOT, "tests/mcpservers/package-lock.json"),
-         os.path.join(ROOT, "tests/mcpservers/corpus/package-lock.json")]
+         os.path.join(ROOT, "tests/mcpservers/corpus/package-lock.json"),
+         os.path.join(ROOT, "tests/catalog/npm/package-lock.json")]
 
 
 def secret(env, name, hosts=None, header=None, query=None):
@@ -121,6 +123,80 @@ SERVERS = {
     "sequential": dict(npm="@modelcontextprotocol/server-sequential-thinking", title="Sequential Thinking",
                        description="A tool for step-by-step reflective problem solving",
                        keywords=["thinking", "reasoning", "planning"]),
+    "notion": dict(npm="@notionhq/notion-mcp-server", title="Notion",
+                   description="Pages, databases, blocks, comments, users and search of a Notion workspace, through its API",
+                   keywords=["notes", "wiki", "pages", "databases", "documents"],
+                   allow=["notion.com"],
+                   secrets=[secret("NOTION_TOKEN", "notion", ["api.notion.com"], "Authorization")]),
+    "hubspot": dict(npm="@hubspot/mcp-server", title="HubSpot",
+                    description="CRM objects of HubSpot: contacts, companies, deals, tickets, their associations, notes and tasks",
+                    keywords=["crm", "sales", "contacts", "deals", "marketing"],
+                    allow=["hubspot.com"],
+                    secrets=[secret("PRIVATE_APP_ACCESS_TOKEN", "hubspot", ["api.hubspot.com"], "Authorization")]),
+    "airtable": dict(npm="airtable-mcp-server", title="Airtable",
+                     description="Bases, tables, fields and records of Airtable: list, search, create, update, delete",
+                     keywords=["spreadsheet", "database", "tables", "records", "no-code"],
+                     allow=["airtable.com"],
+                     secrets=[secret("AIRTABLE_API_KEY", "airtable", ["api.airtable.com"], "Authorization")]),
+    "perplexity": dict(npm="@perplexity-ai/mcp-server", title="Perplexity",
+                       description="Answers, reasoning, deep research and web search from the Perplexity API (Sonar models)",
+                       keywords=["search", "web", "research", "answers", "ai"],
+                       allow=["perplexity.ai"],
+                       secrets=[secret("PERPLEXITY_API_KEY", "perplexity", ["api.perplexity.ai"], "Authorization")]),
+    "figma": dict(npm="figma-developer-mcp", title="Figma (Framelink)",
+                  description="The layout and styles of Figma files and frames, and their images, for implementing designs",
+                  keywords=["design", "ui", "figma", "frames", "images"],
+                  args=["--stdio"], allow=["figma.com"], env={"DO_NOT_TRACK": "1"},
+                  secrets=[secret("FIGMA_API_KEY", "figma", ["api.figma.com"], "X-Figma-Token")]),
+    "mongodb": dict(npm="mongodb-mcp-server", title="MongoDB",
+                    description="Databases, collections, queries, aggregations and indexes of a MongoDB server",
+                    keywords=["database", "nosql", "mongodb", "documents", "query"],
+                    tcp=["${MDB_ADDR}"],
+                    env={"MDB_MCP_CONNECTION_STRING": "mongodb://${MDB_ADDR}/${MDB_DATABASE}",
+                         "MDB_MCP_TELEMETRY": "disabled"},
+                    vars={"MDB_ADDR": {"default": "127.0.0.1:27017", "description": "the server's HOST:PORT (a raw TCP grant)"},
+                          "MDB_DATABASE": {"default": "test", "description": "the database"}}),
+    "circleci": dict(npm="@circleci/mcp-server-circleci", title="CircleCI",
+                     description="Pipelines, builds, failure logs, flaky tests and artifacts of CircleCI projects",
+                     keywords=["ci", "builds", "pipelines", "tests", "devops"],
+                     allow=["circleci.com"],
+                     secrets=[secret("CIRCLECI_TOKEN", "circleci", ["circleci.com"], "Circle-Token")]),
+    "mapbox": dict(npm="@mapbox/mcp-server", title="Mapbox",
+                   description="Geocoding, directions, isochrones, matrices, static maps and geometry from Mapbox",
+                   keywords=["maps", "geocoding", "directions", "geometry", "location"],
+                   allow=["mapbox.com"],
+                   # The server decodes its token (a JWT): a stand-in would not do.
+                   secrets=[secret("MAPBOX_ACCESS_TOKEN", "mapbox")]),
+    "linear": dict(npm="linear-mcp-server", title="Linear",
+                   description="Issues of Linear: create, update, search, comment, and a user's issues",
+                   keywords=["issues", "tickets", "project management", "tracker"],
+                   allow=["linear.app"],
+                   secrets=[secret("LINEAR_API_KEY", "linear", ["api.linear.app"], "Authorization")]),
+    "everart": dict(npm="@modelcontextprotocol/server-everart", title="EverArt",
+                    description="Images generated from a prompt by EverArt's models",
+                    keywords=["image", "generation", "art", "ai"],
+                    allow=["everart.ai"],
+                    secrets=[secret("EVERART_API_KEY", "everart", ["api.everart.ai"], "Authorization")]),
+    "youtube": dict(npm="@kimtaeyoon83/mcp-server-youtube-transcript", title="YouTube transcripts",
+                    description="The transcript (captions) of a YouTube video",
+                    keywords=["youtube", "video", "transcript", "captions", "subtitles"],
+                    allow=["youtube.com"]),
+    "awskb": dict(npm="@modelcontextprotocol/server-aws-kb-retrieval", title="AWS Knowledge Base",
+                  description="Retrieval from an AWS Bedrock knowledge base (RAG)",
+                  keywords=["aws", "bedrock", "knowledge base", "rag", "retrieval"],
+                  allow=["bedrock-agent-runtime.${AWS_REGION}.amazonaws.com"],
+                  env={"AWS_REGION": "${AWS_REGION}"},
+                  vars={"AWS_REGION": {"default": "us-east-1", "description": "the knowledge base's region"}},
+                  # SigV4 signs with the secret key: it cannot be put in on the way out.
+                  secrets=[secret("AWS_ACCESS_KEY_ID", "aws-key-id"),
+                           secret("AWS_SECRET_ACCESS_KEY", "aws-secret-key")]),
+    "line": dict(npm="@line/line-bot-mcp-server", title="LINE",
+                 description="Messages, profiles, followers and rich menus of a LINE Official Account, as its bot",
+                 keywords=["chat", "messaging", "line", "bot"],
+                 # No DESTINATION_USER_ID: the server writes it into its tools' schemas,
+                 # which would then differ from the entry's for every user.
+                 allow=["line.me"],
+                 secrets=[secret("CHANNEL_ACCESS_TOKEN", "line", ["api.line.me"], "Authorization")]),
 }
 
 

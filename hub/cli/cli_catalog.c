@@ -248,12 +248,17 @@ int catalog_spokes_add(struct hub_config *cfg, int argc, char **argv, int optind
         json_array_foreach(a, i, v)
         {
             size_t used = strlen(csv);
-            if (json_is_string(v))
-                snprintf(csv + used, sizeof(csv) - used, "%s%s", i ? "," : "",
-                         json_string_value(v));
-            else
+            if (json_is_string(v)) {
+                char *item =
+                    substitute(json_string_value(v), evars, vars, n_vars, err, sizeof(err));
+                if (!item)
+                    goto bad_value;
+                snprintf(csv + used, sizeof(csv) - used, "%s%s", i ? "," : "", item);
+                free(item);
+            } else {
                 snprintf(csv + used, sizeof(csv) - used, "%s%lld", i ? "," : "",
                          (long long)json_integer_value(v));
+            }
         }
         push2(&b, lists[l][1], xstrdup(csv));
     }

@@ -41,7 +41,8 @@ ANSWERS = {
 
 
 # The headers the catalog's entries name for their keys.
-KEY_HEADERS = ["Authorization", "X-Subscription-Token", "x-api-key"]
+KEY_HEADERS = ["Authorization", "X-Subscription-Token", "x-api-key", "X-Figma-Token",
+               "Circle-Token"]
 
 
 def sni_callback(sock, name, _ctx):

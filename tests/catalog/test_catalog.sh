@@ -17,24 +17,28 @@ require_root
 PY=/usr/bin/python3
 CORPUS=$ROOT/tests/mcpservers/corpus
 REFS=$ROOT/tests/mcpservers
+CATNPM=$ROOT/tests/catalog/npm
 if ! command -v node >/dev/null || [ ! -d "$CORPUS/node_modules/time-mcp" ] ||
-    [ ! -d "$REFS/node_modules/@modelcontextprotocol/server-memory" ]; then
+    [ ! -d "$REFS/node_modules/@modelcontextprotocol/server-memory" ] ||
+    [ ! -d "$CATNPM/node_modules/airtable-mcp-server" ]; then
     skip "$TEST_NAME" "node or the suite's npm trees are missing (make deps)"
     exit 0
 fi
 SPOKES=$TMP/spokes
 CONF=$TMP/hub.json
-HOST_ID_BASE=$((1300000 + ($$ % 4000) * 64))
+HOST_ID_BASE=$((1300000 + ($$ % 4000) * 128))
 UP=127.78.$((($$ >> 8) % 256)).$(($$ % 256))
 API_HOSTS="api.github.com api.search.brave.com slack.com maps.googleapis.com gitlab.com api.exa.ai
-context7.com api.tavily.com api.firecrawl.dev"
+context7.com api.tavily.com api.firecrawl.dev api.notion.com api.hubspot.com api.airtable.com
+api.perplexity.ai api.figma.com circleci.com api.mapbox.com api.linear.app api.everart.ai
+youtube.com bedrock-agent-runtime.us-east-1.amazonaws.com api.line.me"
 mkdir -p "$SPOKES" "$TMP/catalog"
 cp "$ROOT"/config/catalog/*.json "$TMP/catalog/"
 # shellcheck disable=SC2086
 test_cert $API_HOSTS
 # The servers whose keys stay in their environment trust the test CA themselves; the
 # others get the hub's CA (netproxy opens their TLS to put the key in).
-for name in context7 tavily; do
+for name in context7 tavily youtube awskb mapbox; do
     mkdir -p "$TMP/data/tester/$name" && cp "$TMP/ca.pem" "$TMP/data/tester/$name/ca.pem"
 done
 chmod 711 "$TMP/data" "$TMP/data/tester"
@@ -52,7 +56,7 @@ json.dump({
     "start_timeout_ms": 60000,
     "secrets": {"dir": "$TMP/secrets", "key_file": "$TMP/secrets.key"},
     "network": {"veth_pool": "169.254.132.0/22", "gateway_netns": "itest-catalog-$$",
-                "proxy_port": 3128, "host_id_base": $HOST_ID_BASE, "host_id_count": 64},
+                "proxy_port": 3128, "host_id_base": $HOST_ID_BASE, "host_id_count": 128},
     "netproxy": {"binary": "$BIN/netproxy", "audit": "$TMP/netproxy.jsonl",
                  "resolve": ["%s:443:$UP" % h for h in sys.argv[1:]],
                  "upstream_allow_cidr": ["$UP/32"], "upstream_ca": "$TMP/ca.pem"},
@@ -64,7 +68,8 @@ wait_for "redis-server" 20 bash -c "echo >/dev/tcp/127.0.0.1/$rport"
 
 # ---- hub catalog ----
 out=$(hub catalog 2>&1)
-like "hub catalog lists the entries" "$out" "20 entries in $TMP/catalog"
+N_CATALOG=$(ls "$TMP"/catalog/*.json | wc -l)
+like "hub catalog lists the entries" "$out" "$N_CATALOG entries in $TMP/catalog"
 like "... each with its package pinned and its keys" "$out" \
     'npm @modelcontextprotocol/server-github@2025.4.8, 26 tools, network \["github.com"\], keys: github'
 first() { hub catalog search "$@" --format json 2>/dev/null | jget 'd[0]["name"]'; }
@@ -93,18 +98,35 @@ KEY[gitlab]=glpat-Kq7z${$}gitlabAbcdefghijklmn
 KEY[exa]=exaKq7z${$}exaAbcdefghijklmnopqr
 KEY[firecrawl]=fc-Kq7z${$}firecrawlAbcdefghijkl
 KEY[tavily]=tvly-Kq7z${$}tavilyAbcdefghijklmn
-for name in "${!KEY[@]}"; do
-    args=$($PY -c 'import json,sys
-s = json.load(open(sys.argv[1]))["secrets"][0]
-a = []
-if s.get("hosts"): a += ["--hosts", ",".join(s["hosts"])]
-if s.get("header"): a += ["--header", s["header"]]
-if s.get("query"): a += ["--query", s["query"]]
-print(" ".join(a))' "$TMP/catalog/$name.json")
+KEY[notion]=ntn_Kq7z${$}notionAbcdefghijklmn
+KEY[hubspot]=pat-na1-Kq7z${$}hubspotAbcdefghijkl
+KEY[airtable]=patKq7z${$}airtableAbcdefghijkl
+KEY[perplexity]=pplx-Kq7z${$}perplexityAbcdefgh
+KEY[figma]=figd_Kq7z${$}figmaAbcdefghijklmn
+KEY[circleci]=CCIPATKq7z${$}circleciAbcdefghij
+# A Mapbox token is a JWT (pk.PAYLOAD.SIGNATURE), which the server decodes.
+KEY[mapbox]=pk.$(printf '{"u":"Kq7z%s","a":"standin"}' $$ | base64 -w0 | tr '+/' '-_' | tr -d =).Kq7z${$}mapboxsig
+KEY[linear]=lin_api_Kq7z${$}linearAbcdefghijk
+KEY[everart]=evKq7z${$}everartAbcdefghijklm
+KEY[line]=Kq7z${$}lineAbcdefghijklmnopq
+KEY[aws-key-id]=AKIAKQ7Z${$}ABCDEFGH
+KEY[aws-secret-key]=Kq7z${$}awsAbcdefghijklmnopqrstu
+# Each secret as its entry says (hosts, header or query parameter; none: environment).
+$PY - "$TMP/catalog" >"$TMP/secrets.tsv" <<'EOF2'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    for s in json.load(open(f)).get("secrets", []):
+        a = []
+        if s.get("hosts"): a += ["--hosts", ",".join(s["hosts"])]
+        if s.get("header"): a += ["--header", s["header"]]
+        if s.get("query"): a += ["--query", s["query"]]
+        print(s["secret"] + "\t" + " ".join(a))
+EOF2
+while IFS=$'\t' read -r name args; do
     # shellcheck disable=SC2086
     printf '%s' "${KEY[$name]}" | hub secrets set "$name" $args >/dev/null 2>"$TMP/set.err" ||
         diag "hub secrets set $name: $(cat "$TMP/set.err")"
-done
+done <"$TMP/secrets.tsv"
 
 # ---- every entry added, four at a time ----
 # NAME|PREFIX (where make deps installed it)|the operator's options
@@ -128,7 +150,20 @@ firecrawl|$CORPUS|
 everything|$REFS|
 filesystem|$REFS|
 memory|$REFS|
-sequential|$REFS|"
+sequential|$REFS|
+notion|$CATNPM|
+hubspot|$CATNPM|
+airtable|$CATNPM|
+perplexity|$CATNPM|
+figma|$CATNPM|
+mongodb|$CATNPM|--var MDB_ADDR=127.0.0.1:$(free_port)
+circleci|$CATNPM|
+mapbox|$CATNPM|--env $CA
+linear|$CATNPM|
+everart|$CATNPM|
+youtube|$CATNPM|--env $CA
+awskb|$CATNPM|--env $CA
+line|$CATNPM|"
 N=$(wc -l <<<"$ENTRIES")
 add_one() { # NAME PREFIX OPTS...
     local name=$1 prefix=$2
@@ -138,7 +173,12 @@ add_one() { # NAME PREFIX OPTS...
 }
 jobs_started=()
 t0=$(date +%s)
+# github first, alone: the first spoke with a key netproxy puts in makes the hub's CA
+# (secrets.dir/ca), which hubs starting at the same moment would each make (and mount
+# while another writes it).
+add_one github "$CORPUS"
 while IFS='|' read -r name prefix opts; do
+    [ "$name" = github ] && continue
     n=${#jobs_started[@]}
     [ "$n" -ge 4 ] && wait "${jobs_started[n - 4]}"
     # shellcheck disable=SC2086
@@ -150,9 +190,10 @@ diag "$N entries added in $(($(date +%s) - t0)) s, four at a time"
 n_ok=0
 while IFS='|' read -r name prefix opts; do
     rc=$(cat "$TMP/rc.$name" 2>/dev/null)
-    [ "$rc" = 0 ] || diag "$name: $(grep -A4 "^hub: spoke\\|^hub: [^@]" "$TMP/add.$name" | head -c 1500)"
+    [ "$rc" = 0 ] || diag "$name: $(grep -v '^ *|' "$TMP/add.$name" | grep -v '^    [a-z]' | tail -n 12 | head -c 2500)"
     [ "$rc" = 0 ] && n_ok=$((n_ok + 1))
 done <<<"$ENTRIES"
+[ -n "${CATALOG_DEBUG_DIR:-}" ] && cp "$TMP"/add.* "$CATALOG_DEBUG_DIR"/
 is "all $N entries are added with hub spokes add NAME alone, in namespace mode" "$n_ok" "$N"
 like "... github said where it came from" "$(cat "$TMP/add.github")" \
     "spoke github: from the catalog, $TMP/catalog/github.json: npm @modelcontextprotocol/server-github 2025.4.8 \\(sha512-"
@@ -192,6 +233,19 @@ hub call --parallel \
     filesystem.list_allowed_directories '{}' \
     memory.read_graph '{}' \
     sequential.sequentialthinking '{"thought":"one","nextThoughtNeeded":false,"thoughtNumber":1,"totalThoughts":1}' \
+    notion.API-get-self '{}' \
+    hubspot.hubspot-get-user-details '{}' \
+    airtable.list_bases '{}' \
+    perplexity.perplexity_search '{"query":"standin"}' \
+    figma.get_figma_data '{"fileKey":"standin"}' \
+    mongodb.list-databases '{"connectionId":"default"}' \
+    circleci.list_followed_projects '{}' \
+    mapbox.search_and_geocode_tool '{"q":"Oslo"}' \
+    linear.linear_search_issues '{"query":"standin"}' \
+    everart.generate_image '{"prompt":"a stand-in"}' \
+    youtube.get_transcript '{"url":"https://www.youtube.com/watch?v=standin0001","lang":"en"}' \
+    awskb.retrieve_from_aws_kb '{"query":"standin","knowledgeBaseId":"KBSTANDIN"}' \
+    line.get_message_quota '{}' \
     >"$TMP/calls" 2>"$TMP/calls.err"
 diag "the $N entries called in $(($(date +%s) - t0)) s"
 # answered APP.TOOL: 1 when the server answered the call (a result, isError or not, or
@@ -218,13 +272,19 @@ for t in github.search_repositories brave.brave_web_search slack.slack_list_chan
     gmaps.maps_geocode postgres.query gitlab.search_repositories redis.set pdf.list_pdfs \
     desktop.list_directory time.current_time kubernetes.ping git.git_init exa.web_search_exa \
     context7.query-docs tavily.tavily_search firecrawl.firecrawl_scrape everything.echo \
-    filesystem.list_allowed_directories memory.read_graph sequential.sequentialthinking; do
+    filesystem.list_allowed_directories memory.read_graph sequential.sequentialthinking \
+    notion.API-get-self hubspot.hubspot-get-user-details airtable.list_bases \
+    perplexity.perplexity_search figma.get_figma_data mongodb.list-databases \
+    circleci.list_followed_projects mapbox.search_and_geocode_tool linear.linear_search_issues \
+    everart.generate_image youtube.get_transcript awskb.retrieve_from_aws_kb line.get_message_quota; do
     a=$(answered "$t")
     [ "$a" = 1 ] || diag "$t: $(grep -F "\"$t\"" "$TMP/calls" | head -c 600)"
     n_answered=$((n_answered + a))
 done
 is "each of the $N servers answered its call through the hub" "$n_answered" "$N"
 [ -s "$TMP/calls.err" ] && diag "$(head -c 2000 "$TMP/calls.err")"
+[ -n "${CATALOG_DEBUG_DIR:-}" ] && cp "$TMP/calls" "$TMP/calls.err" "$TMP/standin.jsonl" "$TMP/netproxy.jsonl" \
+    "$TMP"/run/spokes/tester/*.log "$CATALOG_DEBUG_DIR"/
 # arrived HOST: requests the stand-in saw for HOST (SNI and Host both HOST); key HOST
 # VALUE: of those, the ones that carried VALUE in a key header or the query.
 arrived() {
@@ -235,7 +295,10 @@ print(sum(1 for l in open(sys.argv[1]) for r in [json.loads(l)]
         "$TMP/standin.jsonl" "$@" 2>/dev/null || echo 0
 }
 for pair in github:api.github.com brave:api.search.brave.com slack:slack.com \
-    gmaps:maps.googleapis.com gitlab:gitlab.com exa:api.exa.ai firecrawl:api.firecrawl.dev; do
+    gmaps:maps.googleapis.com gitlab:gitlab.com exa:api.exa.ai firecrawl:api.firecrawl.dev \
+    notion:api.notion.com hubspot:api.hubspot.com airtable:api.airtable.com \
+    perplexity:api.perplexity.ai figma:api.figma.com circleci:circleci.com \
+    linear:api.linear.app everart:api.everart.ai line:api.line.me; do
     name=${pair%%:*} host=${pair#*:}
     check "$name reached its API host ($host) through the jail's egress" test "$(arrived "$host")" -ge 1
     check "... with its real key, put in by netproxy where the entry says" \
@@ -244,6 +307,15 @@ done
 check "tavily (its key in its environment, as its entry says) reached api.tavily.com" \
     test "$(arrived api.tavily.com "${KEY[tavily]}")" -ge 1
 check "context7 (no key) reached context7.com" test "$(arrived context7.com)" -ge 1
+check "mapbox (its token in its environment: the server decodes it) reached api.mapbox.com" \
+    test "$(arrived api.mapbox.com "${KEY[mapbox]}")" -ge 1
+check "youtube (no key) reached youtube.com" test "$(arrived youtube.com)" -ge 1
+# awskb's AWS keys are in its environment (SigV4 signs with them); its SDK speaks only
+# HTTP/2 to Bedrock, which the stand-in does not: the connection through the egress is
+# what is checked.
+check "awskb reached bedrock-agent-runtime.us-east-1.amazonaws.com through netproxy" \
+    test "$(audit_count '(g(r,"isolate.spoke") or "").startswith("awskb-") and g(r,"event.action")=="connect" and g(r,"event.outcome")=="success" and g(r,"destination.domain")=="bedrock-agent-runtime.us-east-1.amazonaws.com"' \
+        "$TMP/netproxy.jsonl")" -ge 1
 like "github's answer is the stand-in's" "$(text github.search_repositories)" '"total_count": *4242'
 like "brave's answer is the stand-in's" "$(text brave.brave_web_search)" "stand-in answer from api.search.brave.com"
 like "exa's answer is the stand-in's" "$(text exa.web_search_exa)" "stand-in answer from api.exa.ai"
@@ -259,8 +331,10 @@ like "memory answers from its /data" "$(text memory.read_graph)" 'entities'
 like "postgres: the server answered (no PostgreSQL here: netproxy's tcp grant finds none)" \
     "$(text postgres.query)" 'ECONNRESET|ECONNREFUSED'
 # A stand-in is what the jails held: no real key in any spoke's log or data.
-check "no real key in any spoke's log or data directory" \
-    bash -c "! grep -rqa Kq7z$$ '$TMP/run/spokes' '$TMP/data/tester' --exclude-dir=tavily"
+check "no real key in any spoke's log or data directory (but those that hold it)" \
+    bash -c "! grep -rqa Kq7z$$ '$TMP/run/spokes' '$TMP/data/tester' --exclude-dir=tavily \
+        --exclude-dir=awskb --exclude-dir=mapbox --exclude=tavily.log --exclude=awskb.log \
+        --exclude=mapbox.log"
 
 # ---- an operator's entry, and entries that do not match ----
 $PY - "$TMP/catalog" <<'EOF'
@@ -278,7 +352,8 @@ drift["tools"][0]["description"] = "Get the current time, and send it elsewhere.
 json.dump(drift, open(d + "/drift.json", "w"))
 EOF
 hub spokes add clock --yes --installed "$CORPUS" >"$TMP/out" 2>&1
-is "an operator's entry in the same format is added the same way" "$?" 0
+is "an operator's entry in the same format is added the same way" "$?" 0 ||
+    diag "$(grep '^hub:' "$TMP/out" | head -c 1500)"
 like "... found by hub catalog search" "$(hub catalog search operator 2>&1)" 'clock +Clock'
 hub spokes add badpkg --yes --installed "$CORPUS" >"$TMP/out" 2>&1
 is "an entry whose integrity is not the package's is refused (exit 3)" "$?" 3
