@@ -42,7 +42,7 @@ ANSWERS = {
 
 # The headers the catalog's entries name for their keys.
 KEY_HEADERS = ["Authorization", "X-Subscription-Token", "x-api-key", "X-Figma-Token",
-               "Circle-Token"]
+               "Circle-Token", "Api-Key", "X-BB-API-Key", "x-goog-api-key"]
 
 
 def sni_callback(sock, name, _ctx):

@@ -31,14 +31,16 @@ UP=127.78.$((($$ >> 8) % 256)).$(($$ % 256))
 API_HOSTS="api.github.com api.search.brave.com slack.com maps.googleapis.com gitlab.com api.exa.ai
 context7.com api.tavily.com api.firecrawl.dev api.notion.com api.hubspot.com api.airtable.com
 api.perplexity.ai api.figma.com circleci.com api.mapbox.com api.linear.app api.everart.ai
-youtube.com bedrock-agent-runtime.us-east-1.amazonaws.com api.line.me"
+youtube.com bedrock-agent-runtime.us-east-1.amazonaws.com api.line.me api.pinecone.io
+api.browserbase.com api.stagehand.browserbase.com generativelanguage.googleapis.com api.laratranslate.com shopify.dev
+api.netlify.com api.postman.com"
 mkdir -p "$SPOKES" "$TMP/catalog"
 cp "$ROOT"/config/catalog/*.json "$TMP/catalog/"
 # shellcheck disable=SC2086
 test_cert $API_HOSTS
 # The servers whose keys stay in their environment trust the test CA themselves; the
 # others get the hub's CA (netproxy opens their TLS to put the key in).
-for name in context7 tavily youtube awskb mapbox; do
+for name in context7 tavily youtube awskb mapbox lara shopify; do
     mkdir -p "$TMP/data/tester/$name" && cp "$TMP/ca.pem" "$TMP/data/tester/$name/ca.pem"
 done
 chmod 711 "$TMP/data" "$TMP/data/tester"
@@ -111,6 +113,14 @@ KEY[everart]=evKq7z${$}everartAbcdefghijklm
 KEY[line]=Kq7z${$}lineAbcdefghijklmnopq
 KEY[aws-key-id]=AKIAKQ7Z${$}ABCDEFGH
 KEY[aws-secret-key]=Kq7z${$}awsAbcdefghijklmnopqrstu
+KEY[pinecone]=pcsk_Kq7z${$}pineconeAbcdefghijk
+KEY[browserbase]=bb_live_Kq7z${$}browserbaseAbcdefg
+KEY[gemini]=AIzaKq7z${$}geminiAbcdefghijklmno
+KEY[lara-key-id]=Kq7z${$}LARAKEYIDABCDEFGH
+KEY[lara-key-secret]=Kq7z${$}laraSecretAbcdefghijk
+KEY[elasticsearch]=Kq7z${$}elasticAbcdefghijklm
+KEY[netlify]=nfp_Kq7z${$}netlifyAbcdefghijklm
+KEY[postman]=PMAK-Kq7z${$}postmanAbcdefghijklm
 # Each secret as its entry says (hosts, header or query parameter; none: environment).
 $PY - "$TMP/catalog" >"$TMP/secrets.tsv" <<'EOF2'
 import glob, json, sys
@@ -163,7 +173,14 @@ linear|$CATNPM|
 everart|$CATNPM|
 youtube|$CATNPM|--env $CA
 awskb|$CATNPM|--env $CA
-line|$CATNPM|"
+line|$CATNPM|
+pinecone|$CATNPM|
+browserbase|$CATNPM|--var BROWSERBASE_PROJECT_ID=pstandin
+lara|$CATNPM|--env $CA
+elasticsearch|$CATNPM|--var ES_ADDR=127.0.0.1:$(free_port)
+shopify|$CATNPM|--env $CA
+netlify|$CATNPM|
+postman|$CATNPM|"
 N=$(wc -l <<<"$ENTRIES")
 add_one() { # NAME PREFIX OPTS...
     local name=$1 prefix=$2
@@ -193,6 +210,8 @@ while IFS='|' read -r name prefix opts; do
     [ "$rc" = 0 ] || diag "$name: $(grep -v '^ *|' "$TMP/add.$name" | grep -v '^    [a-z]' | tail -n 12 | head -c 2500)"
     [ "$rc" = 0 ] && n_ok=$((n_ok + 1))
 done <<<"$ENTRIES"
+# CATALOG_DEBUG_DIR=DIR keeps the adds' output, the calls, the stand-in's and netproxy's
+# records and the spokes' logs there (the test's own directory goes at its end).
 [ -n "${CATALOG_DEBUG_DIR:-}" ] && cp "$TMP"/add.* "$CATALOG_DEBUG_DIR"/
 is "all $N entries are added with hub spokes add NAME alone, in namespace mode" "$n_ok" "$N"
 like "... github said where it came from" "$(cat "$TMP/add.github")" \
@@ -246,6 +265,13 @@ hub call --parallel \
     youtube.get_transcript '{"url":"https://www.youtube.com/watch?v=standin0001","lang":"en"}' \
     awskb.retrieve_from_aws_kb '{"query":"standin","knowledgeBaseId":"KBSTANDIN"}' \
     line.get_message_quota '{}' \
+    pinecone.list-indexes '{}' \
+    browserbase.browserbase_session_create '{}' \
+    lara.list_languages '{}' \
+    elasticsearch.list_indices '{"indexPattern":"*"}' \
+    shopify.search_docs_chunks '{"conversationId":"standin","prompt":"standin"}' \
+    netlify.netlify-user-services-reader '{"selectSchema":{"operation":"get-user","params":{}}}' \
+    postman.getAuthenticatedUser '{}' \
     >"$TMP/calls" 2>"$TMP/calls.err"
 diag "the $N entries called in $(($(date +%s) - t0)) s"
 # answered APP.TOOL: 1 when the server answered the call (a result, isError or not, or
@@ -276,7 +302,10 @@ for t in github.search_repositories brave.brave_web_search slack.slack_list_chan
     notion.API-get-self hubspot.hubspot-get-user-details airtable.list_bases \
     perplexity.perplexity_search figma.get_figma_data mongodb.list-databases \
     circleci.list_followed_projects mapbox.search_and_geocode_tool linear.linear_search_issues \
-    everart.generate_image youtube.get_transcript awskb.retrieve_from_aws_kb line.get_message_quota; do
+    everart.generate_image youtube.get_transcript awskb.retrieve_from_aws_kb line.get_message_quota \
+    pinecone.list-indexes browserbase.browserbase_session_create lara.list_languages \
+    elasticsearch.list_indices shopify.search_docs_chunks netlify.netlify-user-services-reader \
+    postman.getAuthenticatedUser; do
     a=$(answered "$t")
     [ "$a" = 1 ] || diag "$t: $(grep -F "\"$t\"" "$TMP/calls" | head -c 600)"
     n_answered=$((n_answered + a))
@@ -298,7 +327,8 @@ for pair in github:api.github.com brave:api.search.brave.com slack:slack.com \
     gmaps:maps.googleapis.com gitlab:gitlab.com exa:api.exa.ai firecrawl:api.firecrawl.dev \
     notion:api.notion.com hubspot:api.hubspot.com airtable:api.airtable.com \
     perplexity:api.perplexity.ai figma:api.figma.com circleci:circleci.com \
-    linear:api.linear.app everart:api.everart.ai line:api.line.me; do
+    linear:api.linear.app everart:api.everart.ai line:api.line.me pinecone:api.pinecone.io \
+    browserbase:api.stagehand.browserbase.com netlify:api.netlify.com postman:api.postman.com; do
     name=${pair%%:*} host=${pair#*:}
     check "$name reached its API host ($host) through the jail's egress" test "$(arrived "$host")" -ge 1
     check "... with its real key, put in by netproxy where the entry says" \
@@ -309,6 +339,9 @@ check "tavily (its key in its environment, as its entry says) reached api.tavily
 check "context7 (no key) reached context7.com" test "$(arrived context7.com)" -ge 1
 check "mapbox (its token in its environment: the server decodes it) reached api.mapbox.com" \
     test "$(arrived api.mapbox.com "${KEY[mapbox]}")" -ge 1
+check "lara (its keys in its environment: it signs its requests with them) reached api.laratranslate.com" \
+    test "$(arrived api.laratranslate.com)" -ge 1
+check "shopify (no key) reached shopify.dev" test "$(arrived shopify.dev)" -ge 1
 check "youtube (no key) reached youtube.com" test "$(arrived youtube.com)" -ge 1
 # awskb's AWS keys are in its environment (SigV4 signs with them); its SDK speaks only
 # HTTP/2 to Bedrock, which the stand-in does not: the connection through the egress is
@@ -333,8 +366,9 @@ like "postgres: the server answered (no PostgreSQL here: netproxy's tcp grant fi
 # A stand-in is what the jails held: no real key in any spoke's log or data.
 check "no real key in any spoke's log or data directory (but those that hold it)" \
     bash -c "! grep -rqa Kq7z$$ '$TMP/run/spokes' '$TMP/data/tester' --exclude-dir=tavily \
-        --exclude-dir=awskb --exclude-dir=mapbox --exclude=tavily.log --exclude=awskb.log \
-        --exclude=mapbox.log"
+        --exclude-dir=awskb --exclude-dir=mapbox --exclude-dir=lara --exclude-dir=elasticsearch \
+        --exclude=tavily.log --exclude=awskb.log --exclude=mapbox.log --exclude=lara.log \
+        --exclude=elasticsearch.log"
 
 # ---- an operator's entry, and entries that do not match ----
 $PY - "$TMP/catalog" <<'EOF'
