@@ -105,7 +105,7 @@ static bool bin_inside(const char *pkg_dir, const char *path)
 
 /* The bin script of an installed package: its "bin" (a string, the one entry, or the
  * entry named for the package). */
-static char *package_bin(const char *pkg_dir, const char *name, char *err, size_t errlen)
+char *npm_package_bin(const char *pkg_dir, const char *name, char *err, size_t errlen)
 {
     char *pj = xasprintf("%s/package.json", pkg_dir);
     struct jf_ctx c = {.file = pj, .err = err, .errlen = errlen};
@@ -219,7 +219,7 @@ int npm_install(const struct hub_config *cfg, const char *app, const char *spec,
         goto out;
     }
     char *pkg_dir = xasprintf("%s/node_modules/%s", target, name);
-    out->bin = package_bin(pkg_dir, name, err, errlen);
+    out->bin = npm_package_bin(pkg_dir, name, err, errlen);
     free(pkg_dir);
     if (!out->bin)
         goto out;

@@ -17,5 +17,8 @@ struct npm_install {
 int npm_install(const struct hub_config *cfg, const char *app, const char *spec, bool scripts,
                 struct npm_install *out, char *err, size_t errlen);
 void npm_install_free(struct npm_install *in);
+/* The bin script of package name installed in pkg_dir (its package.json's "bin"),
+ * absolute; NULL with err. */
+char *npm_package_bin(const char *pkg_dir, const char *name, char *err, size_t errlen);
 
 #endif

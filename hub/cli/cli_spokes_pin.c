@@ -6,6 +6,7 @@
  * irreversible, and after the user's yes writes <spokes dir>/NAME.json with every
  * tool's MCP object pinned. update lists again and shows what changed, verify checks
  * what is installed against what the servers list now. */
+#include "cli_catalog.h"
 #include "cli_spokes_allow.h"
 #include "cli_spokes_npm.h"
 #include "cli_spokes_node.h"
@@ -43,6 +44,7 @@ static void usage(FILE *f)
                "       hub spokes add NAME [OPTIONS] -- https://HOST/PATH   (a remote server;\n"
                "                     its bearer: --secret MCP_REMOTE_BEARER=SECRET)\n"
                "       hub spokes add NAME [OPTIONS] oci:IMAGE[:TAG|@sha256:DIGEST] [ARG...]\n"
+               "       hub spokes add NAME [--var V=VALUE]... [OPTIONS]   (the catalog's entry)\n"
                "       hub spokes update NAME [OPTIONS]\n"
                "       hub spokes verify [NAME] [OPTIONS]\n\n"
                "add starts the MCP server COMMAND as spoke NAME in its sandbox, asks it for\n"
@@ -88,6 +90,12 @@ static void usage(FILE *f)
                "                     npm runs with --ignore-scripts)\n"
                "  --registry-secret S  an oci: image's registry credentials: secret S of the\n"
                "                     store, USER:PASSWORD (given to skopeo in a 0600 file)\n"
+               "  --installed DIR    npm:PACKAGE@VERSION as installed in the npm prefix DIR\n"
+               "                     (npm ci of a lockfile), checked against its lockfile,\n"
+               "                     instead of installed by npm\n"
+               "  --var V=VALUE      a variable of the catalog entry (hub catalog show NAME)\n"
+               "  --catalog-entry F  the catalog entry this add follows: the package's\n"
+               "                     integrity and the server's tools must be the entry's\n"
                "  --no-roots         offer the server no roots (by default roots/list is\n"
                "                     answered with its /data and the paths bound for it)\n"
                "  --yes              do not ask\n" CLI_COMMON_HELP);
@@ -109,6 +117,10 @@ struct pin_opts {
     bool yes, no_roots, npm_scripts;
     unsigned node; /* --node MAJOR: npm's node build of that version */
     const char *registry_secret; /* --registry-secret: an oci: image's registry login */
+    const char *installed;     /* --installed: npm: from this prefix */
+    const char *catalog_entry; /* --catalog-entry: the checks of the catalog */
+    const char *vars[MAX_ENV]; /* --var, for an add from the catalog */
+    size_t n_vars;
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
         uint64_t value;
@@ -959,7 +971,12 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         if (root)
             oci_apply(root, &img);
     } else if (spec) {
-        if (npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err)) < 0) {
+        int r = po->installed ? npm_installed(po->installed, spec, &pkg, err, sizeof(err))
+                              : npm_install(cfg, name, spec, po->npm_scripts, &pkg, err,
+                                            sizeof(err));
+        if (r == 0 && po->catalog_entry)
+            r = catalog_check_package(po->catalog_entry, pkg.package, err, sizeof(err));
+        if (r < 0) {
             if (!strstr(err, "its output"))
                 log_warnx("%s", err);
             log_warnx("nothing written");
@@ -1038,6 +1055,12 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
     }
     print_summary(name, root, &d, cfg);
     show_tools(d.tools, NULL);
+    if (po->catalog_entry &&
+        catalog_check_tools(po->catalog_entry, d.tools, err, sizeof(err)) < 0) {
+        log_warnx("spoke %s: %s; nothing written", name, err);
+        rc = EXIT_CALL_FAILED;
+        goto out;
+    }
     pin_protocol(root, &d);
     json_object_set_new(root, "tools", tools_to_pin(d.tools, NULL));
     if (!pinnable(root, path, err, sizeof(err))) {
@@ -1252,6 +1275,9 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"cpu-percent", required_argument, NULL, 2003},
                                          {"timeout-s", required_argument, NULL, 2004},
                                          {"nproc", required_argument, NULL, 2005},
+                                         {"installed", required_argument, NULL, 2101},
+                                         {"catalog-entry", required_argument, NULL, 2102},
+                                         {"var", required_argument, NULL, 2103},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
@@ -1360,6 +1386,19 @@ int cmd_spokes_pin(int argc, char **argv)
         case 2100: /* past the limits' codes (2000 + limit_opts' index) */
             po.registry_secret = optarg;
             break;
+        case 2101:
+            po.installed = optarg;
+            break;
+        case 2102:
+            po.catalog_entry = optarg;
+            break;
+        case 2103:
+            if (po.n_vars == MAX_ENV) {
+                log_warnx("at most %d --var", MAX_ENV);
+                return EXIT_USAGE;
+            }
+            po.vars[po.n_vars++] = optarg;
+            break;
         case 2000: /* after CLI_COMMON_OPTIONS' codes */
         case 2001:
         case 2002:
@@ -1381,7 +1420,9 @@ int cmd_spokes_pin(int argc, char **argv)
     const char *name = optind < argc ? argv[optind] : NULL;
     int rest = optind + (name != NULL);
     bool is_add = strcmp(verb, "add") == 0;
-    if ((is_add && (!name || rest >= argc)) || (!is_add && rest < argc) ||
+    /* add NAME with no command: the catalog's entry NAME. */
+    bool from_catalog = is_add && name && rest >= argc;
+    if ((is_add && !name) || (!is_add && rest < argc) ||
         (strcmp(verb, "update") == 0 && !name)) {
         usage(stderr);
         return EXIT_USAGE;
@@ -1393,7 +1434,17 @@ int cmd_spokes_pin(int argc, char **argv)
         config_free(&cfg);
         return rc;
     }
-    if (is_add) {
+    if (po.n_vars && !from_catalog) {
+        log_warnx("--var is for an add from the catalog (hub spokes add NAME with no command)");
+        rc = EXIT_USAGE;
+    } else if (from_catalog) {
+        manifest_set_free(&ms);
+        int r = catalog_spokes_add(&cfg, argc, argv, optind, po.vars, po.n_vars);
+        config_free(&cfg);
+        for (size_t i = 0; i < po.n_exec; i++)
+            free(po.exec[i]);
+        return r;
+    } else if (is_add) {
         rc = cmd_add(&cfg, &a.common, name, &po, argv + rest, argc - rest);
     } else if (strcmp(verb, "update") == 0) {
         int r = manifest_find(&ms, name) ? check_one(&cfg, &a.common, name, true, po.yes) : -1;

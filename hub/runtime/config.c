@@ -56,6 +56,7 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->call_timeout_ms = 30000;
     c->start_timeout_ms = 10000;
     c->idle_exit_s = 300;
+    c->serve_tools_search_above = -1; /* serve.tools "all" */
     c->oauth_jwks_refresh_s = 10;
     c->oauth_max_token_lifetime_s = 86400;
     c->max_call_depth = 4;
@@ -356,6 +357,7 @@ static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config 
                                        "idle_exit_s",
                                        "oauth_jwks_refresh_s",
                                        "oauth_max_token_lifetime_s",
+                                       "tools",
                                        NULL};
     json_t *s = json_object_get(root, "serve");
     if (!s)
@@ -374,6 +376,19 @@ static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config 
         !get_u64(jc, s, "serve", "oauth_max_token_lifetime_s", 60, 86400 * 366, &life) ||
         !jf_bool(jc, s, "serve", "approvals_only", false, &c->approvals_only))
         return false;
+    /* "tools": "all", "search", or N: search once a session would list more than N. */
+    const json_t *tools = json_object_get(s, "tools");
+    if (json_is_string(tools) && strcmp(json_string_value(tools), "all") == 0)
+        c->serve_tools_search_above = -1;
+    else if (json_is_string(tools) && strcmp(json_string_value(tools), "search") == 0)
+        c->serve_tools_search_above = 0;
+    else if (json_is_integer(tools) && json_integer_value(tools) >= 0 &&
+             json_integer_value(tools) <= 1000000)
+        c->serve_tools_search_above = (int)json_integer_value(tools);
+    else if (tools)
+        return jf_fail(jc, "serve", "tools",
+                       "must be \"all\", \"search\" or a number of tools past which the "
+                       "tools are searched");
     c->approval_wait_s = (unsigned)wait;
     c->idle_exit_s = (unsigned)idle;
     c->oauth_jwks_refresh_s = (unsigned)jwks;

@@ -94,6 +94,9 @@ struct hub_config {
      * policy), none goes to a client. */
     unsigned approval_wait_s;
     bool approvals_only;
+    /* hub serve offers find_tools, call_tool and list_apps instead of every tool once a
+     * session would list more than this many (serve.tools: "all" -1, "search" 0, N). */
+    int serve_tools_search_above;
     /* The background hub that hub serve --stdio starts when none runs ends after this
      * long without a client session or a question waiting (0: never). */
     unsigned idle_exit_s;

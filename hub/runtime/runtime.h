@@ -10,6 +10,7 @@
 #define HUB_RUNTIME_H
 
 #include "answers.h"
+#include "catalog.h"
 #include "hub.h"
 #include "keylike.h"
 #include "pin.h"

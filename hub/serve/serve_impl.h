@@ -312,6 +312,18 @@ void serve_subscribe_end(struct serve_session *ss);
 
 /* ---- serve_tools.c ---- */
 json_t *serve_tools_list(struct serve_session *ss);
+/* A tool as the client sees it (APP__TOOL in the gateway shape). */
+json_t *serve_tool_object(const struct manifest *m, const struct manifest_tool *t, bool gateway);
+
+/* ---- serve_toolsearch.c ---- */
+/* Whether the session is offered find_tools, call_tool and list_apps (hub.json
+ * serve.tools) instead of every tool. */
+bool serve_toolsearch_on(struct serve_session *ss);
+json_t *serve_toolsearch_list(void);
+/* True when the call was answered (find_tools, list_apps, a bad call_tool); false
+ * with *inner the direct call that a call_tool wraps, or NULL for any other tool. */
+bool serve_toolsearch_call(struct serve_session *ss, const json_t *id, const json_t *params,
+                           json_t **inner);
 void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *params);
 void serve_tools_cancel(struct serve_session *ss, const json_t *request_id);
 /* Resources, prompts and completion/complete to the app's spoke (--app), or every

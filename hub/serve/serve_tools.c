@@ -13,7 +13,7 @@
 
 /* The tool as its server listed it and the hub pinned it (title, annotations, icons,
  * schemas, _meta), under the client's name for it. */
-static json_t *tool_object(const struct manifest *m, const struct manifest_tool *t, bool gateway)
+json_t *serve_tool_object(const struct manifest *m, const struct manifest_tool *t, bool gateway)
 {
     json_t *o = json_deep_copy(t->object);
     if (gateway) {
@@ -33,6 +33,8 @@ static json_t *tool_object(const struct manifest *m, const struct manifest_tool 
 
 json_t *serve_tools_list(struct serve_session *ss)
 {
+    if (serve_toolsearch_on(ss))
+        return serve_toolsearch_list();
     json_t *tools = json_array();
     const struct manifest_set *ms = ss->sv->ms;
     for (size_t i = 0; i < ms->n; i++) {
@@ -40,7 +42,7 @@ json_t *serve_tools_list(struct serve_session *ss)
         if ((ss->app[0] && strcmp(m->name, ss->app) != 0) || !serve_session_app_ok(ss, m->name))
             continue;
         for (size_t j = 0; j < m->n_tools; j++)
-            json_array_append_new(tools, tool_object(m, &m->tools[j], !ss->app[0]));
+            json_array_append_new(tools, serve_tool_object(m, &m->tools[j], !ss->app[0]));
     }
     return tools;
 }
@@ -293,6 +295,16 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     const char *name = json_string_value(json_object_get(params, "name"));
     if (!name) {
         serve_session_error(ss, id, JRPC_INVALID_PARAMS, "tools/call needs a tool name");
+        return;
+    }
+    /* Tool search's find_tools and list_apps are answered here; call_tool's call
+     * continues below as the direct call it wraps. */
+    json_t *inner = NULL;
+    if (serve_toolsearch_on(ss) && serve_toolsearch_call(ss, id, params, &inner))
+        return;
+    if (inner) {
+        serve_tools_call(ss, id, inner);
+        json_decref(inner);
         return;
     }
     if (ss->in_modern && serve_mrtr_retry(ss, id, params))
