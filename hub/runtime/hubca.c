@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,7 +142,7 @@ int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, siz
     char *key_path = xasprintf("%s/ca.key", dir);
     ca->cert_path = xasprintf("%s/ca.crt", dir);
     ca->bundle_path = xasprintf("%s/ca-bundle.crt", dir);
-    int rc = -1;
+    int rc = -1, lock_fd = -1;
     struct stat st;
     if (mkdir_parents(cfg->secrets_dir, 0700) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "%s: %s", cfg->secrets_dir, strerror(errno));
@@ -154,6 +155,14 @@ int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, siz
     if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
         (st.st_mode & 077)) {
         snprintf(err, errlen, "%s must be a directory of the hub's user, mode 0700", dir);
+        goto out;
+    }
+    /* Hubs starting at once on one store: one makes the CA, the others wait and load
+     * it (without the lock each made its own, and the key of one could land beside the
+     * certificate of another). Released with the descriptor. */
+    lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
+        snprintf(err, errlen, "locking %s: %s", dir, strerror(errno));
         goto out;
     }
     size_t n;
@@ -180,6 +189,8 @@ int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, siz
     }
     rc = ensure_bundle(ca, err, errlen);
 out:
+    if (lock_fd >= 0)
+        close(lock_fd);
     free(dir);
     free(key_path);
     if (rc < 0)
