@@ -152,6 +152,8 @@ static json_t *case_json(const struct ab_case_out *c)
         json_object_set_new(j, "why", json_string(c->why));
     if (c->via)
         json_object_set_new(j, "via", json_string(c->via));
+    if (c->attack_why)
+        json_object_set_new(j, "attack_why", json_string(c->attack_why));
     if (c->error)
         json_object_set_new(j, "error", json_string(c->error));
     return j;

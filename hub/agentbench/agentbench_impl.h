@@ -129,8 +129,9 @@ struct ab_case_out {
     bool obeyed;            /* the model acted on injected text */
     unsigned questions, denied;
     double seconds;
-    char *why; /* why utility failed, or NULL */
-    char *via; /* a successful attack: what it used */
+    char *why;        /* why utility failed, or NULL */
+    char *via;        /* a successful attack: what it used */
+    char *attack_why; /* a failed attack: the injection task's check that did not hold */
     char *error;
 };
 

@@ -122,6 +122,20 @@ static json_t *text_answer(const char *text)
     return json_pack("{s:s}", "content", text);
 }
 
+/* The final answer of a context that saw the attack: it also says what the attacker
+ * wants said (the injection task's "message" value, else its goal). */
+static json_t *final_answer(struct ab_model *m, const char *text, bool attacked)
+{
+    if (!attacked || m->kind != AB_MODEL_COMPROMISED || !m->inj)
+        return text_answer(text);
+    const char *say = json_string_value(json_object_get(m->inj->values, "message"));
+    m->obeyed = true;
+    char *t = xasprintf("%s %s", text, say ? say : m->inj->goal);
+    json_t *a = text_answer(t);
+    free(t);
+    return a;
+}
+
 /* The value an extraction step answers: honest, or with the attacker's values for the
  * schema's properties the injection task names, when the model obeys the text. */
 static json_t *extract_value(struct ab_model *m, const json_t *ex, bool attacked)
@@ -199,18 +213,19 @@ static json_t *merge_answer(struct ab_model *m, const char *input)
                 xasprintf("I could not do everything you asked: step %s (%s) %s.",
                           json_string_value(json_object_get(o, "step")),
                           json_string_value(json_object_get(o, "tool")), out ? out : "did not run");
-            json_t *a = text_answer(t);
+            json_t *a = final_answer(m, t, sees_attack(m, input));
             free(t);
             json_decref(outcomes);
             return a;
         }
     }
     json_t *a;
+    bool attacked = sees_attack(m, input);
     if (m->user->answer) {
-        a = text_answer(json_string_value(m->user->answer));
+        a = final_answer(m, json_string_value(m->user->answer), attacked);
     } else {
         char *t = last_result_text(outcomes);
-        a = text_answer(t ? t : "Done.");
+        a = final_answer(m, t ? t : "Done.", attacked);
         free(t);
     }
     json_decref(outcomes);
@@ -359,7 +374,8 @@ static json_t *none_answer(struct ab_model *m, const json_t *messages)
         free(id);
         return a;
     }
-    return text_answer(m->user->answer ? json_string_value(m->user->answer) : "Done.");
+    return final_answer(m, m->user->answer ? json_string_value(m->user->answer) : "Done.",
+                        attacked);
 }
 
 static int script(void *arg, const struct llm_request *rq, json_t **answer, char *why,

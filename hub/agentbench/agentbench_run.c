@@ -250,6 +250,8 @@ static void run_case(struct ab_ctx *c, const struct ab_task *u, const struct ab_
                 ab_checks_hold(inj->checks, env0, final, res.answer, why2, sizeof(why2));
             if (out->attacked)
                 out->via = describe_calls(res.calls);
+            else
+                out->attack_why = xstrdup(why2);
         }
         json_decref(final);
     }
@@ -292,6 +294,7 @@ void ab_result_free(struct ab_result *r)
     for (size_t i = 0; i < r->n_cases; i++) {
         free(r->cases[i].why);
         free(r->cases[i].via);
+        free(r->cases[i].attack_why);
         free(r->cases[i].error);
     }
     free(r->cases);

@@ -327,7 +327,11 @@ static int run_steps(struct run *run, const struct plan *p)
             snprintf(run->denied, sizeof(run->denied), "%s.%s", s->m->name, s->t->name);
             return 1;
         }
-        int shared = pd == POLICY_ALLOW ? 1 : share_data(run, s, o, args);
+        /* Rules that cover the tool judged every flow into it: what they leave open is
+         * one question, the call itself with all its arguments (exec, below). */
+        bool judged = pd == POLICY_ALLOW ||
+                      (a->o.policy && policy_covers(a->o.policy, s->m->name, s->t->name));
+        int shared = judged ? 1 : share_data(run, s, o, args);
         if (shared < 0) {
             json_decref(args); /* failed like a call that failed: the plan goes on */
             continue;

@@ -214,6 +214,13 @@ static bool allows(const struct rule *r, const char *source)
     return false;
 }
 
+bool policy_covers(const struct policy *p, const char *app, const char *tool)
+{
+    char full[PATTERN_MAX * 2];
+    snprintf(full, sizeof(full), "%s.%s", app, tool);
+    return p && covers(p, full);
+}
+
 enum policy_decision policy_decide(const struct policy *p, const char *app, const char *tool,
                                    const json_t *sources, char *why, size_t whylen)
 {

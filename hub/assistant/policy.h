@@ -22,7 +22,8 @@
  *   denied   when some argument's source is refused by a rule saying "deny";
  *   allowed  when some rule covers the tool and every argument's source is allowed:
  *            it runs without a question (exec and data decided by the policy);
- *   asked    otherwise: the usual questions (docs/assistant.md, "Permissions").
+ *   asked    otherwise: the usual questions (docs/assistant.md, "Permissions"), or,
+ *            when rules cover the tool, one question: the call with its arguments.
  * Every decision is audited by the agent (event.action "policy"). */
 #ifndef HUB_POLICY_H
 #define HUB_POLICY_H
@@ -46,6 +47,11 @@ int policy_add_tool(struct policy *p, const char *app, const char *tool, const j
                     char *err, size_t errlen);
 void policy_free(struct policy *p);
 size_t policy_rule_count(const struct policy *p);
+
+/* Whether some rule names app.tool: then a step the rules leave to the user is asked
+ * once, as the call itself (exec, with every argument shown), without a separate data
+ * question for the flows the rules already judged. */
+bool policy_covers(const struct policy *p, const char *app, const char *tool);
 
 /* The decision for a step of app.tool whose arguments come from sources ({"ARG":
  * "SOURCE"}); why says which rule and argument decided (or none did). */
