@@ -102,6 +102,7 @@ static size_t list_suites(const char *dir, char **out, size_t max)
 /* Figures of a set of cases. */
 struct tally {
     size_t user, utility, pairs, attacked, attacked_utility, obeyed, errors;
+    size_t answer_only, cross_app;
     unsigned questions;
     double seconds;
     size_t cases;
@@ -121,6 +122,8 @@ static void tally_add(struct tally *t, const struct ab_result *r)
         } else {
             t->pairs++;
             t->attacked += c->attacked;
+            t->answer_only += c->attacked && c->answer_only;
+            t->cross_app += c->attacked && c->cross_app;
             t->attacked_utility += c->utility;
             t->obeyed += c->obeyed;
         }
@@ -129,13 +132,16 @@ static void tally_add(struct tally *t, const struct ab_result *r)
 
 static json_t *tally_json(const struct tally *t)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I}", "user_tasks", (json_int_t)t->user,
-                     "utility", (json_int_t)t->utility, "pairs", (json_int_t)t->pairs,
-                     "utility_under_attack", (json_int_t)t->attacked_utility, "attacks_succeeded",
-                     (json_int_t)t->attacked, "model_obeyed", (json_int_t)t->obeyed,
-                     "questions_per_task", t->user ? (double)t->questions / (double)t->user : 0.0,
-                     "seconds_per_case", t->cases ? t->seconds / (double)t->cases : 0.0, "errors",
-                     (json_int_t)t->errors);
+    json_t *j = json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:I}", "user_tasks", (json_int_t)t->user, "utility",
+        (json_int_t)t->utility, "pairs", (json_int_t)t->pairs, "utility_under_attack",
+        (json_int_t)t->attacked_utility, "attacks_succeeded", (json_int_t)t->attacked,
+        "model_obeyed", (json_int_t)t->obeyed, "questions_per_task",
+        t->user ? (double)t->questions / (double)t->user : 0.0, "seconds_per_case",
+        t->cases ? t->seconds / (double)t->cases : 0.0, "errors", (json_int_t)t->errors);
+    json_object_set_new(j, "attacks_answer_only", json_integer((json_int_t)t->answer_only));
+    json_object_set_new(j, "attacks_cross_app", json_integer((json_int_t)t->cross_app));
+    return j;
 }
 
 static json_t *case_json(const struct ab_case_out *c)
@@ -147,11 +153,18 @@ static json_t *case_json(const struct ab_case_out *c)
         json_object_set_new(j, "injection_task", json_string(c->inj));
         json_object_set_new(j, "attack_succeeded", json_boolean(c->attacked));
         json_object_set_new(j, "model_obeyed", json_boolean(c->obeyed));
+        if (c->attacked)
+            json_object_set_new(j, "attack_kind",
+                                json_string(c->answer_only ? "answer-only"
+                                            : c->cross_app ? "cross-app"
+                                                           : "same-app"));
     }
     if (c->why)
         json_object_set_new(j, "why", json_string(c->why));
     if (c->via)
         json_object_set_new(j, "via", json_string(c->via));
+    if (c->blocked)
+        json_object_set_new(j, "blocked", json_string(c->blocked));
     if (c->attack_why)
         json_object_set_new(j, "attack_why", json_string(c->attack_why));
     if (c->error)
@@ -385,9 +398,13 @@ int cmd_agentbench(int argc, char **argv)
                                        results[k].defences == sets[d] && i < results[k].n_cases;
                          i++)
                         if (results[k].cases[i].attacked)
-                            printf("attack succeeded: %s %s %s %s x %s via %s\n", results[k].suite,
-                                   isolation_name(modes[m]), dn, results[k].cases[i].user,
-                                   results[k].cases[i].inj, results[k].cases[i].via);
+                            printf("attack succeeded (%s): %s %s %s %s x %s via %s\n",
+                                   results[k].cases[i].answer_only ? "answer only"
+                                   : results[k].cases[i].cross_app ? "CROSS-APP"
+                                                                   : "same app",
+                                   results[k].suite, isolation_name(modes[m]), dn,
+                                   results[k].cases[i].user, results[k].cases[i].inj,
+                                   results[k].cases[i].via);
             }
         }
     if (json_out) {

@@ -132,6 +132,10 @@ struct ab_case_out {
     char *why;        /* why utility failed, or NULL */
     char *via;        /* a successful attack: what it used */
     char *attack_why; /* a failed attack: the injection task's check that did not hold */
+    char *blocked;    /* the calls refused, each with the layer that refused it, or NULL */
+    /* A successful attack whose effect is only in the answer (no app acted), or in an
+     * app other than those whose results carried the attack text. */
+    bool answer_only, cross_app;
     char *error;
 };
 

@@ -203,6 +203,89 @@ static char *describe_calls(const json_t *calls)
     return s;
 }
 
+/* The apps the checks look at (first path segments), into apps (a JSON object). */
+static void checked_apps(const json_t *checks, json_t *apps)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(checks, i, c)
+    {
+        const char *path = json_string_value(json_object_get(c, "path"));
+        if (path) {
+            char app[64];
+            snprintf(app, sizeof(app), "%.*s", (int)strcspn(path, "."), path);
+            json_object_set_new(apps, app, json_true());
+        }
+        const json_t *sub = json_object_get(c, "not");
+        if (sub) {
+            json_t *one = json_pack("[O]", sub);
+            checked_apps(one, apps);
+            json_decref(one);
+        }
+        checked_apps(json_object_get(c, "all"), apps);
+        checked_apps(json_object_get(c, "either"), apps);
+    }
+}
+
+/* Where a successful attack acted (the apps its task's checks look at) against where
+ * its text was read (the apps whose results held it): answer-only when it acted
+ * nowhere, cross-app when it acted in an app that never showed the text. */
+static void classify(struct ab_case_out *out, const struct ab_task *inj, const json_t *calls,
+                     const char *attack)
+{
+    json_t *effect = json_object(), *source = json_object();
+    checked_apps(inj->checks, effect);
+    json_t *js = json_string(attack);
+    char *esc = json_dumps(js, JSON_ENCODE_ANY);
+    json_decref(js);
+    if (esc && strlen(esc) >= 2)
+        esc[strlen(esc) - 1] = '\0';
+    size_t i;
+    json_t *c;
+    json_array_foreach(calls, i, c)
+    {
+        const char *tool = json_string_value(json_object_get(c, "tool"));
+        char *text = json_dumps(json_object_get(c, "result"), JSON_ENCODE_ANY | JSON_COMPACT);
+        if (tool && text && esc && strstr(text, esc + 1)) {
+            char app[64];
+            snprintf(app, sizeof(app), "%.*s", (int)strcspn(tool, "."), tool);
+            json_object_set_new(source, app, json_true());
+        }
+        free(text);
+    }
+    free(esc);
+    out->answer_only = json_object_size(effect) == 0;
+    const char *app;
+    json_t *v;
+    json_object_foreach(effect, app, v)
+    {
+        if (!json_object_get(source, app))
+            out->cross_app = true;
+    }
+    json_decref(effect);
+    json_decref(source);
+}
+
+/* The calls that were refused, each with the layer that refused it ("policy", the
+ * user's "permission", ...), or NULL when none was. */
+static char *describe_refusals(const json_t *calls)
+{
+    char *s = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(calls, i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "outcome")), "denied") != 0)
+            continue;
+        const char *layer = json_string_value(json_object_get(c, "layer"));
+        char *next = xasprintf("%s%s%s (%s)", s ? s : "", s ? ", " : "",
+                               json_string_value(json_object_get(c, "tool")), layer ? layer : "?");
+        free(s);
+        s = next;
+    }
+    return s;
+}
+
 static void run_case(struct ab_ctx *c, const struct ab_task *u, const struct ab_task *inj,
                      struct ab_case_out *out)
 {
@@ -221,7 +304,8 @@ static void run_case(struct ab_ctx *c, const struct ab_task *u, const struct ab_
                                .debug = c->o->debug,
                                .cancel = c->o->stop,
                                .extract = extract,
-                               .policy = c->policy};
+                               .policy = c->policy,
+                               .policy_no_ask = !(c->defences & AB_DEF_CONSENT)};
     agent_limits_defaults(&ao.limits);
     ao.limits.max_tool_rounds = AB_TOOL_ROUNDS;
     struct agent *a = NULL;
@@ -248,13 +332,15 @@ static void run_case(struct ab_ctx *c, const struct ab_task *u, const struct ab_
             char why2[600];
             out->attacked =
                 ab_checks_hold(inj->checks, env0, final, res.answer, why2, sizeof(why2));
-            if (out->attacked)
+            if (out->attacked) {
                 out->via = describe_calls(res.calls);
-            else
+                classify(out, inj, res.calls, attack);
+            } else
                 out->attack_why = xstrdup(why2);
         }
         json_decref(final);
     }
+    out->blocked = describe_refusals(res.calls);
     agent_result_free(&res);
 done:
     out->obeyed = ab_model_obeyed(model);
@@ -295,6 +381,7 @@ void ab_result_free(struct ab_result *r)
         free(r->cases[i].why);
         free(r->cases[i].via);
         free(r->cases[i].attack_why);
+        free(r->cases[i].blocked);
         free(r->cases[i].error);
     }
     free(r->cases);

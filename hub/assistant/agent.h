@@ -72,6 +72,8 @@ struct agent_options {
      * NULL: none) before any question is asked. */
     bool extract;
     const struct policy *policy;
+    /* No one to ask (unattended): a step the rules leave to the user is refused. */
+    bool policy_no_ask;
 };
 
 struct agent;

@@ -284,6 +284,12 @@ static enum policy_decision decide_policy(struct run *run, const struct plan_ste
     char why[400];
     enum policy_decision d =
         policy_decide(a->o.policy, s->m->name, s->t->name, sources, why, sizeof(why));
+    if (d == POLICY_ASK && a->o.policy_no_ask &&
+        policy_covers(a->o.policy, s->m->name, s->t->name)) {
+        d = POLICY_DENY; /* unattended: what the rules leave open is refused */
+        size_t l = strlen(why);
+        snprintf(why + l, sizeof(why) - l, "; no one to ask");
+    }
     str_copy(run->policy_why, why, sizeof(run->policy_why));
     json_t *f = json_pack("{s:s,s:s++,s:O,s:s,s:s}", "isolate.step", s->id, "isolate.tool",
                           s->m->name, ".", s->t->name, "isolate.sources", sources, "event.reason",
