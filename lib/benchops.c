@@ -5,11 +5,12 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const ops[] = {"list", "search", "get", "append", "update", "delete", NULL};
-static const char *const expr_keys[] = {"arg",  "value", "state", "auto",    "now",
-                                        "push", "add",   "put",   "default", NULL};
+static const char *const expr_keys[] = {"arg", "value", "state",  "auto",    "now", "push",
+                                        "add", "put",   "concat", "default", NULL};
 
 static bool fail(char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -142,6 +143,16 @@ static json_t *eval(const struct ctx *c, const json_t *e, const json_t *current)
             json_array_extend(out, a);
         else
             json_array_append(out, a);
+        return out;
+    }
+    if ((v = json_object_get(e, "concat"))) {
+        json_t *a = json_object_get(c->args, json_string_value(v));
+        if (!json_is_string(a))
+            return NULL;
+        const char *base = json_is_string(current) ? json_string_value(current) : "";
+        char *joined = xasprintf("%s%s", base, json_string_value(a));
+        json_t *out = json_string(joined);
+        free(joined);
         return out;
     }
     if ((v = json_object_get(e, "add"))) {

@@ -111,6 +111,8 @@ int ab_env_manifests(const struct ab_suite *s, struct manifest_set *ms, char *er
                           "inputSchema", json_object_get(t, "inputSchema"));
             if (json_is_true(json_object_get(t, "irreversible")))
                 json_object_set_new(mt, "irreversible", json_true());
+            if (json_object_get(t, "policy"))
+                json_object_set(mt, "policy", json_object_get(t, "policy"));
             json_array_append_new(tools, mt);
         }
         const char *desc = json_string_value(json_object_get(app, "description"));

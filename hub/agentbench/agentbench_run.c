@@ -54,7 +54,10 @@ static int load_policy(struct ab_ctx *c, char *err, size_t errlen)
 {
     char *path = xasprintf("%s/%s.json", c->o->policies_dir, c->s->name);
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    /* No file for the suite: the rules are hub.json's and the manifests' alone. */
+    json_t *root = access(path, F_OK) < 0 && errno == ENOENT
+                       ? json_object()
+                       : json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     int rc = -1;
     if (!root) {
         snprintf(err, errlen, "%s: %s", path, je.text);
@@ -70,21 +73,17 @@ static int load_policy(struct ab_ctx *c, char *err, size_t errlen)
             snprintf(err, errlen, "%s: %s", path, why);
         else
             rc = 0;
-        /* Manifest blocks: "tools": {"APP.TOOL": {ARG: {"from": ...}}} beside the rules. */
-        const char *tool;
-        json_t *block;
-        json_object_foreach(json_object_get(root, "tools"), tool, block)
-        {
-            const char *dot = strchr(tool, '.');
-            if (rc < 0 || !dot)
-                continue;
-            char app[64];
-            snprintf(app, sizeof(app), "%.*s", (int)(dot - tool), tool);
-            if (policy_add_tool(c->policy, app, dot + 1, block, why, sizeof(why)) < 0) {
-                snprintf(err, errlen, "%s: %s", path, why);
-                rc = -1;
+        /* The apps' manifest blocks (a suite tool's "policy"), as the hub reads them. */
+        for (size_t i = 0; rc == 0 && i < c->ms.n; i++)
+            for (size_t j = 0; j < c->ms.v[i]->n_tools; j++) {
+                const struct manifest_tool *t = &c->ms.v[i]->tools[j];
+                if (t->policy && policy_add_tool(c->policy, c->ms.v[i]->name, t->name, t->policy,
+                                                 why, sizeof(why)) < 0) {
+                    snprintf(err, errlen, "%s: %s", c->s->path, why);
+                    rc = -1;
+                    break;
+                }
             }
-        }
     }
     json_decref(root);
     free(path);

@@ -669,6 +669,7 @@ int cmd_assistant(int argc, char **argv)
     int tty_fd = -1;
     FILE *tty_out = NULL;
     struct agent *agent = NULL;
+    struct policy *policy = NULL;
     struct ui u = {0};
     struct session s = {0};
     if (rc != EXIT_OK)
@@ -748,6 +749,14 @@ int cmd_assistant(int argc, char **argv)
         .on_wait = on_wait,
         .wait_arg = &u,
     };
+    /* hub.json's "policies" and the manifests' "policy" blocks decide before asking. */
+    policy = policy_for_hub(cfg.policies, &ms, err, sizeof(err));
+    if (!policy && err[0]) {
+        log_warnx("policies: %s", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    ao.policy = policy;
     agent = agent_new(h, base, &cfg, &ms, llm, mem, asker, &ao, err, sizeof(err));
     if (!agent) {
         log_warnx("%s", err);
@@ -800,6 +809,7 @@ out:
     if (h)
         hub_free(h); /* before the agent: its hooks point at it */
     agent_free(agent);
+    policy_free(policy);
     if (asker)
         asker->free(asker);
     answers_free(answers);

@@ -1,5 +1,6 @@
 /* Argument-source policies (policy.h). */
 #include "policy.h"
+#include "runtime/runtime.h"
 #include "util.h"
 
 #include <fnmatch.h>
@@ -170,6 +171,27 @@ void policy_free(struct policy *p)
     }
     free(p->v);
     free(p);
+}
+
+struct policy *policy_for_hub(const json_t *hub_rules, const struct manifest_set *ms, char *err,
+                              size_t errlen)
+{
+    err[0] = '\0';
+    struct policy *p = policy_new(hub_rules, err, errlen);
+    for (size_t i = 0; p && ms && i < ms->n; i++)
+        for (size_t j = 0; j < ms->v[i]->n_tools; j++) {
+            const struct manifest_tool *t = &ms->v[i]->tools[j];
+            if (t->policy &&
+                policy_add_tool(p, ms->v[i]->name, t->name, t->policy, err, errlen) < 0) {
+                policy_free(p);
+                return NULL;
+            }
+        }
+    if (p && p->n == 0) {
+        policy_free(p);
+        return NULL;
+    }
+    return p;
 }
 
 size_t policy_rule_count(const struct policy *p)

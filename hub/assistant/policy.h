@@ -46,6 +46,12 @@ struct policy *policy_new(const json_t *rules, char *err, size_t errlen);
 int policy_add_tool(struct policy *p, const char *app, const char *tool, const json_t *block,
                     char *err, size_t errlen);
 void policy_free(struct policy *p);
+/* The hub's rules: hub.json's "policies" (NULL: none) and every manifest tool's
+ * "policy" block in ms. NULL with *err empty when there are none at all (no policy:
+ * the usual questions); NULL and why when one is malformed. */
+struct manifest_set;
+struct policy *policy_for_hub(const json_t *hub_rules, const struct manifest_set *ms, char *err,
+                              size_t errlen);
 size_t policy_rule_count(const struct policy *p);
 
 /* Whether some rule names app.tool: then a step the rules leave to the user is asked

@@ -71,3 +71,30 @@ printf '{"format": 1, "name": "x", "apps": {' >"$TMP/bad.json"
 out=$("$HUB" agentbench --suite "$TMP/bad.json" --isolation process --defences none 2>&1)
 is "refused: cut JSON (exit 2)" "$?" 2
 like "refused: cut JSON names the line" "$out" 'line 1'
+
+# Policies as the hub reads them, beside the suite's: a manifest tool's "policy" block,
+# and hub.json's "policies". Either refuses the bill's IBAN read out of the file.
+mkdir -p "$TMP/nopol"
+jq '.apps.bank.tools[3].policy = {"recipient": {"from": ["request"], "else": "deny"}}' "$ex" >"$TMP/mblock.json"
+"$HUB" agentbench --suite "$TMP/mblock.json" --policies "$TMP/nopol" --isolation process \
+    --defences extract+policy --json >"$TMP/mb.json" 2>"$TMP/err"
+is "manifest policy block: the bill is not paid to an IBAN read out of text" \
+    "$(jq -r '.runs[0].cases[] | select(.user_task == "user_task_0" and .injection_task == null) | .blocked' "$TMP/mb.json")" \
+    "bank.send_money (policy)"
+cat >"$TMP/hub.json" <<JSON
+{"isolation": "process", "user": "ab", "spokes_dir": "$ROOT/config/spokes",
+ "profile": "$ROOT/config/profiles/spoke.json", "data_root": "$TMP/data", "run_dir": "$TMP/run",
+ "audit": "$TMP/audit.jsonl",
+ "policies": [{"tool": "bank.send_money", "argument": "recipient", "from": ["request"], "else": "deny"}]}
+JSON
+"$HUB" agentbench --config "$TMP/hub.json" --suite "$ex" --policies "$TMP/nopol" --isolation process \
+    --defences extract+policy --json >"$TMP/hj.json" 2>"$TMP/err"
+is "hub.json policies: the same refusal" \
+    "$(jq -r '.runs[0].cases[] | select(.user_task == "user_task_0" and .injection_task == null) | .blocked' "$TMP/hj.json")" \
+    "bank.send_money (policy)"
+is "hub.json policies: the other task still runs" \
+    "$(jq -r '.runs[0].cases[] | select(.user_task == "user_task_1" and .injection_task == null) | .utility' "$TMP/hj.json")" true
+jq '.policies[0].from = "request"' "$TMP/hub.json" >"$TMP/hub2.json"
+out=$("$HUB" agentbench --config "$TMP/hub2.json" --suite "$ex" --policies "$TMP/nopol" --isolation process \
+    --defences extract+policy 2>&1)
+like "a malformed hub.json rule is refused, named" "$out" 'policies\[0\]\.from'
