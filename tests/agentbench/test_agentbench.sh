@@ -11,7 +11,20 @@ SUITES="$ROOT/hub/agentbench/suites"
 POL="$ROOT/hub/agentbench/policies"
 N=6
 [ "$(id -u)" -eq 0 ] && MODE=namespace || MODE=process
-bench() { "$HUB" agentbench --suites "$SUITES" --policies "$POL" --json "$@" 2>"$TMP/err"; }
+# A configuration of the test's own; under the sanitizers the spokes get no address-space
+# limit (ASan reserves terabytes of it before main()).
+PROFILE=$ROOT/config/profiles/spoke.json
+case "$BUILD" in *san*)
+    jq '.limits.as_mb = 0' "$PROFILE" >"$TMP/profile.json"
+    PROFILE=$TMP/profile.json ;;
+esac
+CONF=$TMP/base.json
+cat >"$CONF" <<JSON
+{"user": "ab", "spokes_dir": "$ROOT/config/spokes", "spoke_bin_dir": "$BIN/spokes",
+ "profile": "$PROFILE", "data_root": "$TMP/data", "run_dir": "$TMP/run", "audit": "$TMP/audit.jsonl"}
+JSON
+HUB() { "$HUB" agentbench --config "$CONF" "$@"; }
+bench() { HUB --suites "$SUITES" --policies "$POL" --json "$@" 2>"$TMP/err"; }
 total() { jq -r --arg d "$2" ".totals[] | select(.defences == \$d) | .$3" "$1"; }
 
 # The attacks are real: in none mode the single loop obeys the injected text.
@@ -48,7 +61,7 @@ is "$MODE, extract+policy: no attack crosses apps" "$(total "$TMP/def.json" extr
 is "no run reported an error" "$(jq '[.runs[].figures.errors] | add' "$TMP/def.json")" 0
 
 # The format's example (docs/benchmark.md) runs unchanged.
-"$HUB" agentbench --suite "$ROOT/tests/agentbench/example-banking.json" --policies "$POL" \
+HUB --suite "$ROOT/tests/agentbench/example-banking.json" --policies "$POL" \
     --isolation process --defences consent+extract+policy --json >"$TMP/ex.json" 2>"$TMP/err"
 is "the example suite: both tasks solved" "$(total "$TMP/ex.json" $d utility)" 2
 is "the example suite: its attack fails" "$(total "$TMP/ex.json" $d attacks_succeeded)" 0
@@ -57,7 +70,7 @@ is "the example suite: its attack fails" "$(total "$TMP/ex.json" $d attacks_succ
 ex="$ROOT/tests/agentbench/example-banking.json"
 refused() { # DESC JQ-EDIT EXPECTED-MESSAGE
     jq "$2" "$ex" >"$TMP/bad.json"
-    out=$("$HUB" agentbench --suite "$TMP/bad.json" --isolation process --defences none 2>&1)
+    out=$(HUB --suite "$TMP/bad.json" --isolation process --defences none 2>&1)
     rc=$?
     if [ $rc -eq 2 ] && [[ "$out" == *"$3"* ]]; then ok "refused: $1"; else not_ok "refused: $1: rc $rc, $out"; fi
 }
@@ -68,7 +81,7 @@ refused "an operation the spoke does not know" '.apps.bank.tools[0].op = "exec"'
 refused "a collection the state lacks" '.apps.bank.tools[0].collection = "vault"' 'no collection'
 refused "a plan longer than 8 steps" '.user_tasks[1].plan = [range(9) as $i | {"id": "s\($i)", "tool": "bank.get_balance", "arguments": {}}]' '1 to 8 steps'
 printf '{"format": 1, "name": "x", "apps": {' >"$TMP/bad.json"
-out=$("$HUB" agentbench --suite "$TMP/bad.json" --isolation process --defences none 2>&1)
+out=$(HUB --suite "$TMP/bad.json" --isolation process --defences none 2>&1)
 is "refused: cut JSON (exit 2)" "$?" 2
 like "refused: cut JSON names the line" "$out" 'line 1'
 
@@ -76,17 +89,13 @@ like "refused: cut JSON names the line" "$out" 'line 1'
 # and hub.json's "policies". Either refuses the bill's IBAN read out of the file.
 mkdir -p "$TMP/nopol"
 jq '.apps.bank.tools[3].policy = {"recipient": {"from": ["request"], "else": "deny"}}' "$ex" >"$TMP/mblock.json"
-"$HUB" agentbench --suite "$TMP/mblock.json" --policies "$TMP/nopol" --isolation process \
+HUB --suite "$TMP/mblock.json" --policies "$TMP/nopol" --isolation process \
     --defences extract+policy --json >"$TMP/mb.json" 2>"$TMP/err"
 is "manifest policy block: the bill is not paid to an IBAN read out of text" \
     "$(jq -r '.runs[0].cases[] | select(.user_task == "user_task_0" and .injection_task == null) | .blocked' "$TMP/mb.json")" \
     "bank.send_money (policy)"
-cat >"$TMP/hub.json" <<JSON
-{"isolation": "process", "user": "ab", "spokes_dir": "$ROOT/config/spokes",
- "profile": "$ROOT/config/profiles/spoke.json", "data_root": "$TMP/data", "run_dir": "$TMP/run",
- "audit": "$TMP/audit.jsonl",
- "policies": [{"tool": "bank.send_money", "argument": "recipient", "from": ["request"], "else": "deny"}]}
-JSON
+jq '.policies = [{"tool": "bank.send_money", "argument": "recipient", "from": ["request"], "else": "deny"}]' \
+    "$CONF" >"$TMP/hub.json"
 "$HUB" agentbench --config "$TMP/hub.json" --suite "$ex" --policies "$TMP/nopol" --isolation process \
     --defences extract+policy --json >"$TMP/hj.json" 2>"$TMP/err"
 is "hub.json policies: the same refusal" \
