@@ -50,7 +50,9 @@ static void usage(FILE *f)
             "  --json             the results as one JSON object on stdout\n"
             "  --cases            print every case (default: the summary)\n"
             "Exit: 0 when every run ran, 1 when one could not, 2 usage, 130 interrupted.\n"
-            "Set AGENTBENCH_KEEP=1 to keep the runs' directories (audit logs).\n" CLI_COMMON_HELP,
+            "  --keep DIR         make each run's directory (data, spoke logs, the hub's\n"
+            "                     and netproxy's audit) under DIR, a new directory, and keep "
+            "it\n" CLI_COMMON_HELP,
             default_sets);
 }
 
@@ -190,12 +192,13 @@ int cmd_agentbench(int argc, char **argv)
                                          {"llm", required_argument, NULL, 'l'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"cases", no_argument, NULL, 'c'},
+                                         {"keep", required_argument, NULL, 'k'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_args a = {
         .argc = argc, .argv = argv, .opts = opts, .usage = usage, .no_operands = true};
     const char *suites_dir = "hub/agentbench/suites", *policies = "hub/agentbench/policies";
-    const char *sets_opt = default_sets, *llm = NULL;
+    const char *sets_opt = default_sets, *llm = NULL, *keep = NULL;
     char *files[AB_MAX_SUITES];
     size_t n_files = 0;
     uint64_t n_tasks = 0;
@@ -231,6 +234,9 @@ int cmd_agentbench(int argc, char **argv)
             break;
         case 'c':
             print_cases = true;
+            break;
+        case 'k':
+            keep = optarg;
             break;
         }
     }
@@ -295,9 +301,9 @@ int cmd_agentbench(int argc, char **argv)
         return rc;
     }
 
-    char *tmp = xasprintf("/tmp/isolategpt-ab-%d-XXXXXX", (int)getpid());
-    if (!mkdtemp(tmp) || chmod(tmp, 0711) < 0) {
-        log_warn("cannot make a temporary directory");
+    char *tmp = keep ? xstrdup(keep) : xasprintf("/tmp/isolategpt-ab-%d-XXXXXX", (int)getpid());
+    if ((keep ? mkdir(tmp, 0711) < 0 : !mkdtemp(tmp)) || chmod(tmp, 0711) < 0) {
+        log_warn("cannot make the directory %s", tmp);
         free(tmp);
         return EXIT_USAGE;
     }
@@ -307,7 +313,8 @@ int cmd_agentbench(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     struct event_base *base = event_base_new();
-    struct ab_env_opts eo = {.common = &a.common,
+    struct ab_env_opts eo = {.keep = keep != NULL,
+                             .common = &a.common,
                              .tmp = tmp,
                              .llm_spec = llm,
                              .policies_dir = policies,
@@ -436,7 +443,7 @@ int cmd_agentbench(int argc, char **argv)
         ab_result_free(&results[k]);
     free(results);
     event_base_free(base);
-    if (rmdir(tmp) < 0 && !getenv("AGENTBENCH_KEEP"))
+    if (!keep && rmdir(tmp) < 0)
         log_warn("cannot remove %s", tmp);
     free(tmp);
     for (size_t i = 0; i < n_files; i++) {

@@ -113,6 +113,7 @@ struct perm_asker *ab_user_asker(struct ab_user *u);
 #define AB_DEF_POLICY 4u
 
 struct ab_env_opts {
+    bool keep; /* the runs' directories stay (--keep) */
     const struct cli_common *common;
     const char *tmp;
     const char *llm_spec; /* NULL: the scripted models */

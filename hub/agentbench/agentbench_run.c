@@ -174,7 +174,7 @@ static void teardown(struct ab_ctx *c)
     manifest_set_free(&c->ms);
     if (c->cfg_loaded)
         config_free(&c->cfg);
-    if (c->dir && !getenv("AGENTBENCH_KEEP") && rmtree(c->dir) < 0)
+    if (c->dir && !c->o->keep && rmtree(c->dir) < 0)
         log_warn("cannot remove %s", c->dir);
     free(c->dir);
     free(c->data_root);

@@ -268,7 +268,8 @@ enum policy_decision policy_decide(const struct policy *p, const char *app, cons
         snprintf(why, whylen,
                  "%s argument %s comes from %s, which the rule for %s (%s) does not "
                  "allow",
-                 full, arg, s ? s : "?", r->argument, r->from_manifest ? "manifest" : "hub.json");
+                 full, arg, s ? s : "?", r->argument,
+                 r->from_manifest ? "the manifest's" : "the hub's");
         if (r->deny_else)
             return POLICY_DENY;
         undecided = true;

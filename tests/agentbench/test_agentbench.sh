@@ -90,7 +90,13 @@ like "refused: cut JSON names the line" "$out" 'line 1'
 mkdir -p "$TMP/nopol"
 jq '.apps.bank.tools[3].policy = {"recipient": {"from": ["request"], "else": "deny"}}' "$ex" >"$TMP/mblock.json"
 HUB --suite "$TMP/mblock.json" --policies "$TMP/nopol" --isolation process \
-    --defences extract+policy --json >"$TMP/mb.json" 2>"$TMP/err"
+    --defences extract+policy --json --keep "$TMP/keep" >"$TMP/mb.json" 2>"$TMP/err"
+audit=$TMP/keep/banking-process-extract+policy/hub.jsonl
+refusal=$(jq -c 'select(.event.action == "policy" and .event.outcome == "failure") | .isolate' "$audit" | head -1)
+like "the policy's refusal is audited: the tool and each argument's source" "$refusal" \
+    '"tool":"bank.send_money".*"recipient":"extract:bank.read_file".*"decision":"deny"'
+like "each extraction is audited with the text's source" \
+    "$(jq -c 'select(.event.action == "extract") | .isolate' "$audit" | head -1)" '"source":"bank.read_file"' 
 is "manifest policy block: the bill is not paid to an IBAN read out of text" \
     "$(jq -r '.runs[0].cases[] | select(.user_task == "user_task_0" and .injection_task == null) | .blocked' "$TMP/mb.json")" \
     "bank.send_money (policy)"
