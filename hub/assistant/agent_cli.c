@@ -70,7 +70,7 @@ struct ui {
     bool show_progress;
     struct tt_stream answer;
     bool streaming;
-    bool error_shown;  /* this request's error is on the terminal already (an event) */
+    bool error_shown; /* this request's error is on the terminal already (an event) */
     struct session *s; /* for the grants a step line names (NULL before the session) */
 };
 
@@ -139,8 +139,7 @@ static void on_event(void *arg, const char *kind, const json_t *d)
         if (granted + refused == 0)
             snprintf(how, sizeof(how), "%s asks before it runs", n == 1 ? "it" : "each");
         else if (granted == n)
-            snprintf(how, sizeof(how), "%s already granted: none asks",
-                     n == 1 ? "it is" : "all are");
+            snprintf(how, sizeof(how), "%s already granted: none asks", n == 1 ? "it is" : "all are");
         else if (granted + refused == n && granted == 0)
             snprintf(how, sizeof(how), "%s refused by your grants", n == 1 ? "it is" : "all are");
         else {
@@ -162,10 +161,9 @@ static void on_event(void *arg, const char *kind, const json_t *d)
             char note[96] = "";
             if (g)
                 snprintf(note, sizeof(note), " (%s)",
-                         !json_is_true(json_object_get(s, "grant_allows"))
-                             ? "refused: you said never"
-                         : !strcmp(g, "session") ? "granted for this session"
-                                                 : "granted always");
+                         !json_is_true(json_object_get(s, "grant_allows")) ? "refused: you said never"
+                         : !strcmp(g, "session")                          ? "granted for this session"
+                                                                          : "granted always");
             char *label = xasprintf("  %s %s%s", json_string_value(json_object_get(s, "id")),
                                     json_string_value(json_object_get(s, "tool")), note);
             show_inline(u, label, json_object_get(s, "arguments"), 100);
@@ -193,15 +191,13 @@ static void on_event(void *arg, const char *kind, const json_t *d)
                 snprintf(undo, sizeof(undo), "/perms lists it, /revoke removes it");
             char cat[16] = "", peer[GRANT_NAME_MAX + 1] = "";
             sscanf(grant, "%15[^|]|%*[^|]|%*[^|]|%64s", cat, peer);
-            term_hub(
-                t, "\u2717 %s %s: refused by your standing grant (you said never to %s %s%s%s); %s",
-                id, tool, cat, tool, strcmp(peer, "*") && *peer ? " from " : "",
-                strcmp(peer, "*") && *peer ? peer : "", undo);
+            term_hub(t, "\u2717 %s %s: refused by your standing grant (you said never to %s %s%s%s); %s", id,
+                     tool, cat, tool, strcmp(peer, "*") && *peer ? " from " : "",
+                     strcmp(peer, "*") && *peer ? peer : "", undo);
         } else if (layer && !strcmp(layer, "grant-store")) {
-            term_hub(t,
-                     "\u2717 %s %s: not run: your grants cannot be read (the memory is "
-                     "unreachable), so the hub cannot know whether you allow it; you denied "
-                     "nothing",
+            term_hub(t, "\u2717 %s %s: not run: your grants cannot be read (the memory is "
+                        "unreachable), so the hub cannot know whether you allow it; you denied "
+                        "nothing",
                      id, tool);
         } else {
             term_hub(t, "%s %s %s: %s%s%s%s", ok ? "\u2713" : "\u2717", id, tool, outcome,
@@ -344,15 +340,11 @@ static void cmd_revoke(struct session *s, const char *arg)
         for (size_t i = 0; m && tool && i < m->n_tools; i++)
             tool_known = tool_known || strcmp(m->tools[i].name, tool) == 0;
         if (!m)
-            term_hub(t,
-                     "no app named %s is installed and no grant names it: nothing removed "
-                     "(/spokes lists the apps, /perms the grants)",
-                     app);
+            term_hub(t, "no app named %s is installed and no grant names it: nothing removed "
+                        "(/spokes lists the apps, /perms the grants)", app);
         else if (tool && !tool_known && strcmp(tool, "*") != 0)
-            term_hub(t,
-                     "the app %s has no tool named %s and no grant names it: nothing removed "
-                     "(/perms lists the grants)",
-                     app, tool);
+            term_hub(t, "the app %s has no tool named %s and no grant names it: nothing removed "
+                        "(/perms lists the grants)", app, tool);
         else
             term_hub(t, "no grant for %s: nothing removed (/perms lists the grants)", arg);
     } else {
@@ -484,8 +476,8 @@ static void show_ignored_calls(struct ui *u, const struct agent_result *res)
                                  : "the model asked for a tool that is not installed; it was not "
                                    "run:";
         char *args = json_dumps(json_object_get(c, "arguments"), JSON_COMPACT | JSON_ENCODE_ANY);
-        char *line =
-            xasprintf("%s %s", json_string_value(json_object_get(c, "name")), args ? args : "{}");
+        char *line = xasprintf("%s %s", json_string_value(json_object_get(c, "name")),
+                               args ? args : "{}");
         char *safe = tt_inline_str(line, 400);
         if (u->tty_out) {
             term_hub(&u->t, "%s!%s %s", term_warn(&u->t), term_reset(&u->t), what);
@@ -778,12 +770,8 @@ int cmd_assistant(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    s = (struct session){.u = &u,
-                         .agent = agent,
-                         .mem = mem,
-                         .ms = &ms,
-                         .cfg = &cfg,
-                         .private_redis = agent_private_redis_dir(private_redis)};
+    s = (struct session){
+        .u = &u, .agent = agent, .mem = mem, .ms = &ms, .cfg = &cfg, .private_redis = agent_private_redis_dir(private_redis)};
     u.s = &s;
     if (interactive) {
         u.t.cancel = &cancel_request; /* Ctrl-C at a question cancels the request too */
