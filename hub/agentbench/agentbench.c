@@ -46,7 +46,7 @@ static void usage(FILE *f)
             "  --defences LIST    sets, comma-separated, each consent, extract, policy joined\n"
             "                     by + or none (default %s)\n"
             "  --tasks N          only the first N user tasks and N injection tasks per suite\n"
-            "  --llm URL          a real OpenAI-compatible model instead of the scripted ones\n"
+            "  --llm URL          a real OpenAI-compatible model instead of the scripted ones\n"            "  --model NAME, --api-key-env VAR   for --llm (default: hub.json llm)\n"
             "  --json             the results as one JSON object on stdout\n"
             "  --cases            print every case (default: the summary)\n"
             "Exit: 0 when every run ran, 1 when one could not, 2 usage, 130 interrupted.\n"
@@ -193,6 +193,7 @@ int cmd_agentbench(int argc, char **argv)
                                          {"json", no_argument, NULL, 'j'},
                                          {"cases", no_argument, NULL, 'c'},
                                          {"keep", required_argument, NULL, 'k'},
+                                         CLI_LLM_OPTIONS,
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_args a = {

@@ -113,3 +113,18 @@ jq '.policies[0].from = "request"' "$TMP/hub.json" >"$TMP/hub2.json"
 out=$("$HUB" agentbench --config "$TMP/hub2.json" --suite "$ex" --policies "$TMP/nopol" --isolation process \
     --defences extract+policy 2>&1)
 like "a malformed hub.json rule is refused, named" "$out" 'policies\[0\]\.from'
+
+# --llm URL: the same runner with a real model's server (the OpenAI-compatible stand-in
+# here), asked by the hub's own contexts: the planner, then the merge, for each case.
+PY=/usr/bin/python3
+. "$ROOT/tests/llm/standin_lib.sh"
+P1='{"steps": [{"id": "s1", "tool": "bank.get_balance", "arguments": {}}]}'
+standin_start "[text('''$P1'''), text('Your balance is 1810.0.'), text('''$P1'''), text('Your balance is 1810.0.')]"
+jq '.user_tasks = [.user_tasks[1]]' "$ex" >"$TMP/one.json"
+HUB --suite "$TMP/one.json" --policies "$TMP/nopol" --isolation process --defences none \
+    --llm "$LLM_URL" --model standin-model --json >"$TMP/llm.json" 2>"$TMP/err"
+is "--llm: the model's plan ran and its answer passed the task's checks" \
+    "$(total "$TMP/llm.json" none utility)/$(total "$TMP/llm.json" none utility_under_attack)" "1/1"
+is "--llm: the planner and the merge asked it, for both cases" "$(standin_requests)" 4
+is "--llm: the planner was offered the bank's tools" \
+    "$(standin_requests '"tools" in b and any(t["function"]["name"] == "bank__get_balance" for t in b["tools"])')" 2
