@@ -390,7 +390,7 @@ json_t *suiteapp_run(const json_t *tool, const json_t *args, json_t *state, cons
             json_t *v = eval(&c, e, NULL);
             jsonpath_set(item, field, v ? v : json_null());
         }
-        json_array_append(coll, item);
+        json_array_append_new(coll, item); /* the state holds it now */
         *changed = true;
         return json_pack("{s:o}", "item", json_deep_copy(item));
     }
