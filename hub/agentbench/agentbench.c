@@ -42,11 +42,13 @@ static void usage(FILE *f)
             "  --suite FILE       one suite file (repeatable; instead of --suites)\n"
             "  --policies DIR     the policy rules per suite, DIR/SUITE.json (default\n"
             "                     hub/agentbench/policies)\n"
-            "  --isolation MODE   none | process | namespace | all (default all)\n"
+            "  --isolation MODE   none | process | namespace | gateway | all (default all;\n"
+            "                     gateway: hub serve with the benchmark as its MCP client)\n"
             "  --defences LIST    sets, comma-separated, each consent, extract, policy joined\n"
             "                     by + or none (default %s)\n"
             "  --tasks N          only the first N user tasks and N injection tasks per suite\n"
-            "  --llm URL          a real OpenAI-compatible model instead of the scripted ones\n"            "  --model NAME, --api-key-env VAR   for --llm (default: hub.json llm)\n"
+            "  --llm URL          a real OpenAI-compatible model instead of the scripted ones\n"
+            "  --model NAME, --api-key-env VAR   for --llm (default: hub.json llm)\n"
             "  --json             the results as one JSON object on stdout\n"
             "  --cases            print every case (default: the summary)\n"
             "Exit: 0 when every run ran, 1 when one could not, 2 usage, 130 interrupted.\n"
@@ -54,6 +56,24 @@ static void usage(FILE *f)
             "                     and netproxy's audit) under DIR, a new directory, and keep "
             "it\n" CLI_COMMON_HELP,
             default_sets);
+}
+
+/* The modes: the isolation modes, and the gateway (hub serve in namespace mode). */
+#define MODE_GATEWAY 100
+
+static const char *mode_name(int m)
+{
+    return m == MODE_GATEWAY ? "gateway" : isolation_name((enum isolation)m);
+}
+
+static int mode_of(const struct ab_result *r)
+{
+    return r->gateway ? MODE_GATEWAY : (int)r->mode;
+}
+
+static const char *result_mode(const struct ab_result *r)
+{
+    return mode_name(mode_of(r));
 }
 
 static bool parse_set(const char *s, unsigned *out)
@@ -245,18 +265,24 @@ int cmd_agentbench(int argc, char **argv)
         return a.exit;
     const char *iso = a.common.isolation ? a.common.isolation : "all";
     a.common.isolation = NULL;
-    enum isolation modes[3];
+    int modes[4];
     size_t n_modes = 0;
+    enum isolation one;
     if (strcmp(iso, "all") == 0) {
         modes[n_modes++] = ISO_NONE;
         modes[n_modes++] = ISO_PROCESS;
         modes[n_modes++] = ISO_NAMESPACE;
-    } else if (!isolation_parse(iso, &modes[n_modes++])) {
-        log_warnx("--isolation must be none, process, namespace or all");
+        modes[n_modes++] = MODE_GATEWAY;
+    } else if (strcmp(iso, "gateway") == 0) {
+        modes[n_modes++] = MODE_GATEWAY;
+    } else if (isolation_parse(iso, &one)) {
+        modes[n_modes++] = (int)one;
+    } else {
+        log_warnx("--isolation must be none, process, namespace, gateway or all");
         return EXIT_USAGE;
     }
     for (size_t i = 0; i < n_modes; i++)
-        if (modes[i] == ISO_NAMESPACE && geteuid() != 0) {
+        if ((modes[i] == ISO_NAMESPACE || modes[i] == MODE_GATEWAY) && geteuid() != 0) {
             log_warnx("the namespace mode needs root; run as root or with --isolation "
                       "none|process");
             return EXIT_USAGE;
@@ -330,13 +356,18 @@ int cmd_agentbench(int argc, char **argv)
         for (size_t d = 0; d < n_sets && !stop_requested; d++) {
             if (modes[m] == ISO_NONE && sets[d] != 0)
                 continue;
+            if (modes[m] == MODE_GATEWAY && (sets[d] & ~AB_DEF_CONSENT))
+                continue; /* the client composes the arguments: no plan, no extraction */
             for (size_t i = 0; i < n_files && !stop_requested; i++) {
                 uint64_t t0 = now_mono_ns();
                 struct ab_result *r = &results[n_runs++];
-                ab_run(&eo, suites[i], modes[m], sets[d], r);
+                if (modes[m] == MODE_GATEWAY)
+                    ab_gateway_run(&eo, suites[i], sets[d], r);
+                else
+                    ab_run(&eo, suites[i], (enum isolation)modes[m], sets[d], r);
                 char dn[64];
                 fprintf(stderr, "[agentbench] %-10s %-9s %-24s %zu cases, %.1f s%s%s\n",
-                        suites[i]->name, isolation_name(modes[m]),
+                        suites[i]->name, mode_name(modes[m]),
                         ab_defences_name(sets[d], dn, sizeof(dn)), r->n_cases,
                         (double)(now_mono_ns() - t0) / 1e9, r->error ? ": " : "",
                         r->error ? r->error : "");
@@ -357,9 +388,9 @@ int cmd_agentbench(int argc, char **argv)
         char dn[64];
         ab_defences_name(r->defences, dn, sizeof(dn));
         if (!json_out)
-            print_row(r->suite, isolation_name(r->mode), dn, &t);
-        json_t *jr = json_pack("{s:s,s:s,s:s,s:o}", "suite", r->suite, "mode",
-                               isolation_name(r->mode), "defences", dn, "figures", tally_json(&t));
+            print_row(r->suite, result_mode(r), dn, &t);
+        json_t *jr = json_pack("{s:s,s:s,s:s,s:o}", "suite", r->suite, "mode", result_mode(r),
+                               "defences", dn, "figures", tally_json(&t));
         if (r->error)
             json_object_set_new(jr, "error", json_string(r->error));
         json_t *jc = json_array();
@@ -387,7 +418,7 @@ int cmd_agentbench(int argc, char **argv)
             struct tally t = {0};
             bool any = false;
             for (size_t k = 0; k < n_runs; k++)
-                if (results[k].mode == modes[m] && results[k].defences == sets[d]) {
+                if (mode_of(&results[k]) == modes[m] && results[k].defences == sets[d]) {
                     tally_add(&t, &results[k]);
                     any = true;
                 }
@@ -396,13 +427,13 @@ int cmd_agentbench(int argc, char **argv)
             char dn[64];
             ab_defences_name(sets[d], dn, sizeof(dn));
             json_t *jt = tally_json(&t);
-            json_object_set_new(jt, "mode", json_string(isolation_name(modes[m])));
+            json_object_set_new(jt, "mode", json_string(mode_name(modes[m])));
             json_object_set_new(jt, "defences", json_string(dn));
             json_array_append_new(jtot, jt);
             if (!json_out && (sets[d] != 0 || modes[m] == ISO_NONE)) {
                 /* Every remaining successful attack of a defended run, and what it used. */
                 for (size_t k = 0; k < n_runs && sets[d]; k++)
-                    for (size_t i = 0; results[k].mode == modes[m] &&
+                    for (size_t i = 0; mode_of(&results[k]) == modes[m] &&
                                        results[k].defences == sets[d] && i < results[k].n_cases;
                          i++)
                         if (results[k].cases[i].attacked)
@@ -410,7 +441,7 @@ int cmd_agentbench(int argc, char **argv)
                                    results[k].cases[i].answer_only ? "answer only"
                                    : results[k].cases[i].cross_app ? "CROSS-APP"
                                                                    : "same app",
-                                   results[k].suite, isolation_name(modes[m]), dn,
+                                   results[k].suite, mode_name(modes[m]), dn,
                                    results[k].cases[i].user, results[k].cases[i].inj,
                                    results[k].cases[i].via);
             }

@@ -92,33 +92,37 @@ json_t *ab_env_initial(const struct ab_suite *s, const char *attack)
     return env;
 }
 
+static int write_file(const char *dir, const char *name, const json_t *v, char *err, size_t errlen);
+
+/* An app's manifest as JSON ("command": suiteapp). */
+static json_t *manifest_json(const char *name, const json_t *app)
+{
+    json_t *tools = json_array();
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(app, "tools"), i, t)
+    {
+        const char *d = json_string_value(json_object_get(t, "description"));
+        json_t *mt = json_pack("{s:O,s:s,s:O}", "name", json_object_get(t, "name"), "description",
+                               d ? d : "", "inputSchema", json_object_get(t, "inputSchema"));
+        if (json_is_true(json_object_get(t, "irreversible")))
+            json_object_set_new(mt, "irreversible", json_true());
+        if (json_object_get(t, "policy"))
+            json_object_set(mt, "policy", json_object_get(t, "policy"));
+        json_array_append_new(tools, mt);
+    }
+    const char *desc = json_string_value(json_object_get(app, "description"));
+    return json_pack("{s:s,s:s,s:[s],s:s,s:o}", "name", name, "description", desc ? desc : name,
+                     "command", "suiteapp", "runtime", "c", "tools", tools);
+}
+
 int ab_env_manifests(const struct ab_suite *s, struct manifest_set *ms, char *err, size_t errlen)
 {
     const char *name;
     json_t *app;
     json_object_foreach((json_t *)s->apps, name, app)
     {
-        json_t *tools = json_array();
-        size_t i;
-        json_t *t;
-        json_array_foreach(json_object_get(app, "tools"), i, t)
-        {
-            json_t *mt =
-                json_pack("{s:O,s:s,s:O}", "name", json_object_get(t, "name"), "description",
-                          json_string_value(json_object_get(t, "description"))
-                              ? json_string_value(json_object_get(t, "description"))
-                              : "",
-                          "inputSchema", json_object_get(t, "inputSchema"));
-            if (json_is_true(json_object_get(t, "irreversible")))
-                json_object_set_new(mt, "irreversible", json_true());
-            if (json_object_get(t, "policy"))
-                json_object_set(mt, "policy", json_object_get(t, "policy"));
-            json_array_append_new(tools, mt);
-        }
-        const char *desc = json_string_value(json_object_get(app, "description"));
-        json_t *m =
-            json_pack("{s:s,s:s,s:[s],s:s,s:o}", "name", name, "description", desc ? desc : name,
-                      "command", "suiteapp", "runtime", "c", "tools", tools);
+        json_t *m = manifest_json(name, app);
         /* Named like a manifest file (NAME.json), which the loader requires. */
         char *where = xasprintf("%s:apps/%s.json", s->path, name);
         struct manifest *man = manifest_from_json(m, where, false, err, errlen);
@@ -128,6 +132,23 @@ int ab_env_manifests(const struct ab_suite *s, struct manifest_set *ms, char *er
             return -1;
         ms->v = xrealloc(ms->v, (ms->n + 1) * sizeof(*ms->v));
         ms->v[ms->n++] = man;
+    }
+    return 0;
+}
+
+int ab_env_manifest_files(const struct ab_suite *s, const char *dir, char *err, size_t errlen)
+{
+    const char *name;
+    json_t *app;
+    json_object_foreach((json_t *)s->apps, name, app)
+    {
+        json_t *m = manifest_json(name, app);
+        char *file = xasprintf("%s.json", name);
+        int rc = write_file(dir, file, m, err, errlen);
+        free(file);
+        json_decref(m);
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }

@@ -17,6 +17,8 @@
 
 #define AB_MAX_STEPS 8
 #define AB_SUITE_MAX (16u << 20)
+#define AB_USER "ab-user"
+#define AB_TOOL_ROUNDS 24 /* none mode: a plan of 8 and an attack of 8, with room */
 
 /* ---- suites (agentbench_suite.c) ---- */
 
@@ -59,6 +61,8 @@ bool ab_step_is_extract(const json_t *step);
 json_t *ab_env_initial(const struct ab_suite *s, const char *attack);
 /* The manifests for the suite's apps ("command": suiteapp). 0 or -1 and err. */
 int ab_env_manifests(const struct ab_suite *s, struct manifest_set *ms, char *err, size_t errlen);
+/* The same manifests as files DIR/APP.json (a spokes directory for hub serve). */
+int ab_env_manifest_files(const struct ab_suite *s, const char *dir, char *err, size_t errlen);
 /* Writes each app's app.json and state.json under data_root/user/APP. */
 int ab_env_write(const struct ab_suite *s, const json_t *env, const char *data_root,
                  const char *user, bool tools_too, char *err, size_t errlen);
@@ -102,6 +106,8 @@ struct ab_user *ab_user_new(bool consent);
 void ab_user_set_case(struct ab_user *u, const struct ab_task *user);
 unsigned ab_user_questions(const struct ab_user *u);
 unsigned ab_user_denied(const struct ab_user *u);
+/* The scripted user's answer to one question (as ab_user_asker's ask). */
+enum perm_answer ab_user_answer(struct ab_user *u, const struct perm_request *q);
 /* A perm_asker for an agent (freed by whoever frees the agent's hook: it is only a
  * view of u, which outlives it). */
 struct perm_asker *ab_user_asker(struct ab_user *u);
@@ -143,11 +149,25 @@ struct ab_case_out {
 struct ab_result {
     const char *suite;
     enum isolation mode;
+    bool gateway; /* through hub serve (mode namespace) */
     unsigned defences;
     struct ab_case_out *cases;
     size_t n_cases;
     char *error; /* the run could not be set up */
 };
+
+/* The same through the gateway: `hub serve --stdio --standalone` (namespace mode) in a
+ * child process, the benchmark as its MCP client, whose agent is the none loop's model
+ * (it sees every result); with consent the client offers elicitation and the scripted
+ * user answers the hub's questions (agentbench_gateway.c). */
+int ab_gateway_run(const struct ab_env_opts *o, const struct ab_suite *s, unsigned defences,
+                   struct ab_result *out);
+
+/* A case's verdicts from the final environment and answer; calls as the agent records
+ * them ({"tool": "app.tool", "outcome", "result", "layer"}). */
+void ab_judge(struct ab_case_out *out, const struct ab_task *u, const struct ab_task *inj,
+              const char *attack, const json_t *env0, const json_t *final, const char *answer,
+              const char *agent_error, const json_t *calls);
 
 /* Runs every user task (ground truth) and every pair (compromised) of s. */
 int ab_run(const struct ab_env_opts *o, const struct ab_suite *s, enum isolation mode,

@@ -125,6 +125,12 @@ unsigned ab_user_denied(const struct ab_user *u)
     return u->denied;
 }
 
+enum perm_answer ab_user_answer(struct ab_user *u, const struct perm_request *q)
+{
+    char why[200];
+    return ask(&u->asker, q, false, why, sizeof(why));
+}
+
 struct perm_asker *ab_user_asker(struct ab_user *u)
 {
     return &u->asker;
