@@ -67,7 +67,25 @@ struct agent *agent_new(struct hub *h, struct event_base *base, const struct hub
     if (a->o.limits.max_plan_steps > PLAN_MAX_STEPS)
         a->o.limits.max_plan_steps = PLAN_MAX_STEPS;
     a->audit = hub_audit(h);
-    tool_map_build(&a->tools, ms);
+    if (o->extract && cfg->isolation != ISO_NONE) {
+        if (manifest_find(ms, AGENT_EXTRACT_APP)) {
+            snprintf(err, errlen, "the extraction step is named %s.%s, and an app of that name "
+                     "is installed", AGENT_EXTRACT_APP, AGENT_EXTRACT_TOOL);
+            free(a);
+            return NULL;
+        }
+        if (!(a->extract_m = agent_extract_manifest(err, errlen))) {
+            free(a);
+            return NULL;
+        }
+        struct manifest_set with = {.v = xcalloc(ms->n + 1, sizeof(*with.v)), .n = ms->n + 1};
+        memcpy(with.v, ms->v, ms->n * sizeof(*with.v));
+        with.v[ms->n] = a->extract_m;
+        tool_map_build(&a->tools, &with);
+        free(with.v);
+    } else {
+        tool_map_build(&a->tools, ms);
+    }
     hub_set_permission_hook(h, perms_hook_new(mem, asker, a->audit, o->debug));
     hub_set_sampling_hook(h, agent_sampling_hook(a));
     return a;
@@ -78,6 +96,8 @@ void agent_free(struct agent *a)
     if (!a)
         return;
     tool_map_free(&a->tools);
+    if (a->extract_m)
+        manifest_free(a->extract_m);
     free(a);
 }
 

@@ -32,6 +32,7 @@
 #include "llm/llm.h"
 #include "memory/memory.h"
 #include "perms.h"
+#include "policy.h"
 
 #include <jansson.h>
 #include <signal.h>
@@ -66,6 +67,13 @@ struct agent_options {
     const volatile sig_atomic_t *cancel; /* non-zero: stop the request soon (may be NULL) */
     llm_wait_fn on_wait; /* an LLM call waits before a retry (llm.h); may be NULL */
     void *wait_arg;
+    /* process and namespace modes: offer the planner the extraction step (hub.extract,
+     * agent_extract.c) and decide steps by argument-source policies (policy.h; borrowed,
+     * NULL: none) before any question is asked. */
+    bool extract;
+    const struct policy *policy;
+    /* No one to ask (unattended): a step the rules leave to the user is refused. */
+    bool policy_no_ask;
 };
 
 struct agent;

@@ -54,7 +54,9 @@ void cmd_assistant_usage(FILE *f)
             "  --memory SPEC      none | unix:PATH | HOST:PORT (default: hub.json memory;\n"
             "                     with neither, a private redis-server in the run directory)\n"
             "  --record FILE      record the LLM's answers to FILE (a replay recording)\n"
-            "  --json             from a pipe: one JSON result per request line\n" CLI_COMMON_HELP
+            "  --json             from a pipe: one JSON result per request line\n"
+            "  --extract          offer the planner the extraction step (hub.extract: values\n"
+            "                     read out of a result by a model with no tools)\n" CLI_COMMON_HELP
             "\nExit status: 0, 1 when a request from a pipe was not answered or a step of it\n"
             "failed (--json: status \"steps-failed\"), 2 usage or configuration error.\n");
 }
@@ -618,11 +620,12 @@ int cmd_assistant(int argc, char **argv)
                                          {"memory", required_argument, NULL, 'm'},
                                          {"record", required_argument, NULL, 'r'},
                                          {"json", no_argument, NULL, 'j'},
+                                         {"extract", no_argument, NULL, 'x'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = cmd_assistant_usage};
     const char *llm_spec = NULL, *mem_spec = NULL, *record = NULL;
-    bool json = false;
+    bool json = false, extract = false;
     int opt;
     while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
@@ -637,6 +640,9 @@ int cmd_assistant(int argc, char **argv)
             break;
         case 'j':
             json = true;
+            break;
+        case 'x':
+            extract = true;
             break;
         }
     }
@@ -669,6 +675,7 @@ int cmd_assistant(int argc, char **argv)
     int tty_fd = -1;
     FILE *tty_out = NULL;
     struct agent *agent = NULL;
+    struct policy *policy = NULL;
     struct ui u = {0};
     struct session s = {0};
     if (rc != EXIT_OK)
@@ -748,6 +755,15 @@ int cmd_assistant(int argc, char **argv)
         .on_wait = on_wait,
         .wait_arg = &u,
     };
+    /* hub.json's "policies" and the manifests' "policy" blocks decide before asking. */
+    policy = policy_for_hub(cfg.policies, &ms, err, sizeof(err));
+    if (!policy && err[0]) {
+        log_warnx("policies: %s", err);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    ao.policy = policy;
+    ao.extract = extract;
     agent = agent_new(h, base, &cfg, &ms, llm, mem, asker, &ao, err, sizeof(err));
     if (!agent) {
         log_warnx("%s", err);
@@ -800,6 +816,7 @@ out:
     if (h)
         hub_free(h); /* before the agent: its hooks point at it */
     agent_free(agent);
+    policy_free(policy);
     if (asker)
         asker->free(asker);
     answers_free(answers);

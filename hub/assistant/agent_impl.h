@@ -19,6 +19,7 @@ struct agent {
     char user[MEMORY_USER_MAX + 1];
     struct tool_map tools;
     struct audit *audit;
+    struct manifest *extract_m; /* the hub.extract pseudo-app when o.extract; else NULL */
 };
 
 /* One request in progress. */
@@ -31,6 +32,15 @@ struct agent_req {
     struct memory_msg *msgs; /* the whole recent history (requests and answers) */
     size_t n_msgs;
 };
+
+/* agent_extract.c: the extraction step (hub.extract). */
+#define AGENT_EXTRACT_APP "hub"
+#define AGENT_EXTRACT_TOOL "extract"
+struct manifest *agent_extract_manifest(char *err, size_t errlen);
+/* Runs one extraction (args checked against the tool's inputSchema); source is where
+ * the text came from ("APP.TOOL"), for the audit. Always a CallToolResult (isError
+ * with the reason when it failed). */
+json_t *agent_extract_run(struct agent_req *r, const json_t *args, const char *source);
 
 /* agent.c */
 void agent_event(struct agent *a, const char *kind, json_t *detail_stolen);

@@ -26,6 +26,11 @@ struct step_out {
     json_t *result; /* the CallToolResult when it ran */
     const char *outcome;
     char *error;
+    /* Whose data the result is (the app, or for an extraction the app whose result it
+     * read) and where its value comes from, as policies name it (policy.h):
+     * "APP.TOOL", or "extract:APP.TOOL" for an extraction. */
+    const struct manifest *origin;
+    char *source;
 };
 
 struct run {
@@ -34,6 +39,7 @@ struct run {
     size_t n, cap;
     char denied[2 * MANIFEST_NAME_MAX + 2]; /* the tool whose step was denied */
     bool by_grant;                          /* ... by a standing grant, not just now */
+    char policy_why[400];                   /* the last policy decision's reason */
 };
 
 static struct step_out *add_out(struct run *run, const struct plan_step *s)
@@ -47,6 +53,8 @@ static struct step_out *add_out(struct run *run, const struct plan_step *s)
     str_copy(o->id, s->id, sizeof(o->id));
     o->m = s->m;
     o->t = s->t;
+    o->origin = s->m;
+    o->source = xasprintf("%s.%s", s->m->name, s->t->name);
     return o;
 }
 
@@ -191,14 +199,14 @@ static int share_data(struct run *run, const struct plan_step *s, struct step_ou
     json_object_foreach(s->args, key, v)
     {
         const struct step_out *src = ref_source(run, v);
-        if (!src || src->m == s->m)
+        if (!src || src->origin == s->m)
             continue; /* an app's own result going back to it is not shared */
         bool done = false;
         for (size_t i = 0; i < n_asked; i++)
-            done = done || strcmp(asked[i], src->m->name) == 0;
+            done = done || strcmp(asked[i], src->origin->name) == 0;
         if (done || n_asked == sizeof(asked) / sizeof(asked[0]))
             continue;
-        asked[n_asked++] = src->m->name;
+        asked[n_asked++] = src->origin->name;
         /* The body: every argument that carries this app's data. */
         json_t *body = json_object();
         const char *k2;
@@ -206,15 +214,15 @@ static int share_data(struct run *run, const struct plan_step *s, struct step_ou
         json_object_foreach(s->args, k2, v2)
         {
             const struct step_out *s2 = ref_source(run, v2);
-            if (s2 && s2->m == src->m)
+            if (s2 && s2->origin == src->origin)
                 json_object_set(body, k2, json_object_get(resolved, k2));
         }
         char why[400];
         const char *layer;
-        if (ask_data(a, s, src->m->name, body, why, sizeof(why), &layer) != PERM_ALLOW) {
+        if (ask_data(a, s, src->origin->name, body, why, sizeof(why), &layer) != PERM_ALLOW) {
             char msg[300];
-            snprintf(msg, sizeof(msg), "sharing %s's result with %s.%s was denied", src->m->name,
-                     s->m->name, s->t->name);
+            snprintf(msg, sizeof(msg), "sharing %s's result with %s.%s was denied",
+                     src->origin->name, s->m->name, s->t->name);
             return data_refused(run, o, s, resolved, layer, why, msg);
         }
     }
@@ -234,6 +242,63 @@ static int share_data(struct run *run, const struct plan_step *s, struct step_ou
         }
     }
     return 1;
+}
+
+/* An extraction step: its text's origin and source carry over to its result, so a
+ * value read out of an app's result is still that app's data, and marked as read out
+ * of text ("extract:APP.TOOL"). */
+static void run_extract(struct run *run, const struct plan_step *s, struct step_out *o,
+                        const json_t *args)
+{
+    const struct step_out *src = ref_source(run, json_object_get(s->args, "text"));
+    free(o->source);
+    o->source = xasprintf("extract:%s", src ? src->source : "request");
+    if (src)
+        o->origin = src->origin;
+    json_t *result = agent_extract_run(run->r, args, src ? src->source : "request");
+    bool failed = json_is_true(json_object_get(result, "isError"));
+    o->result = result;
+    o->outcome = failed ? "tool-error" : "ok";
+    agent_record_call(run->r, s->id, s->m->name, s->t->name, args, true, result, 0, NULL, NULL);
+    step_done(run, o, NULL);
+}
+
+/* The policies' decision for step s (policy.h): each argument's source, from the plan
+ * (a literal is the planner's, which saw only the request) and the step it references.
+ * Audited whenever there are policies. */
+static enum policy_decision decide_policy(struct run *run, const struct plan_step *s,
+                                          const json_t *resolved)
+{
+    struct agent *a = run->r->a;
+    run->policy_why[0] = '\0';
+    if (!a->o.policy)
+        return POLICY_ASK;
+    json_t *sources = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach(s->args, key, v)
+    {
+        const struct step_out *src = ref_source(run, v);
+        json_object_set_new(sources, key, json_string(src ? src->source : "request"));
+    }
+    char why[400];
+    enum policy_decision d =
+        policy_decide(a->o.policy, s->m->name, s->t->name, sources, why, sizeof(why));
+    if (d == POLICY_ASK && a->o.policy_no_ask &&
+        policy_covers(a->o.policy, s->m->name, s->t->name)) {
+        d = POLICY_DENY; /* unattended: what the rules leave open is refused */
+        size_t l = strlen(why);
+        snprintf(why + l, sizeof(why) - l, "; no one to ask");
+    }
+    str_copy(run->policy_why, why, sizeof(run->policy_why));
+    json_t *f = json_pack("{s:s,s:s++,s:O,s:s,s:s}", "isolate.step", s->id, "isolate.tool",
+                          s->m->name, ".", s->t->name, "isolate.sources", sources, "event.reason",
+                          why, "isolate.decision", policy_decision_name(d));
+    if (a->o.debug)
+        json_object_set(f, "isolate.arguments", (json_t *)resolved);
+    agent_audit(a, "policy", d == POLICY_DENY ? "failure" : "success", f);
+    json_decref(sources);
+    return d;
 }
 
 /* Runs the plan's steps in order. 1 when a step was denied (the rest are not run),
@@ -256,7 +321,23 @@ static int run_steps(struct run *run, const struct plan *p)
             step_failed(run, o, s, s->args, HUB_ERR_INVALID_ARGS, "hub-validation", err);
             continue;
         }
-        int shared = share_data(run, s, o, args);
+        if (s->m == a->extract_m) {
+            run_extract(run, s, o, args);
+            json_decref(args);
+            continue;
+        }
+        enum policy_decision pd = decide_policy(run, s, args);
+        if (pd == POLICY_DENY) {
+            step_failed(run, o, s, args, HUB_ERR_DENIED, "policy", run->policy_why);
+            json_decref(args);
+            snprintf(run->denied, sizeof(run->denied), "%s.%s", s->m->name, s->t->name);
+            return 1;
+        }
+        /* Rules that cover the tool judged every flow into it: what they leave open is
+         * one question, the call itself with all its arguments (exec, below). */
+        bool judged = pd == POLICY_ALLOW ||
+                      (a->o.policy && policy_covers(a->o.policy, s->m->name, s->t->name));
+        int shared = judged ? 1 : share_data(run, s, o, args);
         if (shared < 0) {
             json_decref(args); /* failed like a call that failed: the plan goes on */
             continue;
@@ -266,7 +347,7 @@ static int run_steps(struct run *run, const struct plan *p)
             snprintf(run->denied, sizeof(run->denied), "%s.%s", s->m->name, s->t->name);
             return 1;
         }
-        struct call_opts co = {.user = a->user, .ask_exec = true, .in_plan = true};
+        struct call_opts co = {.user = a->user, .ask_exec = pd != POLICY_ALLOW, .in_plan = true};
         json_t *result = NULL;
         const char *layer = NULL;
         int code = hub_call_sync(a->hub, &co, s->m->name, s->t->name, args, &result, err,
@@ -552,6 +633,7 @@ out:
     for (size_t i = 0; i < run.n; i++) {
         json_decref(run.steps[i].result);
         free(run.steps[i].error);
+        free(run.steps[i].source);
     }
     free(run.steps);
     return rc;

@@ -10,6 +10,7 @@
 int cmd_call(int argc, char **argv);
 int cmd_spokes(int argc, char **argv);
 int cmd_casestudies(int argc, char **argv);
+int cmd_agentbench(int argc, char **argv);
 int cmd_repl_server(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
@@ -32,6 +33,7 @@ static const struct command commands[] = {
     {"call", cmd_call, "run one tool call through the hub and print the result as JSON"},
     {"spokes", cmd_spokes, "list the installed spokes, their tools, network policy, limits"},
     {"casestudies", cmd_casestudies, "the paper's four case studies in each isolation mode"},
+    {"agentbench", cmd_agentbench, "the AgentDojo-shaped benchmark: utility, attacks, questions"},
     {"serve", cmd_serve, "the sandboxed apps for any MCP client (stdio or Streamable HTTP)"},
     {"repl-server", cmd_repl_server, "serve sandboxed Python sessions over TCP (length + JSON)"},
     {"approvals", cmd_approvals, "list and answer the questions hub serve waits on (out of band)"},

@@ -12,7 +12,7 @@ $(LIBHUBCLI): $(call objs,$(CLI_SRCS))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/hub: $(call objs,hub/cli/main.c) $(LIBHUBCLI) $(LIBHUBCASES) $(LIBHUBASSIST) \
+$(BUILD)/hub: $(call objs,hub/cli/main.c) $(LIBHUBCLI) $(LIBHUBCASES) $(LIBHUBBENCH) $(LIBHUBASSIST) \
 		$(LIBHUBREPL) $(LIBHUBSERVE) $(LIBHUBCMDLINE) $(HUB_LIB) $(LIBHUBAGENT) $(HUB_JAIL_LIB) $(LIBJSONSCHEMA) $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

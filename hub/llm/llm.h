@@ -261,5 +261,7 @@ json_t *llm_sampling_result(const struct llm_response *rs);
 /* Recording and replay (replay.h) are part of this folder's interface: the assistant's
  * --llm replay:FILE and --record FILE. */
 #include "replay.h"
+/* The scripted back end (a function answers): the agent benchmark's models. */
+#include "scripted.h"
 
 #endif

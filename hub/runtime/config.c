@@ -113,6 +113,7 @@ void config_free(struct hub_config *c)
     secret_free(c->llm_api_key); /* wipes it */
     json_decref(c->llm);
     json_decref(c->memory);
+    json_decref(c->policies);
     memset(c, 0, sizeof(*c));
 }
 
@@ -434,6 +435,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
                                        "llm",
                                        "memory",
                                        "serve",
+                                       "policies",
                                        NULL};
     if (!jf_object(jc, root, "", keys))
         return false;
@@ -493,6 +495,13 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
         if (!json_is_object(mem))
             return jf_fail(jc, "", "memory", "must be an object");
         c->memory = json_incref(mem);
+    }
+    /* Argument-source rules (hub/assistant/policy.h), checked where they are used. */
+    json_t *pol = json_object_get(root, "policies");
+    if (pol) {
+        if (!json_is_array(pol))
+            return jf_fail(jc, "", "policies", "must be an array of rules");
+        c->policies = json_incref(pol);
     }
     if (!user_id_valid(c->user))
         return jf_fail(jc, "", "user", "must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");

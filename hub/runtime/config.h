@@ -111,6 +111,7 @@ struct hub_config {
                           in secret memory (lib/secret.h) */
     json_t *llm;       /* raw "llm" object or NULL */
     json_t *memory;    /* raw "memory" object or NULL */
+    json_t *policies;  /* raw "policies" array (hub/assistant/policy.h) or NULL */
 };
 
 /* Defaults, with paths relative to exe_dir (the directory of the hub binary) for the

@@ -181,7 +181,7 @@ static bool reserved_env_name(const char *s)
 
 bool manifest_tool_key_is_local(const char *key)
 {
-    return strcmp(key, "irreversible") == 0;
+    return strcmp(key, "irreversible") == 0 || strcmp(key, "policy") == 0;
 }
 
 /* An empty schema but for "$schema": what zod-to-json-schema 3 makes of zod 4's schemas
@@ -274,7 +274,7 @@ static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct mani
 {
     static const char *const keys[] = {"name",         "title",        "description", "inputSchema",
                                        "outputSchema", "annotations",  "icons",       "execution",
-                                       "_meta",        "irreversible", NULL};
+                                       "_meta",        "irreversible", "policy",      NULL};
     char where[32];
     snprintf(where, sizeof(where), "tools[%zu]", idx);
     if (!jf_object(c, t, where, keys))
@@ -319,6 +319,12 @@ static bool load_tool(struct jf_ctx *c, const json_t *t, size_t idx, struct mani
     /* The pin: the object as the server sends it, without this project's keys. */
     out->object = json_deep_copy(t);
     json_object_del(out->object, "irreversible"); /* manifest_tool_key_is_local() */
+    json_object_del(out->object, "policy");
+    /* Where each argument may come from (hub/assistant/policy.h checks the rules). */
+    json_t *policy = json_object_get(t, "policy");
+    if (policy && !json_is_object(policy))
+        return jf_fail(c, where, "policy", "must be an object of ARGUMENT: {\"from\": [...]}");
+    out->policy = json_incref(policy);
     out->input_schema_json = json_object_get(out->object, "inputSchema");
     out->output_schema_json = json_object_get(out->object, "outputSchema");
     return load_tool_schema(c, t, where, "inputSchema", true, &out->input) &&
@@ -774,6 +780,7 @@ void manifest_free(struct manifest *m)
         free(t->name);
         free(t->description);
         json_decref(t->object);
+        json_decref(t->policy);
         schema_free(t->input);
         schema_free(t->output);
     }

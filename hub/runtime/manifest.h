@@ -49,6 +49,9 @@ struct manifest_tool {
     struct schema *input;
     struct schema *output; /* NULL: results are checked for MCP shape only */
     bool irreversible;
+    /* "policy": where each argument may come from ({ARG: {"from", "else"}}, checked by
+     * hub/assistant/policy.h); NULL when the tool has none. Not part of the pin. */
+    json_t *policy;
 };
 
 /* Each limit is 0 when the manifest leaves it to the profile / hub defaults; without

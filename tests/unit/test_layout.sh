@@ -3,8 +3,8 @@
 #
 # The layers, lowest first (a folder may include the public header of a folder in a
 # lower layer, never one in its own layer or above; lib/ is below them all):
-#   runtime < llm, memory, cmdline < assistant, repl, serve < casestudies < cli
-# casestudies sits above assistant because it drives the agent (casestudies_llm.c).
+#   runtime < llm, memory, cmdline < assistant, repl, serve < casestudies, agentbench < cli
+# casestudies and agentbench sit above assistant because they drive the agent.
 # A folder's public header is <folder>/<folder>.h (cli/ has none: nothing includes it);
 # every other header is internal to its folder. Within a folder a header is named
 # plainly ("agent.h"); across folders by folder ("runtime/runtime.h", -Ihub).
@@ -14,7 +14,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 
-declare -A RANK=([runtime]=1 [llm]=2 [memory]=2 [cmdline]=2 [assistant]=3 [repl]=3 [serve]=3 [casestudies]=4 [cli]=5)
+declare -A RANK=([runtime]=1 [llm]=2 [memory]=2 [cmdline]=2 [assistant]=3 [repl]=3 [serve]=3 [casestudies]=4 [agentbench]=4 [cli]=5)
 
 # Prints one line per violation under ROOT/hub ("file: why"); prints nothing if none.
 violations() {
