@@ -16,6 +16,7 @@ int cmd_schema(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
 int cmd_secrets(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 void cmd_assistant_usage(FILE *f);
 
@@ -37,6 +38,7 @@ static const struct command commands[] = {
     {"client", cmd_client, "write the hub into an MCP client's configuration (add/remove/list)"},
     {"schema", cmd_schema, "validate JSON values (one per line on stdin) against a JSON Schema"},
     {"secrets", cmd_secrets, "the tools' keys: set (from stdin), list, rm; never shown"},
+    {"audit", cmd_audit, "verify the audit files' hash chain and signatures; the public key"},
 };
 
 static void usage(FILE *f)

@@ -11,7 +11,13 @@
  * said once on stderr (audit_say_outages, hub.c), and nothing is sticky: the first
  * record that fits again ends the outage. */
 #include "internal.h"
+#include "auditchain.h"
+#include "auditkey.h"
 #include "sha256.h"
+#include "spoke_env.h"
+#include "util.h"
+
+#include <libgen.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -184,4 +190,50 @@ void haudit_result(struct hub *h, json_t *rec, const json_t *result)
     audit_set(rec, "isolate.result_sha256", content_hash(result));
     if (h->transcript)
         (void)audit_write(h->transcript, transcript_record(rec, "result", result));
+}
+
+char *haudit_key_path(const struct hub_config *cfg)
+{
+    const char *k = cfg->secrets_key_file;
+    const char *slash = strrchr(k, '/');
+    if (!slash)
+        return xstrdup("audit.key");
+    return xasprintf("%.*s/audit.key", (int)(slash - k), k);
+}
+
+int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen)
+{
+    char *path = haudit_key_path(cfg);
+    char *dir = xstrdup(path);
+    mkdir_parents(dirname(dir), 0700);
+    free(dir);
+    EVP_PKEY *key = auditkey_load_or_create(path, err, errlen);
+    free(path);
+    if (!key)
+        return -1;
+    int rc = auditchain_attach(a, key, NULL, err, errlen);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+int haudit_chain_start(struct hub *h, char *err, size_t errlen)
+{
+    return haudit_chain(h->cfg, h->audit, err, errlen);
+}
+
+static void on_audit_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct hub *h = arg;
+    audit_tick(h->audit);
+}
+
+void haudit_tick_start(struct hub *h)
+{
+    /* A quiet hub still seals its last records within a period or so. */
+    struct timeval tv = {.tv_sec = AUDITCHAIN_EVERY_S / 4};
+    h->ev_audit_tick = event_new(h->base, -1, EV_PERSIST, on_audit_tick, h);
+    if (h->ev_audit_tick)
+        event_add(h->ev_audit_tick, &tv);
 }

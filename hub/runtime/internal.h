@@ -383,6 +383,7 @@ struct hub {
     bool ca_ready;
     struct secrets_watch *secrets_watch;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
+    struct event *ev_audit_tick; /* a checkpoint in the audit when one is due by time */
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
     struct event *ev_start_queue;
@@ -404,6 +405,9 @@ int hub_ca_up(struct hub *h, char *err, size_t errlen);
 
 /* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
+/* The hub's own audit chained and signed; then a timer for checkpoints due by time. */
+int haudit_chain_start(struct hub *h, char *err, size_t errlen);
+void haudit_tick_start(struct hub *h);
 void haudit_call(json_t *rec, const struct call *c);
 /* What audit.content keeps of a call's arguments (an object: one SHA-256 per
  * argument, "isolate.arguments_sha256") or result ("isolate.result_sha256") in rec.
