@@ -3,6 +3,8 @@
 #include "addrguard.h"
 #include "conn.h"
 #include "lib/audit.h"
+#include "lib/auditchain.h"
+#include "lib/auditkey.h"
 #include "lib/jsonline.h"
 #include "log.h"
 #include "metrics.h"
@@ -11,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <event2/event.h>
 #include <string.h>
 
 /* Big enough for the worst record: every capped string made of bytes that escape to six
@@ -331,4 +334,39 @@ void np_audit_secret(struct proxy *px, const struct spoke *s, const char *secret
         metrics_audit_failure(px->metrics);
         log_warnx("audit: cannot write the secret-update record to %s", audit_path(px->audit));
     }
+}
+
+/* One proxy per process: its checkpoint timer. */
+static struct event *audit_tick_ev;
+
+int np_audit_chain(struct proxy *px, const char *key_path, char *err, size_t errlen)
+{
+    EVP_PKEY *key = auditkey_load_or_create(key_path, err, errlen);
+    if (!key)
+        return -1;
+    int rc = auditchain_attach(px->audit, key, NULL, err, errlen);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+static void on_audit_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    audit_tick(arg);
+}
+
+void np_audit_tick_start(struct proxy *px)
+{
+    struct timeval tv = {.tv_sec = AUDITCHAIN_EVERY_S / 4};
+    audit_tick_ev = event_new(px->base, -1, EV_PERSIST, on_audit_tick, px->audit);
+    if (audit_tick_ev)
+        event_add(audit_tick_ev, &tv);
+}
+
+void np_audit_tick_stop(void)
+{
+    if (audit_tick_ev)
+        event_free(audit_tick_ev);
+    audit_tick_ev = NULL;
 }

@@ -3,6 +3,7 @@
  * process lifecycle (SIGHUP reopen, SIGTERM drain). */
 #include "notify.h"
 #include "addrguard.h"
+#include "audit.h"
 #include "conn.h"
 #include "control.h"
 #include "lib/audit.h"
@@ -91,6 +92,9 @@ static void usage(FILE *out)
         "  --resolv-conf FILE          nameservers from FILE (default /etc/resolv.conf)\n"
         "Audit and metrics:\n"
         "  --audit FILE|-              JSON lines (default -, stdout); reopened on SIGHUP\n"
+        "  --audit-key FILE            hash-chain the records and sign checkpoints with this\n"
+        "                              Ed25519 key (PEM, 0600; made when missing), read\n"
+        "                              before privileges are dropped (hub audit verify)\n"
         "  --metrics ADDR:PORT         serve Prometheus metrics at http://ADDR:PORT/metrics\n"
         "Limits (over a limit: 503, or 429 per spoke, with Retry-After):\n"
         "  --max-tunnels N             tunnels in total (default 4096)\n"
@@ -145,6 +149,7 @@ struct options {
     size_t nallow;
     const char *name;
     const char *audit_path;
+    const char *audit_key;
     const char *resolve[MAX_REPEAT];
     size_t nresolve;
     struct cidr cidrs[MAX_REPEAT];
@@ -208,6 +213,7 @@ enum {
     OPT_NAME,
     OPT_PORTS,
     OPT_AUDIT,
+    OPT_AUDIT_KEY,
     OPT_RESOLVE,
     OPT_CIDR,
     OPT_REPORT_ONLY,
@@ -249,6 +255,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"name", required_argument, NULL, OPT_NAME},
         {"ports", required_argument, NULL, OPT_PORTS},
         {"audit", required_argument, NULL, OPT_AUDIT},
+        {"audit-key", required_argument, NULL, OPT_AUDIT_KEY},
         {"resolve", required_argument, NULL, OPT_RESOLVE},
         {"upstream-allow-cidr", required_argument, NULL, OPT_CIDR},
         {"report-only", no_argument, NULL, OPT_REPORT_ONLY},
@@ -318,6 +325,9 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_AUDIT:
             o->audit_path = optarg;
+            break;
+        case OPT_AUDIT_KEY:
+            o->audit_key = optarg;
             break;
         case OPT_RESOLVE:
             add_repeat(o->resolve, &o->nresolve, optarg, "--resolve");
@@ -621,6 +631,8 @@ int main(int argc, char **argv)
     px->audit = audit_open(o.audit_path, "netproxy", err, sizeof(err));
     if (!px->audit)
         fatalx("%s", err);
+    if (o.audit_key && np_audit_chain(px, o.audit_key, err, sizeof(err)) < 0)
+        fatalx("%s", err);
     /* Forked before the event loop exists and while we still hold our privileges. */
     if (strcmp(o.audit_path, "-") != 0) {
         px->opener = logopener_start(o.audit_path, !o.no_seccomp, err, sizeof(err));
@@ -698,6 +710,7 @@ int main(int argc, char **argv)
         if (metrics_serve(px->metrics, px, fd) < 0)
             fatalx("--metrics %s: cannot serve", o.metrics);
     }
+    np_audit_tick_start(px);
     ev_hup = watch_signal(px, SIGHUP);
     ev_term = watch_signal(px, SIGTERM);
     ev_int = watch_signal(px, SIGINT);
@@ -748,6 +761,7 @@ int main(int argc, char **argv)
     event_free(px->worker_exited);
     if (px->drain_timer)
         event_free(px->drain_timer);
+    np_audit_tick_stop();
     event_free(ev_hup);
     event_free(ev_term);
     event_free(ev_int);

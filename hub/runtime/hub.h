@@ -213,8 +213,10 @@ json_t *haudit_new(const char *action, const char *outcome);
 void haudit_note(struct hub *h, json_t *rec);
 
 /* The key that signs the hub's audit checkpoints (lib/auditchain.h): audit.key in the
- * hub's state directory, the folder of secrets.key_file (to free). */
+ * hub's state directory, the folder of data_root (/var/lib/isolategpt; to free). */
 char *haudit_key_path(const struct hub_config *cfg);
+/* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
+char *haudit_netproxy_key_path(const struct hub_config *cfg);
 /* Chains a writer of the hub's audit file and signs its checkpoints with that key,
  * made (0600) on first use. 0, or -1 with err filled. */
 struct audit;

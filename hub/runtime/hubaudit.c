@@ -192,13 +192,29 @@ void haudit_result(struct hub *h, json_t *rec, const json_t *result)
         (void)audit_write(h->transcript, transcript_record(rec, "result", result));
 }
 
+/* NAME in the state directory, which holds the data root (/var/lib/isolategpt/data):
+ * a test's hub, whose data root is in its own folder, gets keys of its own there. */
+static char *state_file(const struct hub_config *cfg, const char *name)
+{
+    const char *d = cfg->data_root;
+    size_t n = strlen(d);
+    while (n > 1 && d[n - 1] == '/')
+        n--;
+    while (n > 0 && d[n - 1] != '/')
+        n--;
+    if (n == 0)
+        return xstrdup(name);
+    return xasprintf("%.*s/%s", (int)(n > 1 ? n - 1 : n), d, name);
+}
+
 char *haudit_key_path(const struct hub_config *cfg)
 {
-    const char *k = cfg->secrets_key_file;
-    const char *slash = strrchr(k, '/');
-    if (!slash)
-        return xstrdup("audit.key");
-    return xasprintf("%.*s/audit.key", (int)(slash - k), k);
+    return state_file(cfg, "audit.key");
+}
+
+char *haudit_netproxy_key_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "netproxy-audit.key");
 }
 
 int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen)

@@ -1,5 +1,6 @@
 #include "net_proxy.h"
 #include "ctl.h"
+#include "hub.h"
 #include "log.h"
 #include "secret.h"
 #include "pidfd.h"
@@ -276,7 +277,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     const struct hub_config *c = p->cfg;
-    size_t n = 0, cap = 12;
+    size_t n = 0, cap = 14;
     for (char **r = c->netproxy_resolve; *r; r++)
         cap += 2;
     for (char **r = c->netproxy_allow_cidr; *r; r++)
@@ -287,6 +288,11 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     argv[n++] = "3";
     argv[n++] = "--audit";
     argv[n++] = c->netproxy_audit;
+    /* Its records chained and signed with a key of its own (lib/auditchain.h), which
+     * it reads before dropping privileges: a netproxy taken over cannot sign as the hub. */
+    char *audit_key = haudit_netproxy_key_path(c);
+    argv[n++] = "--audit-key";
+    argv[n++] = audit_key;
     char workers[24];
     snprintf(workers, sizeof(workers), "%" PRIu64, c->netproxy_workers);
     argv[n++] = "--workers";
@@ -338,6 +344,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(argv);
+    free(audit_key);
     close(sv[1]);
     if (rc != 0) {
         snprintf(err, errlen, "starting %s: %s", c->netproxy_bin, strerror(rc));
