@@ -495,8 +495,10 @@ static struct shared_head *map_shared(const char *path)
         return NULL;
     struct shared_head *s = NULL;
     struct stat st;
+    /* Its blocks allocated now: a page of a sparse file written through the mapping
+     * on a full disk would be SIGBUS, not an error. */
     if (lock_file(fd) && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        (st.st_size >= (off_t)sizeof(*s) || ftruncate(fd, sizeof(*s)) == 0)) {
+        posix_fallocate(fd, 0, sizeof(*s)) == 0) {
         void *m = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         s = m == MAP_FAILED ? NULL : m;
     }

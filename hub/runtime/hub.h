@@ -218,7 +218,8 @@ char *haudit_key_path(const struct hub_config *cfg);
 /* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
 char *haudit_netproxy_key_path(const struct hub_config *cfg);
 /* Chains a writer of the hub's audit file and signs its checkpoints with that key,
- * made (0600) on first use. 0, or -1 with err filled. */
+ * made (0600) on first use (a key that cannot be had is said on stderr; the records
+ * are chained, unsigned). 0, or -1 with err filled. */
 struct audit;
 int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen);
 

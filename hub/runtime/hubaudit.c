@@ -11,6 +11,7 @@
  * said once on stderr (audit_say_outages, hub.c), and nothing is sticky: the first
  * record that fits again ends the outage. */
 #include "internal.h"
+#include "log.h"
 #include "auditchain.h"
 #include "auditkey.h"
 #include "sha256.h"
@@ -225,8 +226,10 @@ int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_
     free(dir);
     EVP_PKEY *key = auditkey_load_or_create(path, err, errlen);
     free(path);
+    /* The hub still runs, its records still chained: `hub audit verify` then says that
+     * no checkpoint seals them (exit 4), and so does this warning. */
     if (!key)
-        return -1;
+        log_warnx("%s: the audit's checkpoints are not signed", err);
     int rc = auditchain_attach(a, key, NULL, err, errlen);
     EVP_PKEY_free(key);
     return rc;
