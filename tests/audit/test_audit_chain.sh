@@ -125,6 +125,15 @@ is "a torn last line: exit 1" "$(verify "$S"/a.jsonl*)" 1
 fresh; cp "$S/a.jsonl.1" "$S/copy"
 is "the same file given twice: exit 1" "$(verify "$S"/a.jsonl* "$S/copy")" 1
 
+# ---- hostile lines: bounded, never a crash ----
+fresh; python3 -c 'import sys; open(sys.argv[1], "a").write("{\"x\":\"" + "A" * (5 << 20) + "\"}\n")' "$S/a.jsonl"
+is "a line longer than any record: exit 1" "$(verify "$S"/a.jsonl*)" 1
+like "... named as such" "$(fault)" "$S/a.jsonl:[0-9]+: a line longer than any record"
+fresh; printf '%s\n' '{"a":1,"isolate.chain":{"seq":99999999999999999999999,"prev":"zz"}}' \
+    '{"isolate.chain":{"seq":3,"prev":"0000000000000000000000000000000000000000000000000000000000000000"},"isolate.signature":"' \
+    >>"$S/a.jsonl"
+is "chain fields cut short or out of range: exit 1" "$(verify "$S"/a.jsonl*)" 1
+
 # ---- signatures ----
 fresh; rechain "$S/a.jsonl.1" 4
 is "an edit with every later hash recomputed: exit 3 (bad signature)" "$(verify "$S"/a.jsonl*)" 3
