@@ -164,6 +164,8 @@ void call_complete(struct call *c, json_t *result)
                   "%s.%s returned an invalid result: %s", c->m->name, c->tool->name, err);
         return;
     }
+    if (call_scan_traffic(c, result, true) < 0)
+        return;
     call_finish(c, result, HUB_OK, NULL, NULL);
 }
 
@@ -266,6 +268,8 @@ static void fail_unlogged(struct call *c, int err)
  * call`, none mode, the repl-server's runs). */
 static void submit_logged(struct call *c)
 {
+    if (call_scan_traffic(c, c->args, false) < 0)
+        return;
     json_t *rec = haudit_new("tool-call-start", "unknown");
     audit_set(rec, "event.type", json_pack("[s]", "start"));
     haudit_call(rec, c);

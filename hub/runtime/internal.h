@@ -405,6 +405,9 @@ int hub_ca_up(struct hub *h, char *err, size_t errlen);
 
 /* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
+/* A call's arguments (result false) or result through the secret scan (callscan.c):
+ * 0 to go on (v maybe redacted in place), -1 when the call was failed (blocked). */
+int call_scan_traffic(struct call *c, json_t *v, bool result);
 /* The hub's own audit chained and signed; then a timer for checkpoints due by time. */
 int haudit_chain_start(struct hub *h, char *err, size_t errlen);
 void haudit_tick_start(struct hub *h);

@@ -102,6 +102,9 @@ struct manifest {
     /* The hub answers roots/list with the spoke's /data and binds ("roots", default
      * true); false: it does not offer roots, and the server keeps its own idea. */
     bool roots;
+    /* "secret_scan": what the hub does with a secret found in the tool's arguments or
+     * results (secretscan.h: block, redact, ask, log); 0: each kind's default. */
+    int secret_scan;
     struct manifest_tool *tools;
     size_t n_tools;
     json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */
