@@ -2,6 +2,7 @@
 
 #include "addrguard.h"
 #include "conn.h"
+#include "firstseen.h"
 #include "lib/audit.h"
 #include "lib/auditchain.h"
 #include "lib/auditkey.h"
@@ -97,6 +98,12 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
         jl_str(&j, "address_class", addr_class_name(c->dst_class));
         if (c->guard)
             jl_str(&j, "address_guard", c->guard);
+    }
+    /* A user's app reaching this registrable domain for the first time (firstseen.h). */
+    if (!close && r == R_ALLOWED && c->registered) {
+        int seen = np_firstseen_mark(s->user ? s->user : "-", s->name, c->registered);
+        if (seen >= 0)
+            jl_bool(&j, "first_seen", seen == 1);
     }
     if (s->report_only)
         jl_bool(&j, "report_only", true);

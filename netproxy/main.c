@@ -4,6 +4,7 @@
 #include "notify.h"
 #include "addrguard.h"
 #include "audit.h"
+#include "firstseen.h"
 #include "conn.h"
 #include "control.h"
 #include "lib/audit.h"
@@ -95,6 +96,9 @@ static void usage(FILE *out)
         "  --audit-key FILE            hash-chain the records and sign checkpoints with this\n"
         "                              Ed25519 key (PEM, 0600; made when missing), read\n"
         "                              before privileges are dropped (hub audit verify)\n"
+        "  --first-seen FILE           mark isolate.first_seen on allowed connects: the\n"
+        "                              first time a user's app reaches a registrable domain\n"
+        "                              (the store: FILE, opened before privileges drop)\n"
         "  --metrics ADDR:PORT         serve Prometheus metrics at http://ADDR:PORT/metrics\n"
         "Limits (over a limit: 503, or 429 per spoke, with Retry-After):\n"
         "  --max-tunnels N             tunnels in total (default 4096)\n"
@@ -150,6 +154,7 @@ struct options {
     const char *name;
     const char *audit_path;
     const char *audit_key;
+    const char *first_seen;
     const char *resolve[MAX_REPEAT];
     size_t nresolve;
     struct cidr cidrs[MAX_REPEAT];
@@ -214,6 +219,7 @@ enum {
     OPT_PORTS,
     OPT_AUDIT,
     OPT_AUDIT_KEY,
+    OPT_FIRST_SEEN,
     OPT_RESOLVE,
     OPT_CIDR,
     OPT_REPORT_ONLY,
@@ -256,6 +262,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"ports", required_argument, NULL, OPT_PORTS},
         {"audit", required_argument, NULL, OPT_AUDIT},
         {"audit-key", required_argument, NULL, OPT_AUDIT_KEY},
+        {"first-seen", required_argument, NULL, OPT_FIRST_SEEN},
         {"resolve", required_argument, NULL, OPT_RESOLVE},
         {"upstream-allow-cidr", required_argument, NULL, OPT_CIDR},
         {"report-only", no_argument, NULL, OPT_REPORT_ONLY},
@@ -328,6 +335,9 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_AUDIT_KEY:
             o->audit_key = optarg;
+            break;
+        case OPT_FIRST_SEEN:
+            o->first_seen = optarg;
             break;
         case OPT_RESOLVE:
             add_repeat(o->resolve, &o->nresolve, optarg, "--resolve");
@@ -633,6 +643,8 @@ int main(int argc, char **argv)
         fatalx("%s", err);
     if (o.audit_key && np_audit_chain(px, o.audit_key, err, sizeof(err)) < 0)
         fatalx("%s", err);
+    if (o.first_seen && np_firstseen_open(o.first_seen, err, sizeof(err)) < 0)
+        fatalx("%s", err);
     /* Forked before the event loop exists and while we still hold our privileges. */
     if (strcmp(o.audit_path, "-") != 0) {
         px->opener = logopener_start(o.audit_path, !o.no_seccomp, err, sizeof(err));
@@ -770,6 +782,7 @@ int main(int argc, char **argv)
     tlsctx_free(px->tls);
     event_base_free(px->base);
     audit_close(px->audit);
+    np_firstseen_close();
     logopener_stop(px->opener);
     policy_psl_free();
     for (size_t i = 0; i < o.nallow; i++)

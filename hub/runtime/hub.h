@@ -217,6 +217,8 @@ void haudit_note(struct hub *h, json_t *rec);
 char *haudit_key_path(const struct hub_config *cfg);
 /* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
 char *haudit_netproxy_key_path(const struct hub_config *cfg);
+/* netproxy's first-seen store (netproxy/firstseen.h), beside them. */
+char *haudit_netproxy_first_seen_path(const struct hub_config *cfg);
 /* Chains a writer of the hub's audit file and signs its checkpoints with that key,
  * made (0600) on first use (a key that cannot be had is said on stderr; the records
  * are chained, unsigned). 0, or -1 with err filled. */

@@ -218,6 +218,11 @@ char *haudit_netproxy_key_path(const struct hub_config *cfg)
     return state_file(cfg, "netproxy-audit.key");
 }
 
+char *haudit_netproxy_first_seen_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "netproxy-first-seen.tsv");
+}
+
 int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen)
 {
     char *path = haudit_key_path(cfg);

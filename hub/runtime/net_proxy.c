@@ -277,7 +277,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
         return -1;
     }
     const struct hub_config *c = p->cfg;
-    size_t n = 0, cap = 14;
+    size_t n = 0, cap = 16;
     for (char **r = c->netproxy_resolve; *r; r++)
         cap += 2;
     for (char **r = c->netproxy_allow_cidr; *r; r++)
@@ -293,6 +293,10 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     char *audit_key = haudit_netproxy_key_path(c);
     argv[n++] = "--audit-key";
     argv[n++] = audit_key;
+    /* isolate.first_seen on its connects, from a store of its own beside the key. */
+    char *first_seen = haudit_netproxy_first_seen_path(c);
+    argv[n++] = "--first-seen";
+    argv[n++] = first_seen;
     char workers[24];
     snprintf(workers, sizeof(workers), "%" PRIu64, c->netproxy_workers);
     argv[n++] = "--workers";
@@ -345,6 +349,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     posix_spawnattr_destroy(&at);
     free(argv);
     free(audit_key);
+    free(first_seen);
     close(sv[1]);
     if (rc != 0) {
         snprintf(err, errlen, "starting %s: %s", c->netproxy_bin, strerror(rc));
