@@ -5,13 +5,19 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 static const char sig_key[] = ",\"isolate.signature\":\"";
 
@@ -181,12 +187,66 @@ static ssize_t read_line(FILE *f, char **buf, size_t *cap)
     return (ssize_t)n;
 }
 
+/* A file of the set, read as it is or, named *.gz (logrotate's compress), through
+ * gzip -dc. */
+struct input {
+    FILE *f;
+    pid_t pid; /* gzip's, or -1 */
+};
+
+static bool input_open(const char *path, struct input *in)
+{
+    in->pid = -1;
+    size_t n = strlen(path);
+    if (n < 3 || strcmp(path + n - 3, ".gz") != 0)
+        return (in->f = fopen(path, "re")) != NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int p[2] = {-1, -1};
+    if (fd < 0 || pipe2(p, O_CLOEXEC) < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return false;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd, 0);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"gzip", "-dc", NULL};
+    int rc = posix_spawnp(&in->pid, "gzip", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd);
+    close(p[1]);
+    if (rc != 0) {
+        close(p[0]);
+        errno = rc;
+        return false;
+    }
+    in->f = fdopen(p[0], "r");
+    return in->f != NULL;
+}
+
+/* false when gzip said the archive is damaged (only asked after reading it all). */
+static bool input_close(struct input *in, bool read_all)
+{
+    fclose(in->f);
+    if (in->pid < 0)
+        return true;
+    int status = 0;
+    while (waitpid(in->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return !read_all || (WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* The seq of a file's first record, for putting the files in chain order. */
 static uint64_t first_seq(const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    struct input in;
+    if (!input_open(path, &in))
         return UINT64_MAX;
+    FILE *f = in.f;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n = read_line(f, &line, &cap);
@@ -197,7 +257,7 @@ static uint64_t first_seq(const char *path)
     if (n <= 0 || (size_t)n > AUDITCHAIN_MAX_LINE || !auditchain_parse_tail(line, (size_t)n, &seq, &prev, NULL))
         seq = UINT64_MAX;
     free(line);
-    fclose(f);
+    input_close(&in, false);
     return seq;
 }
 
@@ -217,9 +277,10 @@ static int by_seq(const void *a, const void *b)
 
 static enum auditverify_status walk_file(struct walk *w, const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    struct input in;
+    if (!input_open(path, &in))
         return fault(w->r, AV_UNREADABLE, path, "%s", strerror(errno));
+    FILE *f = in.f;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -238,10 +299,12 @@ static enum auditverify_status walk_file(struct walk *w, const char *path)
     }
     if (st == AV_OK && ferror(f))
         st = fault(w->r, AV_UNREADABLE, path, "read error");
+    bool whole = input_close(&in, st == AV_OK);
+    if (st == AV_OK && !whole)
+        st = fault(w->r, AV_UNREADABLE, path, "gzip cannot decompress it (damaged)");
     if (st == AV_OK && lineno == 0)
         st = fault(w->r, AV_BROKEN, path, "empty: a file of the set with no records");
     free(line);
-    fclose(f);
     return st;
 }
 

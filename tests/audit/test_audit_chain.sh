@@ -78,6 +78,11 @@ is "intact: exit 0" "$(verify "$S"/a.jsonl.2 "$S"/a.jsonl.1 "$S"/a.jsonl)" 0
 like "intact: the records and checkpoints counted" "$(cat "$TMP/out")" \
     "^intact: [0-9]+ records \(seq 1 to [0-9]+\) in 3 file\(s\), [0-9]+ signed checkpoints"
 is "intact: in any order (a glob's)" "$(verify "$S"/a.jsonl*)" 0
+gzip "$S/a.jsonl.2"
+is "intact: a rotated file compressed by logrotate (.gz) is read through gzip" "$(verify "$S"/a.jsonl*)" 0
+printf 'junk' >>"$S/a.jsonl.2.gz"
+is "... a damaged .gz: exit 5" "$(verify "$S"/a.jsonl*)" 5
+fresh
 is "each rotated file starts with a link record" \
     "$(head -n1 "$S"/a.jsonl.1 | jf 'event.action') $(head -n1 "$S"/a.jsonl | jf 'event.action')" \
     "audit-link audit-link"
