@@ -37,6 +37,10 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     struct call *c = xcalloc(1, sizeof(*c));
     c->hub = h;
     audit_new_id(c->id);
+    if (parent)
+        trace_child(&c->trace, &parent->trace);
+    else
+        trace_begin(&c->trace, o->traceparent);
     c->parent = parent;
     c->caller = caller;
     c->target = target;

@@ -95,6 +95,9 @@ struct call_opts {
     const void *session;
     hub_event_fn on_event; /* NULL: progress and log messages are only audited */
     void *event_ud;
+    /* A W3C traceparent the call continues (a client's _meta.traceparent), NULL or not
+     * one: a new trace. Its records carry trace.id and span.id (lib/traceparent.h). */
+    const char *traceparent;
 };
 
 /* cfg and ms are borrowed and must outlive the hub. The hub starts nothing until the

@@ -55,6 +55,11 @@ void haudit_call(json_t *rec, const struct call *c)
     if (c->parent)
         audit_set_str(rec, "isolate.call.parent", c->parent->id);
     audit_set_str(rec, "isolate.caller.app", c->caller ? c->caller->m->name : "user");
+    /* ECS's tracing fields: the call's span in the client's trace (or its own). */
+    audit_set_str(rec, "trace.id", c->trace.trace_id);
+    audit_set_str(rec, "span.id", c->trace.span_id);
+    if (c->trace.parent_id[0])
+        audit_set_str(rec, "isolate.span.parent", c->trace.parent_id);
 }
 
 /* rec["a"]["b"]["c"] (c may be NULL) as a string, or NULL. */

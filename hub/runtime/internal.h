@@ -12,6 +12,7 @@
 #include "hubca.h"
 #include "secrets_watch.h"
 #include "spoke_secrets.h"
+#include "traceparent.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -71,6 +72,7 @@ TAILQ_HEAD(call_queue, call);
 
 struct call {
     struct hub *hub;
+    struct trace_ctx trace; /* its span: the client's trace continued, or a new one */
     LIST_ENTRY(call) link; /* in the hub's live calls */
     char id[33];
     /* NULL: tools/call of tool; else a read-only request (hub_request) of this MCP
