@@ -94,6 +94,8 @@ static void audit_call(struct call *c, const char *outcome, const json_t *result
     if (h->debug)
         audit_set(rec, "isolate.arguments", json_incref(c->args));
     haudit_note(h, rec); /* the call is over: its end can only be lost, not undone */
+    haudit_span(c, result && !json_is_true(json_object_get(result, "isError")),
+                result ? NULL : msg);
 }
 
 /* Ends c: every path (answer, error, deadline, kill) comes through here once. */

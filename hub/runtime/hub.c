@@ -10,6 +10,7 @@
 #include "spoke_env.h"
 #include "util.h"
 #include "net_vethpool.h"
+#include "otlp.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -171,6 +172,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     event_add(h->ev_sigint, NULL);
     event_add(h->ev_sigterm, NULL);
     haudit_tick_start(h);
+    h->otlp = otlp_from_env();
     return h;
 }
 
@@ -325,6 +327,7 @@ void hub_free(struct hub *h)
         event_free(h->ev_sighup);
     if (h->ev_audit_tick)
         event_free(h->ev_audit_tick);
+    otlp_free(h->otlp); /* its last batch, for a moment at most */
     audit_close(h->audit);
     audit_close(h->transcript);
     manifest_set_free(&h->retired);

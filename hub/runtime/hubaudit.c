@@ -14,6 +14,7 @@
 #include "log.h"
 #include "auditchain.h"
 #include "auditkey.h"
+#include "otlp.h"
 #include "sha256.h"
 #include "spoke_env.h"
 #include "util.h"
@@ -265,4 +266,28 @@ void haudit_tick_start(struct hub *h)
     h->ev_audit_tick = event_new(h->base, -1, EV_PERSIST, on_audit_tick, h);
     if (h->ev_audit_tick)
         event_add(h->ev_audit_tick, &tv);
+}
+
+void haudit_span(const struct call *c, bool ok, const char *message)
+{
+    struct hub *h = c->hub;
+    if (!h->otlp)
+        return;
+    uint64_t mono = now_mono_ns(), real = now_real_ns();
+    char name[200];
+    snprintf(name, sizeof(name), "tool-call %s.%s", c->m->name, c->tool->name);
+    struct otlp_span s = {.trace_id = c->trace.trace_id,
+                          .span_id = c->trace.span_id,
+                          .parent_id = c->trace.parent_id,
+                          .name = name,
+                          .start_unix_ns = real - (mono - c->t_start),
+                          .end_unix_ns = real,
+                          .error = !ok,
+                          .message = message,
+                          .user = c->target->user,
+                          .app = c->m->name,
+                          .tool = c->tool->name,
+                          .call_id = c->id,
+                          .caller = c->caller ? c->caller->m->name : "user"};
+    otlp_span(h->otlp, &s);
 }

@@ -386,6 +386,7 @@ struct hub {
     struct secrets_watch *secrets_watch;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
     struct event *ev_audit_tick; /* a checkpoint in the audit when one is due by time */
+    struct otlp *otlp;           /* the calls as OpenTelemetry spans (otlp.h), or NULL */
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
     struct event *ev_start_queue;
@@ -410,6 +411,8 @@ void haudit_spoke(json_t *rec, const struct spoke *sp);
 /* A call's arguments (result false) or result through the secret scan (callscan.c):
  * 0 to go on (v maybe redacted in place), -1 when the call was failed (blocked). */
 int call_scan_traffic(struct call *c, json_t *v, bool result);
+/* The call, ended, as a span for the OTLP exporter (when there is one). */
+void haudit_span(const struct call *c, bool ok, const char *message);
 /* The hub's own audit chained and signed; then a timer for checkpoints due by time. */
 int haudit_chain_start(struct hub *h, char *err, size_t errlen);
 void haudit_tick_start(struct hub *h);
