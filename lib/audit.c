@@ -253,7 +253,7 @@ int audit_write_line(struct audit *a, const char *line, size_t len)
         len = rlen;
     }
     pthread_mutex_lock(&a->lock);
-    int rc = !len      ? audit_lost(a, EOVERFLOW)
+    int rc = !len       ? audit_lost(a, EOVERFLOW)
              : a->chain ? a->chain_ops->write(a->chain, a, line, len)
                         : audit_put_locked(a, line, len, true);
     int saved = errno;

@@ -39,21 +39,21 @@ struct chain {
     char *rotated_path; /* path.1: where a new file's predecessor is, after logrotate */
     uint64_t every_records, every_ns;
 
-    bool known;                  /* seq and last describe the file's last record */
-    uint64_t seq;                /* 0: none yet */
+    bool known;   /* seq and last describe the file's last record */
+    uint64_t seq; /* 0: none yet */
     unsigned char last[SHA256_LEN];
-    off_t end;                   /* the file's size after our last record; -1 unknown */
+    off_t end; /* the file's size after our last record; -1 unknown */
     bool last_is_checkpoint;
-    bool need_link;              /* the file is empty: a link record goes first */
+    bool need_link; /* the file is empty: a link record goes first */
 
-    bool wrote;                  /* this writer has written a record */
-    uint64_t since;              /* records since this writer's last checkpoint */
-    uint64_t checkpoint_ns;      /* monotonic time of that checkpoint (or the start) */
+    bool wrote;             /* this writer has written a record */
+    uint64_t since;         /* records since this writer's last checkpoint */
+    uint64_t checkpoint_ns; /* monotonic time of that checkpoint (or the start) */
 
-    struct shared_head *shared;  /* NULL: flock and the file's size instead */
-    uint64_t dev, ino;           /* of the file written now */
+    struct shared_head *shared; /* NULL: flock and the file's size instead */
+    uint64_t dev, ino;          /* of the file written now */
 
-    char *buf;                   /* the line being chained */
+    char *buf; /* the line being chained */
     size_t cap;
 };
 
@@ -101,7 +101,8 @@ bool auditchain_parse_tail(const char *line, size_t len, uint64_t *seq, const ch
     bool sig = false;
     if (end - p > (ptrdiff_t)(sizeof(sig_key) - 1) &&
         memcmp(p, sig_key, sizeof(sig_key) - 1) == 0) {
-        const char *q = memchr(p + sizeof(sig_key) - 1, '"', (size_t)(end - p - (ptrdiff_t)sizeof(sig_key) + 1));
+        const char *q = memchr(p + sizeof(sig_key) - 1, '"',
+                               (size_t)(end - p - (ptrdiff_t)sizeof(sig_key) + 1));
         if (!q)
             return false;
         p = q + 1;
@@ -207,8 +208,8 @@ static void sync_head(struct chain *c, int fd)
 
 /* Writes body (a JSON object's line, "}\n" at its end) with the chain's fields, and a
  * signature when sign is set. */
-static int put_chained(struct chain *c, struct audit *a, const char *line, size_t len,
-                       bool counted, bool sign)
+static int put_chained(struct chain *c, struct audit *a, const char *line, size_t len, bool counted,
+                       bool sign)
 {
     if (len < 3 || line[len - 1] != '\n' || line[len - 2] != '}' || line[0] != '{') {
         errno = EINVAL;
@@ -272,8 +273,7 @@ static int put_chained(struct chain *c, struct audit *a, const char *line, size_
 }
 
 /* A record of the chain's own: ECS's frame around isolate members. */
-static size_t own_record(struct chain *c, struct audit *a, const char *action,
-                         const char *isolate)
+static size_t own_record(struct chain *c, struct audit *a, const char *action, const char *isolate)
 {
     char ts[40];
     format_iso8601(now_real_ns(), ts, sizeof(ts));
@@ -333,9 +333,9 @@ static bool lock_file(int fd)
  * costs more than the rest of the test) and always from the timer (tick). */
 static bool due_by(const struct chain *c, bool look_at_clock)
 {
-    return c->key && (c->since >= c->every_records ||
-                      (c->since > 0 && look_at_clock &&
-                       now_mono_ns() - c->checkpoint_ns >= c->every_ns));
+    return c->key &&
+           (c->since >= c->every_records ||
+            (c->since > 0 && look_at_clock && now_mono_ns() - c->checkpoint_ns >= c->every_ns));
 }
 
 static bool due(const struct chain *c)

@@ -34,8 +34,8 @@ struct walk {
 };
 
 __attribute__((format(printf, 4, 5))) static enum auditverify_status
-fault(struct auditverify_report *r, enum auditverify_status st, const char *where,
-      const char *fmt, ...)
+fault(struct auditverify_report *r, enum auditverify_status st, const char *where, const char *fmt,
+      ...)
 {
     char what[700];
     va_list ap;
@@ -76,9 +76,8 @@ static enum auditverify_status check_signature(struct walk *w, const char *line,
     const char *b64 = json_string_value(json_object_get(rec, "isolate.signature"));
     enum auditverify_status st = AV_OK;
     const char *sig_at = NULL;
-    for (const char *p = line; (p = memmem(p, len - (size_t)(p - line), sig_key,
-                                           sizeof(sig_key) - 1)) != NULL;
-         p++)
+    for (const char *p = line;
+         (p = memmem(p, len - (size_t)(p - line), sig_key, sizeof(sig_key) - 1)) != NULL; p++)
         sig_at = p;
     unsigned char sig[AUDITKEY_SIG_LEN + 3];
     EVP_PKEY *k = id ? find_key(w, id) : NULL;
@@ -122,8 +121,7 @@ static enum auditverify_status check_line(struct walk *w, const char *line, size
         } else if (seq == want) {
             if (first_of_file)
                 return fault(r, AV_BROKEN, w->prev_where,
-                             "record changed: the next file's link (%s) names another hash",
-                             where);
+                             "record changed: the next file's link (%s) names another hash", where);
             return fault(r, AV_BROKEN, w->prev_where,
                          "record changed: its hash is not the one the next record names");
         } else if (seq > want) {
@@ -254,7 +252,8 @@ static uint64_t first_seq(const char *path)
     const char *prev;
     if (n > 0 && (size_t)n <= AUDITCHAIN_MAX_LINE && line[n - 1] == '\n')
         n--;
-    if (n <= 0 || (size_t)n > AUDITCHAIN_MAX_LINE || !auditchain_parse_tail(line, (size_t)n, &seq, &prev, NULL))
+    if (n <= 0 || (size_t)n > AUDITCHAIN_MAX_LINE ||
+        !auditchain_parse_tail(line, (size_t)n, &seq, &prev, NULL))
         seq = UINT64_MAX;
     free(line);
     input_close(&in, false);

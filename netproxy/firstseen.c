@@ -92,8 +92,8 @@ int np_firstseen_open(const char *path, char *err, size_t errlen)
 
 int np_firstseen_mark(const char *user, const char *app, const char *domain)
 {
-    if (fs.fd < 0 || !field_ok(user) || !field_ok(app) || !field_ok(domain) ||
-        strchr(user, '\t') || strchr(app, '\t') || strchr(domain, '\t'))
+    if (fs.fd < 0 || !field_ok(user) || !field_ok(app) || !field_ok(domain) || strchr(user, '\t') ||
+        strchr(app, '\t') || strchr(domain, '\t'))
         return -1;
     char key[3 * (FIRSTSEEN_FIELD_MAX + 1)];
     snprintf(key, sizeof(key), "%s\t%s\t%s", user, app, domain);

@@ -27,21 +27,20 @@ int cmd_audit(int argc, char **argv);
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: hub audit verify [--config F] [--key PEM]... FILE...\n"
-            "       hub audit pubkey [--netproxy] [--config F]\n"
-            "verify checks that the audit files (a rotated set, in any order) are one\n"
-            "unbroken hash chain sealed by signed checkpoints. Exit 0 when intact; else the\n"
-            "first bad record as FILE:LINE on stderr and: 1 a record changed, deleted,\n"
-            "inserted or reordered (or a file of the set missing), 3 a bad signature, 4\n"
-            "records after the last checkpoint (a cut tail, or a writer still running),\n"
-            "5 a file that cannot be read, 2 bad options.\n"
-            "pubkey prints the public key that signs the hub's checkpoints (PEM), or with\n"
-            "--netproxy the one that signs its netproxy's.\n\n"
-            "  --key PEM          a public (or private) Ed25519 key to check signatures\n"
-            "                     with (repeatable); default: the hub's and its netproxy's\n"
-            "  --config FILE      the hub's configuration (where its state directory is)\n"
-            "  -h, --help         this help\n");
+    fprintf(f, "usage: hub audit verify [--config F] [--key PEM]... FILE...\n"
+               "       hub audit pubkey [--netproxy] [--config F]\n"
+               "verify checks that the audit files (a rotated set, in any order) are one\n"
+               "unbroken hash chain sealed by signed checkpoints. Exit 0 when intact; else the\n"
+               "first bad record as FILE:LINE on stderr and: 1 a record changed, deleted,\n"
+               "inserted or reordered (or a file of the set missing), 3 a bad signature, 4\n"
+               "records after the last checkpoint (a cut tail, or a writer still running),\n"
+               "5 a file that cannot be read, 2 bad options.\n"
+               "pubkey prints the public key that signs the hub's checkpoints (PEM), or with\n"
+               "--netproxy the one that signs its netproxy's.\n\n"
+               "  --key PEM          a public (or private) Ed25519 key to check signatures\n"
+               "                     with (repeatable); default: the hub's and its netproxy's\n"
+               "  --config FILE      the hub's configuration (where its state directory is)\n"
+               "  -h, --help         this help\n");
 }
 
 /* A key of the state directory, read only: verify and pubkey never make one. */
@@ -51,8 +50,8 @@ static EVP_PKEY *state_key(const struct hub_config *cfg, bool netproxy, bool qui
     char *path = netproxy ? haudit_netproxy_key_path(cfg) : haudit_key_path(cfg);
     EVP_PKEY *k = access(path, F_OK) == 0 ? auditkey_load(path, err, sizeof(err)) : NULL;
     if (!k && !quiet)
-        log_warnx("no audit key at %s (made when %s first writes its audit; or give --key)",
-                  path, netproxy ? "the hub's netproxy" : "the hub");
+        log_warnx("no audit key at %s (made when %s first writes its audit; or give --key)", path,
+                  netproxy ? "the hub's netproxy" : "the hub");
     free(path);
     return k;
 }
@@ -119,11 +118,10 @@ static int do_verify(const struct hub_config *cfg, char **key_files, size_t nkey
 
 int cmd_audit(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"key", required_argument, NULL, 'k'},
-        {"netproxy", no_argument, NULL, 'n'},
-        CLI_COMMON_OPTIONS,
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"key", required_argument, NULL, 'k'},
+                                         {"netproxy", no_argument, NULL, 'n'},
+                                         CLI_COMMON_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
     struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     char *key_files[MAX_KEYS];
     size_t nkey_files = 0;
@@ -156,8 +154,7 @@ int cmd_audit(int argc, char **argv)
     int rc = cli_load(&a.common, &cfg, &ms);
     if (rc == EXIT_OK)
         rc = pubkey ? do_pubkey(&cfg, netproxy)
-                    : do_verify(&cfg, key_files, nkey_files, argv + optind + 1,
-                                (size_t)operands);
+                    : do_verify(&cfg, key_files, nkey_files, argv + optind + 1, (size_t)operands);
     manifest_set_free(&ms);
     config_free(&cfg);
     return rc;

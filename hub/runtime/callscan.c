@@ -97,15 +97,13 @@ int call_scan_traffic(struct call *c, json_t *v, bool result)
         audit_set_str(rec, "isolate.secret_scan.shape", r.shape);
     char what[200];
     snprintf(what, sizeof(what), "%s%s%s%s%s", r.name[0] ? "the secret " : "",
-             r.name[0] ? r.name : "", r.name[0] && r.shape ? " and " : "",
-             r.shape ? r.shape : "",
+             r.name[0] ? r.name : "", r.name[0] && r.shape ? " and " : "", r.shape ? r.shape : "",
              !r.name[0] && !r.shape ? "a private key" : "");
     if (block) {
         haudit_note(h, rec);
         call_fail(c, HUB_ERR_DENIED, "secret-scan",
-                  "%s.%s: its %s %s %s: refused (secret_scan: %s%s)", c->m->name,
-                  c->tool->name, dir, result ? "carries" : "carry", what,
-                  secretscan_policy_name(action),
+                  "%s.%s: its %s %s %s: refused (secret_scan: %s%s)", c->m->name, c->tool->name,
+                  dir, result ? "carries" : "carry", what, secretscan_policy_name(action),
                   c->m->secret_scan ? "" : ", the default for a secret's value");
         return -1;
     }

@@ -25,8 +25,8 @@ struct otlp {
 static void attr(json_t *attrs, const char *key, const char *value)
 {
     if (value && value[0])
-        json_array_append_new(attrs, json_pack("{s:s,s:{s:s}}", "key", key, "value",
-                                               "stringValue", value));
+        json_array_append_new(
+            attrs, json_pack("{s:s,s:{s:s}}", "key", key, "value", "stringValue", value));
 }
 
 static json_t *span_json(const struct otlp_span *s)
@@ -87,10 +87,10 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
 /* One POST of spans; true when the collector took it (2xx). */
 static bool post(struct otlp *o, CURL *curl, json_t *spans, long timeout_ms)
 {
-    json_t *body = json_pack(
-        "{s:[{s:{s:[{s:s,s:{s:s}}]},s:[{s:{s:s},s:O}]}]}", "resourceSpans", "resource",
-        "attributes", "key", "service.name", "value", "stringValue", "isolategpt-hub",
-        "scopeSpans", "scope", "name", "isolategpt", "spans", spans);
+    json_t *body =
+        json_pack("{s:[{s:{s:[{s:s,s:{s:s}}]},s:[{s:{s:s},s:O}]}]}", "resourceSpans", "resource",
+                  "attributes", "key", "service.name", "value", "stringValue", "isolategpt-hub",
+                  "scopeSpans", "scope", "name", "isolategpt", "spans", spans);
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     if (!text)

@@ -20,11 +20,16 @@ int secretscan_policy_parse(const char *s)
 const char *secretscan_policy_name(int policy)
 {
     switch (policy) {
-    case SCAN_BLOCK: return "block";
-    case SCAN_REDACT: return "redact";
-    case SCAN_ASK: return "ask";
-    case SCAN_LOG: return "log";
-    default: return "default";
+    case SCAN_BLOCK:
+        return "block";
+    case SCAN_REDACT:
+        return "redact";
+    case SCAN_ASK:
+        return "ask";
+    case SCAN_LOG:
+        return "log";
+    default:
+        return "default";
     }
 }
 
@@ -124,7 +129,8 @@ static void scan_private_keys(struct sbuf *b, bool redact, struct scan_report *r
     while (at < b->n && (m = memmem(b->p + at, b->n - at, begin, sizeof(begin) - 1))) {
         size_t from = (size_t)(m - b->p);
         /* "-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----" */
-        const char *label_end = memmem(m, b->n - from < 64 ? b->n - from : 64, tail, sizeof(tail) - 1);
+        const char *label_end =
+            memmem(m, b->n - from < 64 ? b->n - from : 64, tail, sizeof(tail) - 1);
         if (!label_end) {
             at = from + sizeof(begin) - 1;
             continue;
@@ -137,7 +143,8 @@ static void scan_private_keys(struct sbuf *b, bool redact, struct scan_report *r
         }
         /* Up to its END line, or the string's end when it has none (a cut block). */
         const char *end = memmem(b->p + after, b->n - after, "-----END ", 9);
-        const char *end_tail = end ? memmem(end, b->n - (size_t)(end - b->p), tail, sizeof(tail) - 1) : NULL;
+        const char *end_tail =
+            end ? memmem(end, b->n - (size_t)(end - b->p), tail, sizeof(tail) - 1) : NULL;
         size_t to = end_tail ? (size_t)(end_tail - b->p) + sizeof(tail) - 1 : b->n;
         static const char with[] = "[redacted: a private key (PEM)]";
         replace(b, from, to, with);

@@ -10,8 +10,8 @@
  * the call goes on), ask (as block: the question is not asked yet), or log (it goes on
  * unchanged). Without it: block for secrets' values, log for stand-ins (worth nothing
  * but through netproxy to their own spoke's hosts), redact for private keys and key
- * shapes (a stand-in is not taken for a key shape). Every scan that finds something writes one audit record
- * (event.action "secret-detected") with the kinds, counts and the secret's name, never
+ * shapes (a stand-in is not taken for a key shape). Every scan that finds something writes one
+ * audit record (event.action "secret-detected") with the kinds, counts and the secret's name, never
  * a value. */
 #ifndef HUB_SECRETSCAN_H
 #define HUB_SECRETSCAN_H

@@ -318,8 +318,8 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     if (json_is_string(token) || json_is_integer(token))
         sc->progress_token = json_deep_copy(token);
     /* W3C trace context (lib/traceparent.h checks it): the call continues the trace. */
-    const char *tp = json_string_value(json_object_get(json_object_get(params, "_meta"),
-                                                       "traceparent"));
+    const char *tp =
+        json_string_value(json_object_get(json_object_get(params, "_meta"), "traceparent"));
     if (tp && strlen(tp) < sizeof(sc->traceparent))
         memcpy(sc->traceparent, tp, strlen(tp) + 1);
     sc->args = args ? json_deep_copy(args) : json_object();

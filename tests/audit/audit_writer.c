@@ -75,17 +75,30 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (opt) {
-        case 'o': out = optarg; break;
-        case 'k': key_path = optarg; break;
-        case 'n': records = strtoull(optarg, NULL, 10); break;
-        case 'e': every = strtoull(optarg, NULL, 10); break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'k':
+            key_path = optarg;
+            break;
+        case 'n':
+            records = strtoull(optarg, NULL, 10);
+            break;
+        case 'e':
+            every = strtoull(optarg, NULL, 10);
+            break;
         case 'r':
             if (nrot < MAX_ROTATIONS)
                 rotate_at[nrot++] = strtoull(optarg, NULL, 10);
             break;
-        case 'c': chain = false; break;
-        case 't': timed = true; break;
-        default: return 2;
+        case 'c':
+            chain = false;
+            break;
+        case 't':
+            timed = true;
+            break;
+        default:
+            return 2;
         }
     }
     if (!out) {
