@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <event2/event.h>
 #include <string.h>
 
@@ -131,6 +132,21 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
         jl_close(&j);
     }
     jl_close(&j);
+
+    /* The hub's call it belongs to: taken at the decision, kept for the close. */
+    if (!close) {
+        pthread_mutex_lock(&c->px->lock);
+        memcpy(c->trace, s->trace, sizeof(c->trace));
+        pthread_mutex_unlock(&c->px->lock);
+    }
+    if (c->trace[0] && strlen(c->trace) == 55) {
+        jl_open(&j, "trace");
+        jl_strn(&j, "id", c->trace + 3, 32, 32);
+        jl_close(&j);
+        jl_open(&j, "span");
+        jl_strn(&j, "id", c->trace + 36, 16, 16);
+        jl_close(&j);
+    }
 
     jl_open(&j, "rule");
     jl_str(&j, "ruleset", s->name);

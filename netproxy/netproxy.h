@@ -51,6 +51,9 @@ struct spoke {
     /* The secrets netproxy puts into this spoke's requests (creds.h; NULL: none). A
      * rotation swaps the pointer under px->creds_lock; tunnels hold references. */
     struct cred_set *creds;
+    /* The traceparent of the hub's call the spoke runs, when it runs one alone (control
+     * op "trace"; "" for none), under px->lock: its tunnels' records join that trace. */
+    char trace[56];
     struct spoke *next;
 };
 

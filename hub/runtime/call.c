@@ -116,6 +116,7 @@ static void call_finish(struct call *c, json_t *result, int code, const char *la
     audit_call(c, result ? "success" : "failure", result, code, layer, msg);
     /* Its place in the window goes to the next waiting call (which may be sent now). */
     spoke_call_off(sp, c);
+    haudit_trace_spoke(sp);
     if (c->done) {
         struct call_result res = {
             .result = result,

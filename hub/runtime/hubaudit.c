@@ -15,6 +15,7 @@
 #include "auditchain.h"
 #include "auditkey.h"
 #include "otlp.h"
+#include "net_proxy.h"
 #include "sha256.h"
 #include "spoke_env.h"
 #include "util.h"
@@ -290,4 +291,18 @@ void haudit_span(const struct call *c, bool ok, const char *message)
                           .call_id = c->id,
                           .caller = c->caller ? c->caller->m->name : "user"};
     otlp_span(h->otlp, &s);
+}
+
+void haudit_trace_spoke(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    if (!sp->proxy_key[0] || !h->proxy)
+        return;
+    char tp[56] = "";
+    if (sp->n_inflight == 1)
+        trace_format(&TAILQ_FIRST(&sp->inflight)->trace, tp);
+    if (strcmp(tp, sp->proxy_trace) == 0)
+        return;
+    memcpy(sp->proxy_trace, tp, sizeof(tp));
+    proxy_trace(h->proxy, sp->proxy_key, tp[0] ? tp : NULL);
 }

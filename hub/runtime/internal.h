@@ -240,6 +240,7 @@ struct spoke {
     unsigned n_groups;
     struct call_queue inflight;
     unsigned n_inflight, window;
+    char proxy_trace[56]; /* what netproxy was last told of its call (haudit_trace_spoke) */
     bool dispatching, redispatch;
     uint64_t t_last_answer;       /* its last response to any request: is it still answering? */
     uint64_t t_probe;             /* the ping of spoke_probe() went out */
@@ -411,6 +412,9 @@ void haudit_spoke(json_t *rec, const struct spoke *sp);
 /* A call's arguments (result false) or result through the secret scan (callscan.c):
  * 0 to go on (v maybe redacted in place), -1 when the call was failed (blocked). */
 int call_scan_traffic(struct call *c, json_t *v, bool result);
+/* Tells netproxy which call the spoke runs, when it runs one alone (else none), so
+ * that its tunnels' records carry that call's trace.id. */
+void haudit_trace_spoke(struct spoke *sp);
 /* The call, ended, as a span for the OTLP exporter (when there is one). */
 void haudit_span(const struct call *c, bool ok, const char *message);
 /* The hub's own audit chained and signed; then a timer for checkpoints due by time. */

@@ -698,6 +698,17 @@ void proxy_remove(struct proxy_sup *p, const char *key)
     *e = p->entries[--p->n_entries];
 }
 
+void proxy_trace(struct proxy_sup *p, const char *key, const char *traceparent)
+{
+    if (!entry_find(p, key))
+        return;
+    json_t *m = traceparent ? json_pack("{s:s,s:s,s:s}", "op", "trace", "spoke", key,
+                                        "traceparent", traceparent)
+                            : json_pack("{s:s,s:s}", "op", "trace", "spoke", key);
+    ctl_send_op(p, m, -1, key, false);
+    json_decref(m);
+}
+
 bool proxy_alive(const struct proxy_sup *p)
 {
     return p->pid > 0;
