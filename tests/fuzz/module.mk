@@ -13,6 +13,7 @@ FUZZ_SRCS_dns := netproxy/dnsmsg.c
 FUZZ_SRCS_sniff := netproxy/sniff.c netproxy/connect.c
 FUZZ_SRCS_jsonrpc :=
 FUZZ_SRCS_manifest := hub/runtime/manifest.c hub/runtime/keylike.c hub/runtime/secrets_store.c \
+	hub/runtime/secretscan.c \
 	hub/runtime/spoke_env.c \
 	$(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c
