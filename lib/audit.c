@@ -28,11 +28,17 @@ struct audit {
     /* Writers on several threads (netproxy --workers) share one stream: each line goes
      * out whole under the lock, and a cut one is taken back before the next. */
     pthread_mutex_t lock;
+    void *chain; /* lib/auditchain.h, or NULL */
+    const struct audit_chain_ops *chain_ops;
 };
 
 static int audit_open_fd(const char *path, mode_t mode)
 {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, mode);
+    /* Read access too, for a hash chain to find the file's last record; a file the
+     * writer may only write still takes records. */
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, mode);
+    if (fd < 0 && errno == EACCES)
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, mode);
     /* A private log (the transcript) stays private also when the file was there
      * before, made with a wider mode by someone else. */
     if (fd >= 0 && mode == 0600 && fchmod(fd, mode) < 0) {
@@ -68,6 +74,18 @@ struct audit *audit_open_mode(const char *path, const char *service_name, mode_t
     return a;
 }
 
+/* The new descriptor replaces the old; a chain links the new file to the old first. */
+static void audit_swap_fd(struct audit *a, int fd)
+{
+    pthread_mutex_lock(&a->lock); /* writers on other threads finish their line first */
+    if (a->chain)
+        a->chain_ops->rotate(a->chain, a, fd);
+    close(a->fd);
+    a->fd = fd;
+    a->torn = false;
+    pthread_mutex_unlock(&a->lock);
+}
+
 int audit_reopen(struct audit *a)
 {
     if (a->is_stdout)
@@ -75,11 +93,7 @@ int audit_reopen(struct audit *a)
     int fd = audit_open_fd(a->path, a->mode);
     if (fd < 0)
         return -1;
-    pthread_mutex_lock(&a->lock); /* writers on other threads finish their line first */
-    close(a->fd);
-    a->fd = fd;
-    a->torn = false;
-    pthread_mutex_unlock(&a->lock);
+    audit_swap_fd(a, fd);
     return 0;
 }
 
@@ -89,17 +103,19 @@ void audit_reopen_fd(struct audit *a, int fd)
         close(fd);
         return;
     }
-    pthread_mutex_lock(&a->lock); /* writers on other threads finish their line first */
-    close(a->fd);
-    a->fd = fd;
-    a->torn = false;
-    pthread_mutex_unlock(&a->lock);
+    audit_swap_fd(a, fd);
 }
 
 void audit_close(struct audit *a)
 {
     if (!a)
         return;
+    if (a->chain) {
+        pthread_mutex_lock(&a->lock);
+        a->chain_ops->tick(a->chain, a, true); /* the last checkpoint: this writer ends */
+        pthread_mutex_unlock(&a->lock);
+        a->chain_ops->free(a->chain);
+    }
     if (a->say_outages && a->outage)
         log_warnx("audit log %s: the last %llu records could not be written", a->path,
                   (unsigned long long)a->outage);
@@ -165,9 +181,30 @@ static void audit_untear(struct audit *a, size_t partial)
     a->torn = true;
 }
 
+void audit_attach_chain(struct audit *a, void *chain, const struct audit_chain_ops *ops)
+{
+    pthread_mutex_lock(&a->lock);
+    a->chain = chain;
+    a->chain_ops = ops;
+    pthread_mutex_unlock(&a->lock);
+}
+
+int audit_fd_locked(const struct audit *a)
+{
+    return a->fd;
+}
+
+void audit_tick(struct audit *a)
+{
+    pthread_mutex_lock(&a->lock);
+    if (a->chain)
+        a->chain_ops->tick(a->chain, a, false);
+    pthread_mutex_unlock(&a->lock);
+}
+
 /* The line (newline included) goes out in one write(2) where the kernel takes it whole;
  * called with the lock held. */
-static int write_line_locked(struct audit *a, const char *line, size_t len)
+int audit_put_locked(struct audit *a, const char *line, size_t len, bool counted)
 {
     /* After a cut record that could not be removed, a newline first, so that the
      * broken line cannot swallow this record too. */
@@ -194,6 +231,8 @@ static int write_line_locked(struct audit *a, const char *line, size_t len)
             audit_untear(a, done);
         return audit_lost(a, saved);
     }
+    if (!counted)
+        return 0;
     a->written++;
     if (a->outage) {
         if (a->say_outages)
@@ -214,7 +253,9 @@ int audit_write_line(struct audit *a, const char *line, size_t len)
         len = rlen;
     }
     pthread_mutex_lock(&a->lock);
-    int rc = len ? write_line_locked(a, line, len) : audit_lost(a, EOVERFLOW);
+    int rc = !len       ? audit_lost(a, EOVERFLOW)
+             : a->chain ? a->chain_ops->write(a->chain, a, line, len)
+                        : audit_put_locked(a, line, len, true);
     int saved = errno;
     pthread_mutex_unlock(&a->lock);
     free(redacted);

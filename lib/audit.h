@@ -71,6 +71,28 @@ void audit_set_int(json_t *rec, const char *path, int64_t v);
  * are kept and escaped by the JSON encoder. Never NULL. */
 json_t *audit_string(const char *s, size_t len, size_t cap);
 
+/* A hash chain with signed checkpoints (lib/auditchain.h) hooks in here, so that the
+ * binaries that do not chain their records need not link libcrypto. Each hook runs
+ * with the writer's lock held; fd is the current descriptor. */
+struct audit_chain_ops {
+    /* Writes line (newline included) through audit_put_locked(), chained. */
+    int (*write)(void *chain, struct audit *a, const char *line, size_t len);
+    /* Before a reopen takes effect: the current descriptor is still the file written
+     * so far (to be sealed), new_fd the file that follows it. */
+    void (*rotate)(void *chain, struct audit *a, int new_fd);
+    /* A checkpoint now if one is due (audit_tick), or for good (close). */
+    void (*tick)(void *chain, struct audit *a, bool closing);
+    void (*free)(void *chain);
+};
+void audit_attach_chain(struct audit *a, void *chain, const struct audit_chain_ops *ops);
+/* For the chain's hooks: the descriptor, and one line written as is (counted as a
+ * record when counted is set). */
+int audit_fd_locked(const struct audit *a);
+int audit_put_locked(struct audit *a, const char *line, size_t len, bool counted);
+/* Writes a checkpoint when one is due by time (a timer of the writer's event loop
+ * calls it); nothing without a chain. */
+void audit_tick(struct audit *a);
+
 /* 32 lowercase hex characters of fresh randomness plus NUL: ids shared by the
  * records of one event (a tunnel's decision and close, a call and its result). */
 void audit_new_id(char out[33]);

@@ -2,7 +2,10 @@
 
 #include "addrguard.h"
 #include "conn.h"
+#include "firstseen.h"
 #include "lib/audit.h"
+#include "lib/auditchain.h"
+#include "lib/auditkey.h"
 #include "lib/jsonline.h"
 #include "log.h"
 #include "metrics.h"
@@ -11,6 +14,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <event2/event.h>
 #include <string.h>
 
 /* Big enough for the worst record: every capped string made of bytes that escape to six
@@ -95,6 +100,12 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
         if (c->guard)
             jl_str(&j, "address_guard", c->guard);
     }
+    /* A user's app reaching this registrable domain for the first time (firstseen.h). */
+    if (!close && r == R_ALLOWED && c->registered) {
+        int seen = np_firstseen_mark(s->user ? s->user : "-", s->name, c->registered);
+        if (seen >= 0)
+            jl_bool(&j, "first_seen", seen == 1);
+    }
     if (s->report_only)
         jl_bool(&j, "report_only", true);
     if (c->would_deny != R_ALLOWED)
@@ -121,6 +132,21 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
         jl_close(&j);
     }
     jl_close(&j);
+
+    /* The hub's call it belongs to: taken at the decision, kept for the close. */
+    if (!close) {
+        pthread_mutex_lock(&c->px->lock);
+        memcpy(c->trace, s->trace, sizeof(c->trace));
+        pthread_mutex_unlock(&c->px->lock);
+    }
+    if (c->trace[0] && strlen(c->trace) == 55) {
+        jl_open(&j, "trace");
+        jl_strn(&j, "id", c->trace + 3, 32, 32);
+        jl_close(&j);
+        jl_open(&j, "span");
+        jl_strn(&j, "id", c->trace + 36, 16, 16);
+        jl_close(&j);
+    }
 
     jl_open(&j, "rule");
     jl_str(&j, "ruleset", s->name);
@@ -331,4 +357,39 @@ void np_audit_secret(struct proxy *px, const struct spoke *s, const char *secret
         metrics_audit_failure(px->metrics);
         log_warnx("audit: cannot write the secret-update record to %s", audit_path(px->audit));
     }
+}
+
+/* One proxy per process: its checkpoint timer. */
+static struct event *audit_tick_ev;
+
+int np_audit_chain(struct proxy *px, const char *key_path, char *err, size_t errlen)
+{
+    EVP_PKEY *key = auditkey_load_or_create(key_path, err, errlen);
+    if (!key)
+        return -1;
+    int rc = auditchain_attach(px->audit, key, NULL, err, errlen);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+static void on_audit_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    audit_tick(arg);
+}
+
+void np_audit_tick_start(struct proxy *px)
+{
+    struct timeval tv = {.tv_sec = AUDITCHAIN_EVERY_S / 4};
+    audit_tick_ev = event_new(px->base, -1, EV_PERSIST, on_audit_tick, px->audit);
+    if (audit_tick_ev)
+        event_add(audit_tick_ev, &tv);
+}
+
+void np_audit_tick_stop(void)
+{
+    if (audit_tick_ev)
+        event_free(audit_tick_ev);
+    audit_tick_ev = NULL;
 }

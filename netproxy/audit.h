@@ -15,6 +15,7 @@
 #include "reason.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct conn;
 struct proxy;
@@ -40,6 +41,12 @@ struct np_request_record {
     bool tls;
 };
 int np_audit_request(struct conn *c, const struct np_request_record *r);
+/* --audit-key: the records hash-chained and checkpoints signed with the key at
+ * key_path (lib/auditchain.h), read now, before privileges are dropped. 0, or -1 with
+ * err filled. Then a timer seals a quiet log's last records (stopped at the end). */
+int np_audit_chain(struct proxy *px, const char *key_path, char *err, size_t errlen);
+void np_audit_tick_start(struct proxy *px);
+void np_audit_tick_stop(void);
 void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action, const char *error);
 /* The hub gave a spoke a secret's new value (event.action "secret-update"). */
 void np_audit_secret(struct proxy *px, const struct spoke *s, const char *secret);

@@ -106,6 +106,9 @@ struct conn {
     size_t resp_len, resp_off;
     size_t lingered;
     bool no_linger;
+    /* The hub's call this tunnel belongs to (its traceparent, taken from the spoke at
+     * the decision; "" for none): both records carry its trace.id (audit.c). */
+    char trace[56];
 };
 
 /* Takes over a socket accepted on l, non-blocking, on worker w's thread. */

@@ -1,4 +1,5 @@
 #include "control.h"
+#include "lib/traceparent.h"
 
 #include "audit.h"
 #include "connect.h"
@@ -128,6 +129,29 @@ static bool preset_synthetic(struct spoke *s, const json_t *obj, char *why, size
         }
     }
     return true;
+}
+
+/* The call a spoke runs now, alone, for its tunnels' records (netproxy.h): a
+ * traceparent, or none to clear it. */
+static json_t *op_trace(struct proxy *px, const json_t *msg)
+{
+    static const char *const keys[] = {"op", "spoke", "traceparent", NULL};
+    char err[512] = "";
+    struct jf_ctx jc = {.file = "trace", .err = err, .errlen = sizeof(err)};
+    const char *name = NULL, *tp = NULL;
+    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name) ||
+        !jf_string(&jc, msg, "", "traceparent", false, 55, &tp))
+        return reply_error("%s", err);
+    struct trace_ctx t;
+    if (tp && !trace_begin(&t, tp))
+        return reply_error("traceparent: not a W3C traceparent");
+    struct spoke *s = spoke_find(px, name);
+    if (!s)
+        return reply_error("no spoke named %.64s", name);
+    pthread_mutex_lock(&px->lock);
+    snprintf(s->trace, sizeof(s->trace), "%s", tp ? tp : "");
+    pthread_mutex_unlock(&px->lock);
+    return reply_ok();
 }
 
 static json_t *control_dispatch(struct proxy *px, const json_t *msg, int *fds, size_t nfds);
@@ -426,6 +450,8 @@ static json_t *control_dispatch(struct proxy *px, const json_t *msg, int *fds, s
         return op_secret(px, msg);
     if (strcmp(op, "tls") == 0)
         return op_tls(px, msg);
+    if (strcmp(op, "trace") == 0)
+        return op_trace(px, msg);
     if (strcmp(op, "ping") == 0) {
         json_t *r = reply_ok();
         unsigned n = 0;

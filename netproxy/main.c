@@ -3,6 +3,8 @@
  * process lifecycle (SIGHUP reopen, SIGTERM drain). */
 #include "notify.h"
 #include "addrguard.h"
+#include "audit.h"
+#include "firstseen.h"
 #include "conn.h"
 #include "control.h"
 #include "lib/audit.h"
@@ -91,6 +93,12 @@ static void usage(FILE *out)
         "  --resolv-conf FILE          nameservers from FILE (default /etc/resolv.conf)\n"
         "Audit and metrics:\n"
         "  --audit FILE|-              JSON lines (default -, stdout); reopened on SIGHUP\n"
+        "  --audit-key FILE            hash-chain the records and sign checkpoints with this\n"
+        "                              Ed25519 key (PEM, 0600; made when missing), read\n"
+        "                              before privileges are dropped (hub audit verify)\n"
+        "  --first-seen FILE           mark isolate.first_seen on allowed connects: the\n"
+        "                              first time a user's app reaches a registrable domain\n"
+        "                              (the store: FILE, opened before privileges drop)\n"
         "  --metrics ADDR:PORT         serve Prometheus metrics at http://ADDR:PORT/metrics\n"
         "Limits (over a limit: 503, or 429 per spoke, with Retry-After):\n"
         "  --max-tunnels N             tunnels in total (default 4096)\n"
@@ -153,6 +161,8 @@ struct options {
     size_t nallow;
     const char *name;
     const char *audit_path;
+    const char *audit_key;
+    const char *first_seen;
     const char *resolve[MAX_REPEAT];
     size_t nresolve;
     struct cidr cidrs[MAX_REPEAT];
@@ -216,6 +226,8 @@ enum {
     OPT_NAME,
     OPT_PORTS,
     OPT_AUDIT,
+    OPT_AUDIT_KEY,
+    OPT_FIRST_SEEN,
     OPT_RESOLVE,
     OPT_CIDR,
     OPT_REPORT_ONLY,
@@ -261,6 +273,8 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"name", required_argument, NULL, OPT_NAME},
         {"ports", required_argument, NULL, OPT_PORTS},
         {"audit", required_argument, NULL, OPT_AUDIT},
+        {"audit-key", required_argument, NULL, OPT_AUDIT_KEY},
+        {"first-seen", required_argument, NULL, OPT_FIRST_SEEN},
         {"resolve", required_argument, NULL, OPT_RESOLVE},
         {"upstream-allow-cidr", required_argument, NULL, OPT_CIDR},
         {"report-only", no_argument, NULL, OPT_REPORT_ONLY},
@@ -334,6 +348,12 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         case OPT_AUDIT:
             o->audit_path = optarg;
+            break;
+        case OPT_AUDIT_KEY:
+            o->audit_key = optarg;
+            break;
+        case OPT_FIRST_SEEN:
+            o->first_seen = optarg;
             break;
         case OPT_RESOLVE:
             add_repeat(o->resolve, &o->nresolve, optarg, "--resolve");
@@ -649,6 +669,10 @@ int main(int argc, char **argv)
     px->audit = audit_open(o.audit_path, "netproxy", err, sizeof(err));
     if (!px->audit)
         fatalx("%s", err);
+    if (o.audit_key && np_audit_chain(px, o.audit_key, err, sizeof(err)) < 0)
+        fatalx("%s", err);
+    if (o.first_seen && np_firstseen_open(o.first_seen, err, sizeof(err)) < 0)
+        fatalx("%s", err);
     /* Forked before the event loop exists and while we still hold our privileges. */
     if (strcmp(o.audit_path, "-") != 0) {
         px->opener = logopener_start(o.audit_path, !o.no_seccomp, err, sizeof(err));
@@ -729,6 +753,7 @@ int main(int argc, char **argv)
     px->budget_timer = refusal_budget_timer_new(px);
     if (!px->budget_timer)
         fatalx("cannot start the refusal budget's timer");
+    np_audit_tick_start(px);
     ev_hup = watch_signal(px, SIGHUP);
     ev_term = watch_signal(px, SIGTERM);
     ev_int = watch_signal(px, SIGINT);
@@ -780,6 +805,7 @@ int main(int argc, char **argv)
     if (px->drain_timer)
         event_free(px->drain_timer);
     event_free(px->budget_timer);
+    np_audit_tick_stop();
     event_free(ev_hup);
     event_free(ev_term);
     event_free(ev_int);
@@ -788,6 +814,7 @@ int main(int argc, char **argv)
     tlsctx_free(px->tls);
     event_base_free(px->base);
     audit_close(px->audit);
+    np_firstseen_close();
     logopener_stop(px->opener);
     policy_psl_free();
     for (size_t i = 0; i < o.nallow; i++)

@@ -55,6 +55,9 @@ struct spoke {
     /* Its budget for refusal records and new connections (refusalbudget.h). */
     struct proxy *px;
     struct refusal_budget budget;
+    /* The traceparent of the hub's call the spoke runs, when it runs one alone (control
+     * op "trace"; "" for none), under px->lock: its tunnels' records join that trace. */
+    char trace[56];
     struct spoke *next;
 };
 

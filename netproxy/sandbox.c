@@ -35,6 +35,8 @@ static const int allow_any[] = {
     /* lib/audit cuts a record that a full disk left half-written off the log again.
      * No power the proxy lacks: it may already clear O_APPEND (fcntl) and rewrite. */
     SCMP_SYS(ftruncate),
+    /* lib/auditchain locks the log while it links a record to the one before. */
+    SCMP_SYS(flock),
     /* sockets: creating them is filtered below */
     SCMP_SYS(connect),
     SCMP_SYS(accept),

@@ -36,6 +36,7 @@ static void usage(FILE *f)
             "Exit status: 0 ok, 1 the tool answered isError, 2 usage or configuration\n"
             "error, 3 the call was refused or failed (stderr names the layer).\n\n"
             "  --timeout MS       deadline of the call (default: manifest, then hub.json)\n"
+            "  --traceparent TP   continue this W3C trace: the records carry its trace.id\n"
             "  --instance ID      a separate instance of the app with its own data dir\n"
             "  --pretty           indent the printed result\n"
             "  --parallel         start all the calls at once\n"
@@ -180,11 +181,12 @@ int cmd_call(int argc, char **argv)
                                          {"cold", no_argument, NULL, 'c'},
                                          {"stats", no_argument, NULL, 's'},
                                          {"parallel", no_argument, NULL, 'P'},
+                                         {"traceparent", required_argument, NULL, 'T'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = usage};
     uint64_t timeout_ms = 0, repeat = 1;
-    const char *instance = NULL;
+    const char *instance = NULL, *traceparent = NULL;
     bool pretty = false, cold = false, stats = false, parallel = false;
     int opt;
     while ((opt = cli_next_option(&a)) >= 0) {
@@ -211,6 +213,9 @@ int cmd_call(int argc, char **argv)
             break;
         case 'P':
             parallel = true;
+            break;
+        case 'T':
+            traceparent = optarg;
             break;
         }
     }
@@ -271,8 +276,11 @@ int cmd_call(int argc, char **argv)
     }
     hub_set_permission_hook(h, perm);
     hub_set_elicit_hook(h, elicit);
-    struct call_opts o = {
-        .user = cfg.user, .instance = instance, .timeout_ms = timeout_ms, .on_event = print_event};
+    struct call_opts o = {.user = cfg.user,
+                          .instance = instance,
+                          .timeout_ms = timeout_ms,
+                          .on_event = print_event,
+                          .traceparent = traceparent};
 
     if (npairs > 1) {
         rc = run_many(h, base, &o, pcs, (size_t)npairs, parallel);

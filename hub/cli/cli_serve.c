@@ -534,7 +534,9 @@ int cmd_serve(int argc, char **argv)
         rc = EXIT_USAGE;
     }
     if (rc == EXIT_OK && llm_spec) {
+        /* The same file as the hub's own records: chained alike (lib/auditchain.h). */
         if (!(llm_audit = audit_open(cfg.audit_path, "hub", err, sizeof(err))) ||
+            haudit_chain(&cfg, llm_audit, err, sizeof(err)) < 0 ||
             !(so.sampling_llm =
                   llm_open_hub(&cfg, llm_spec, llm_audit, a.common.debug, err, sizeof(err)))) {
             log_warnx("--llm: %s", err);

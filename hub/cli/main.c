@@ -18,6 +18,7 @@ int cmd_client(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
 int cmd_secrets(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_assistant(int argc, char **argv); /* agent_cli.c: no sub-command */
 void cmd_assistant_usage(FILE *f);
 
@@ -41,6 +42,7 @@ static const struct command commands[] = {
     {"schema", cmd_schema, "validate JSON values (one per line on stdin) against a JSON Schema"},
     {"secrets", cmd_secrets, "the tools' keys: set (from stdin), list, rm; never shown"},
     {"catalog", cmd_catalog, "vetted MCP servers: list, search; `hub spokes add NAME` adds one"},
+    {"audit", cmd_audit, "verify the audit files' hash chain and signatures; the public key"},
 };
 
 static void usage(FILE *f)

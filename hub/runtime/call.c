@@ -37,6 +37,10 @@ struct call *call_new(struct hub *h, const struct call_opts *o, const struct man
     struct call *c = xcalloc(1, sizeof(*c));
     c->hub = h;
     audit_new_id(c->id);
+    if (parent)
+        trace_child(&c->trace, &parent->trace);
+    else
+        trace_begin(&c->trace, o->traceparent);
     c->parent = parent;
     c->caller = caller;
     c->target = target;
@@ -90,6 +94,8 @@ static void audit_call(struct call *c, const char *outcome, const json_t *result
     if (h->debug)
         audit_set(rec, "isolate.arguments", json_incref(c->args));
     haudit_note(h, rec); /* the call is over: its end can only be lost, not undone */
+    haudit_span(c, result && !json_is_true(json_object_get(result, "isError")),
+                result ? NULL : msg);
 }
 
 /* Ends c: every path (answer, error, deadline, kill) comes through here once. */
@@ -110,6 +116,7 @@ static void call_finish(struct call *c, json_t *result, int code, const char *la
     audit_call(c, result ? "success" : "failure", result, code, layer, msg);
     /* Its place in the window goes to the next waiting call (which may be sent now). */
     spoke_call_off(sp, c);
+    haudit_trace_spoke(sp);
     if (c->done) {
         struct call_result res = {
             .result = result,
@@ -164,6 +171,8 @@ void call_complete(struct call *c, json_t *result)
                   "%s.%s returned an invalid result: %s", c->m->name, c->tool->name, err);
         return;
     }
+    if (call_scan_traffic(c, result, true) < 0)
+        return;
     call_finish(c, result, HUB_OK, NULL, NULL);
 }
 
@@ -266,6 +275,8 @@ static void fail_unlogged(struct call *c, int err)
  * call`, none mode, the repl-server's runs). */
 static void submit_logged(struct call *c)
 {
+    if (call_scan_traffic(c, c->args, false) < 0)
+        return;
     json_t *rec = haudit_new("tool-call-start", "unknown");
     audit_set(rec, "event.type", json_pack("[s]", "start"));
     haudit_call(rec, c);

@@ -10,6 +10,7 @@
 #include "spoke_env.h"
 #include "util.h"
 #include "net_vethpool.h"
+#include "otlp.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -86,6 +87,11 @@ static int open_audit(struct hub *h, char *err, size_t errlen)
     h->audit = audit_open(path, "hub", err, errlen);
     if (!h->audit)
         return -1;
+    if (haudit_chain_start(h, err, errlen) < 0) {
+        audit_close(h->audit);
+        h->audit = NULL;
+        return -1;
+    }
     if (h->cfg->audit_content == AUDIT_CONTENT_FULL) {
         char *tpath = transcript_path(h->cfg, err, errlen);
         if (tpath) {
@@ -165,6 +171,8 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
     h->ev_sigterm = evsignal_new(base, SIGTERM, on_signal, h);
     event_add(h->ev_sigint, NULL);
     event_add(h->ev_sigterm, NULL);
+    haudit_tick_start(h);
+    h->otlp = otlp_from_env();
     return h;
 }
 
@@ -317,6 +325,9 @@ void hub_free(struct hub *h)
     event_free(h->ev_sigterm);
     if (h->ev_sighup)
         event_free(h->ev_sighup);
+    if (h->ev_audit_tick)
+        event_free(h->ev_audit_tick);
+    otlp_free(h->otlp); /* its last batch, for a moment at most */
     audit_close(h->audit);
     audit_close(h->transcript);
     manifest_set_free(&h->retired);

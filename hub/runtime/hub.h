@@ -95,6 +95,9 @@ struct call_opts {
     const void *session;
     hub_event_fn on_event; /* NULL: progress and log messages are only audited */
     void *event_ud;
+    /* A W3C traceparent the call continues (a client's _meta.traceparent), NULL or not
+     * one: a new trace. Its records carry trace.id and span.id (lib/traceparent.h). */
+    const char *traceparent;
 };
 
 /* cfg and ms are borrowed and must outlive the hub. The hub starts nothing until the
@@ -211,5 +214,18 @@ void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots);
  * writes its sessions' records with them. */
 json_t *haudit_new(const char *action, const char *outcome);
 void haudit_note(struct hub *h, json_t *rec);
+
+/* The key that signs the hub's audit checkpoints (lib/auditchain.h): audit.key in the
+ * hub's state directory, the folder of data_root (/var/lib/isolategpt; to free). */
+char *haudit_key_path(const struct hub_config *cfg);
+/* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
+char *haudit_netproxy_key_path(const struct hub_config *cfg);
+/* netproxy's first-seen store (netproxy/firstseen.h), beside them. */
+char *haudit_netproxy_first_seen_path(const struct hub_config *cfg);
+/* Chains a writer of the hub's audit file and signs its checkpoints with that key,
+ * made (0600) on first use (a key that cannot be had is said on stderr; the records
+ * are chained, unsigned). 0, or -1 with err filled. */
+struct audit;
+int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen);
 
 #endif

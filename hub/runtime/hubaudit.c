@@ -11,7 +11,16 @@
  * said once on stderr (audit_say_outages, hub.c), and nothing is sticky: the first
  * record that fits again ends the outage. */
 #include "internal.h"
+#include "log.h"
+#include "auditchain.h"
+#include "auditkey.h"
+#include "otlp.h"
+#include "net_proxy.h"
 #include "sha256.h"
+#include "spoke_env.h"
+#include "util.h"
+
+#include <libgen.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -48,6 +57,11 @@ void haudit_call(json_t *rec, const struct call *c)
     if (c->parent)
         audit_set_str(rec, "isolate.call.parent", c->parent->id);
     audit_set_str(rec, "isolate.caller.app", c->caller ? c->caller->m->name : "user");
+    /* ECS's tracing fields: the call's span in the client's trace (or its own). */
+    audit_set_str(rec, "trace.id", c->trace.trace_id);
+    audit_set_str(rec, "span.id", c->trace.span_id);
+    if (c->trace.parent_id[0])
+        audit_set_str(rec, "isolate.span.parent", c->trace.parent_id);
 }
 
 /* rec["a"]["b"]["c"] (c may be NULL) as a string, or NULL. */
@@ -184,4 +198,111 @@ void haudit_result(struct hub *h, json_t *rec, const json_t *result)
     audit_set(rec, "isolate.result_sha256", content_hash(result));
     if (h->transcript)
         (void)audit_write(h->transcript, transcript_record(rec, "result", result));
+}
+
+/* NAME in the state directory, which holds the data root (/var/lib/isolategpt/data):
+ * a test's hub, whose data root is in its own folder, gets keys of its own there. */
+static char *state_file(const struct hub_config *cfg, const char *name)
+{
+    const char *d = cfg->data_root;
+    size_t n = strlen(d);
+    while (n > 1 && d[n - 1] == '/')
+        n--;
+    while (n > 0 && d[n - 1] != '/')
+        n--;
+    if (n == 0)
+        return xstrdup(name);
+    return xasprintf("%.*s/%s", (int)(n > 1 ? n - 1 : n), d, name);
+}
+
+char *haudit_key_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "audit.key");
+}
+
+char *haudit_netproxy_key_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "netproxy-audit.key");
+}
+
+char *haudit_netproxy_first_seen_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "netproxy-first-seen.tsv");
+}
+
+int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen)
+{
+    char *path = haudit_key_path(cfg);
+    char *dir = xstrdup(path);
+    mkdir_parents(dirname(dir), 0700);
+    free(dir);
+    EVP_PKEY *key = auditkey_load_or_create(path, err, errlen);
+    free(path);
+    /* The hub still runs, its records still chained: `hub audit verify` then says that
+     * no checkpoint seals them (exit 4), and so does this warning. */
+    if (!key)
+        log_warnx("%s: the audit's checkpoints are not signed", err);
+    int rc = auditchain_attach(a, key, NULL, err, errlen);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+int haudit_chain_start(struct hub *h, char *err, size_t errlen)
+{
+    return haudit_chain(h->cfg, h->audit, err, errlen);
+}
+
+static void on_audit_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct hub *h = arg;
+    audit_tick(h->audit);
+}
+
+void haudit_tick_start(struct hub *h)
+{
+    /* A quiet hub still seals its last records within a period or so. */
+    struct timeval tv = {.tv_sec = AUDITCHAIN_EVERY_S / 4};
+    h->ev_audit_tick = event_new(h->base, -1, EV_PERSIST, on_audit_tick, h);
+    if (h->ev_audit_tick)
+        event_add(h->ev_audit_tick, &tv);
+}
+
+void haudit_span(const struct call *c, bool ok, const char *message)
+{
+    struct hub *h = c->hub;
+    if (!h->otlp)
+        return;
+    uint64_t mono = now_mono_ns(), real = now_real_ns();
+    char name[200];
+    snprintf(name, sizeof(name), "tool-call %s.%s", c->m->name, c->tool->name);
+    struct otlp_span s = {.trace_id = c->trace.trace_id,
+                          .span_id = c->trace.span_id,
+                          .parent_id = c->trace.parent_id,
+                          .name = name,
+                          .start_unix_ns = real - (mono - c->t_start),
+                          .end_unix_ns = real,
+                          .error = !ok,
+                          .message = message,
+                          .user = c->target->user,
+                          .app = c->m->name,
+                          .tool = c->tool->name,
+                          .call_id = c->id,
+                          .caller = c->caller ? c->caller->m->name : "user"};
+    otlp_span(h->otlp, &s);
+}
+
+void haudit_trace_spoke(struct spoke *sp)
+{
+    struct hub *h = sp->hub;
+    if (!sp->proxy_key[0] || !h->proxy)
+        return;
+    char tp[56] = "";
+    if (sp->n_inflight == 1)
+        trace_format(&TAILQ_FIRST(&sp->inflight)->trace, tp);
+    if (strcmp(tp, sp->proxy_trace) == 0)
+        return;
+    memcpy(sp->proxy_trace, tp, sizeof(tp));
+    proxy_trace(h->proxy, sp->proxy_key, tp[0] ? tp : NULL);
 }

@@ -12,6 +12,7 @@
 #include "hubca.h"
 #include "secrets_watch.h"
 #include "spoke_secrets.h"
+#include "traceparent.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -71,6 +72,7 @@ TAILQ_HEAD(call_queue, call);
 
 struct call {
     struct hub *hub;
+    struct trace_ctx trace; /* its span: the client's trace continued, or a new one */
     LIST_ENTRY(call) link; /* in the hub's live calls */
     char id[33];
     /* NULL: tools/call of tool; else a read-only request (hub_request) of this MCP
@@ -239,6 +241,7 @@ struct spoke {
     unsigned n_groups;
     struct call_queue inflight;
     unsigned n_inflight, window;
+    char proxy_trace[56]; /* what netproxy was last told of its call (haudit_trace_spoke) */
     bool dispatching, redispatch;
     uint64_t t_last_answer;       /* its last response to any request: is it still answering? */
     uint64_t t_probe;             /* the ping of spoke_probe() went out */
@@ -384,6 +387,8 @@ struct hub {
     bool ca_ready;
     struct secrets_watch *secrets_watch;
     struct event *ev_sigint, *ev_sigterm, *ev_sigchld, *ev_sighup;
+    struct event *ev_audit_tick; /* a checkpoint in the audit when one is due by time */
+    struct otlp *otlp;           /* the calls as OpenTelemetry spans (otlp.h), or NULL */
     /* spokes to spawn, one per turn of the loop (spoke.c) */
     TAILQ_HEAD(, spoke) start_queue;
     struct event *ev_start_queue;
@@ -405,6 +410,17 @@ int hub_ca_up(struct hub *h, char *err, size_t errlen);
 
 /* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
+/* A call's arguments (result false) or result through the secret scan (callscan.c):
+ * 0 to go on (v maybe redacted in place), -1 when the call was failed (blocked). */
+int call_scan_traffic(struct call *c, json_t *v, bool result);
+/* Tells netproxy which call the spoke runs, when it runs one alone (else none), so
+ * that its tunnels' records carry that call's trace.id. */
+void haudit_trace_spoke(struct spoke *sp);
+/* The call, ended, as a span for the OTLP exporter (when there is one). */
+void haudit_span(const struct call *c, bool ok, const char *message);
+/* The hub's own audit chained and signed; then a timer for checkpoints due by time. */
+int haudit_chain_start(struct hub *h, char *err, size_t errlen);
+void haudit_tick_start(struct hub *h);
 void haudit_call(json_t *rec, const struct call *c);
 /* What audit.content keeps of a call's arguments (an object: one SHA-256 per
  * argument, "isolate.arguments_sha256") or result ("isolate.result_sha256") in rec.

@@ -1,4 +1,5 @@
 #include "manifest.h"
+#include "secretscan.h"
 #include "termtext.h"
 #include "jsonfile.h"
 #include "keylike.h"
@@ -664,9 +665,9 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
                       struct manifest *m)
 {
     static const char *const keys[] = {
-        "name",         "description", "command", "runtime", "profile",  "network", "limits",
-        "env",          "mounts",      "exec",    "tools",   "protocol", "roots",   "package",
-        "max_inflight", "prestart",    "idle_s",  "image",   NULL};
+        "name",         "description", "command",     "runtime", "profile",  "network", "limits",
+        "env",          "mounts",      "exec",        "tools",   "protocol", "roots",   "package",
+        "max_inflight", "prestart",    "idle_s",      "image",   "secret_scan", NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;
@@ -681,6 +682,11 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
         !load_image(c, root))
         return false;
     m->image = json_object_get(root, "image") != NULL;
+    const char *scan = NULL;
+    if (!jf_string(c, root, "", "secret_scan", false, 16, &scan))
+        return false;
+    if (scan && (m->secret_scan = secretscan_policy_parse(scan)) == 0)
+        return jf_fail(c, "", "secret_scan", "must be \"block\", \"redact\", \"ask\" or \"log\"");
     if (protocol && (m->protocol = mcpver_parse(protocol)) == MCP_V_UNKNOWN)
         return jf_fail(c, "", "protocol",
                        "must be an MCP revision the hub speaks (2024-11-05 to %s)",

@@ -115,6 +115,9 @@ struct manifest {
     /* A container image (manifest "image", hub spokes add oci:): its command is a path
      * in the image's root, so it runs only in namespace isolation. */
     bool image;
+    /* "secret_scan": what the hub does with a secret found in the tool's arguments or
+     * results (secretscan.h: block, redact, ask, log); 0: each kind's default. */
+    int secret_scan;
     struct manifest_tool *tools;
     size_t n_tools;
     json_t *pinned; /* the tools' MCP objects (an array): what tools/list must equal */

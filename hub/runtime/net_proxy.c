@@ -1,5 +1,6 @@
 #include "net_proxy.h"
 #include "ctl.h"
+#include "hub.h"
 #include "log.h"
 #include "secret.h"
 #include "pidfd.h"
@@ -324,7 +325,7 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
                    {"--conn-burst", c->netproxy_conn_burst}};
     enum { N_BUDGETS = sizeof(budgets) / sizeof(budgets[0]) };
     char budget_text[N_BUDGETS][24];
-    size_t n = 0, cap = 12 + 2 * N_BUDGETS;
+    size_t n = 0, cap = 16 + 2 * N_BUDGETS;
     for (char **r = c->netproxy_resolve; *r; r++)
         cap += 2;
     for (char **r = c->netproxy_allow_cidr; *r; r++)
@@ -335,6 +336,15 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     argv[n++] = "3";
     argv[n++] = "--audit";
     argv[n++] = c->netproxy_audit;
+    /* Its records chained and signed with a key of its own (lib/auditchain.h), which
+     * it reads before dropping privileges: a netproxy taken over cannot sign as the hub. */
+    char *audit_key = haudit_netproxy_key_path(c);
+    argv[n++] = "--audit-key";
+    argv[n++] = audit_key;
+    /* isolate.first_seen on its connects, from a store of its own beside the key. */
+    char *first_seen = haudit_netproxy_first_seen_path(c);
+    argv[n++] = "--first-seen";
+    argv[n++] = first_seen;
     char workers[24];
     snprintf(workers, sizeof(workers), "%" PRIu64, c->netproxy_workers);
     argv[n++] = "--workers";
@@ -393,6 +403,8 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(argv);
+    free(audit_key);
+    free(first_seen);
     close(sv[1]);
     if (rc != 0) {
         snprintf(err, errlen, "starting %s: %s", c->netproxy_bin, strerror(rc));
@@ -756,6 +768,17 @@ void proxy_remove(struct proxy_sup *p, const char *key)
     json_decref(rm);
     entry_clear(e);
     *e = p->entries[--p->n_entries];
+}
+
+void proxy_trace(struct proxy_sup *p, const char *key, const char *traceparent)
+{
+    if (!entry_find(p, key))
+        return;
+    json_t *m = traceparent ? json_pack("{s:s,s:s,s:s}", "op", "trace", "spoke", key,
+                                        "traceparent", traceparent)
+                            : json_pack("{s:s,s:s}", "op", "trace", "spoke", key);
+    ctl_send_op(p, m, -1, key, false);
+    json_decref(m);
 }
 
 bool proxy_alive(const struct proxy_sup *p)

@@ -62,6 +62,9 @@ void proxy_set_ca(struct proxy_sup *p, const char *cert_pem, const char *key_pem
 void proxy_secret_rotate(struct proxy_sup *p, const struct secret_meta *meta, const char *value,
                          size_t len);
 
+/* The traceparent of the call the spoke (by key) runs alone, or NULL for none: its
+ * tunnels' records join that trace (netproxy's control op "trace"). */
+void proxy_trace(struct proxy_sup *p, const char *key, const char *traceparent);
 bool proxy_alive(const struct proxy_sup *p);
 pid_t proxy_pid(const struct proxy_sup *p);
 unsigned proxy_restarts(const struct proxy_sup *p);

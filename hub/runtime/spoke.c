@@ -650,6 +650,7 @@ static void dispatch(struct spoke *sp)
             c->onq = &sp->inflight;
             g->inflight++;
             sp->n_inflight++;
+            haudit_trace_spoke(sp); /* netproxy first: the call's tunnels join its trace */
             mcp_send_call(sp, c);
         }
     } while (sp->redispatch && sp->gen == gen);

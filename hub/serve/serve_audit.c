@@ -4,6 +4,7 @@
  * Origin). The hub's own records of each call and each permission decision share the
  * same file, so one log tells the whole story. Best-effort here: the records of the
  * decisions themselves are the runtime's, written before the decision takes effect. */
+#include "traceparent.h"
 #include "serve_impl.h"
 #include "util.h"
 
@@ -74,6 +75,12 @@ void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const cha
         audit_set(rec, "event.reason", audit_string(message, strlen(message), 512));
     if (!ok && sc->denial[0])
         audit_set(rec, "isolate.serve.denial", audit_string(sc->denial, strlen(sc->denial), 300));
+    /* The client's trace, when it sent one: the request's record joins it too. */
+    struct trace_ctx t;
+    if (sc->traceparent[0] && trace_begin(&t, sc->traceparent)) {
+        audit_set_str(rec, "trace.id", t.trace_id);
+        audit_set_str(rec, "isolate.span.parent", t.parent_id);
+    }
     if (ss)
         client(rec, ss->remote);
     put(sc->sv, rec);

@@ -173,6 +173,7 @@ struct serve_call {
     char app[65], tool[65];
     char audit_id[33];
     char session_id[33], user[65]; /* of the session that made it */
+    char traceparent[56];          /* the client's _meta.traceparent, continued by the call; "" */
     uint64_t t0;
     bool cancelled;
     bool modern;         /* a 2026-07-28 request: the hub sends its client no requests */

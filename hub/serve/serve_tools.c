@@ -215,7 +215,8 @@ static void flow_call(struct flow *f)
                               .ask_exec = ss->ask_exec,
                               .origin = sc,
                               .on_event = on_call_event,
-                              .event_ud = sc};
+                              .event_ud = sc,
+                              .traceparent = sc->traceparent[0] ? sc->traceparent : NULL};
         hub_call(sc->sv->hub, &o, f->app, f->tool, f->args, on_call_done, sc);
     }
     json_decref(f->args);
@@ -328,6 +329,11 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (json_is_string(token) || json_is_integer(token))
         sc->progress_token = json_deep_copy(token);
+    /* W3C trace context (lib/traceparent.h checks it): the call continues the trace. */
+    const char *tp =
+        json_string_value(json_object_get(json_object_get(params, "_meta"), "traceparent"));
+    if (tp && strlen(tp) < sizeof(sc->traceparent))
+        memcpy(sc->traceparent, tp, strlen(tp) + 1);
     sc->args = args ? json_deep_copy(args) : json_object();
     ss->calls_total++;
     struct call_opts o = {.user = ss->user,
@@ -335,7 +341,8 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
                           .origin = sc,
                           .session = ss, /* its share of the spoke's window */
                           .on_event = on_call_event,
-                          .event_ud = sc};
+                          .event_ud = sc,
+                          .traceparent = sc->traceparent[0] ? sc->traceparent : NULL};
     json_t *empty = args ? NULL : json_object();
     /* The gateway: a session that received another app's output may carry it here. */
     bool other = false;

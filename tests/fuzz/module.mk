@@ -2,7 +2,7 @@
 # the top of each fuzz_*.c). Built only in the FUZZ=1 build (clang, build/fuzz/), by
 # `make fuzzers`; `make fuzz` runs each for FUZZ_SECONDS, and `make check` runs each
 # for a bounded number of executions (tests/fuzz/test_fuzz.sh).
-FUZZ_NAMES := connect host jsonrpc manifest pin profile schema replay replframe dns sniff
+FUZZ_NAMES := connect host jsonrpc manifest pin profile schema replay replframe dns sniff auditline
 FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 # The sources each harness needs besides lib/ (only these are compiled in the fuzz build,
@@ -13,9 +13,11 @@ FUZZ_SRCS_dns := netproxy/dnsmsg.c
 FUZZ_SRCS_sniff := netproxy/sniff.c netproxy/connect.c
 FUZZ_SRCS_jsonrpc :=
 FUZZ_SRCS_manifest := hub/runtime/manifest.c hub/runtime/keylike.c hub/runtime/secrets_store.c \
+	hub/runtime/secretscan.c \
 	hub/runtime/spoke_env.c \
 	$(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c
+FUZZ_SRCS_auditline := hub/runtime/secretscan.c hub/runtime/keylike.c
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
 FUZZ_SRCS_schema := $(wildcard lib/jsonschema/*.c)

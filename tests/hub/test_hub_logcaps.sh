@@ -27,7 +27,9 @@ out=$(hubc hostile.chatter '{"count": 1000}' 2>/dev/null)
 is "a call of 1000 log messages of 900 bytes is answered" "$(echo "$out" | jget 'd["content"][0]["text"]')" chattered
 grown=$(( $(stat -c %s "$AUDIT") - before ))
 diag "the audit grew by $grown bytes"
-check "... the audit log grew by less than 80 KiB ($grown bytes; 64 KiB of budget)" test "$grown" -lt 81920
+# (The budget counts the records as the hub makes them; each line also carries its place
+# in the hash chain, about 110 bytes more: docs/siem.md.)
+check "... the audit log grew by less than 96 KiB ($grown bytes; 64 KiB of budget)" test "$grown" -lt 98304
 like "... its log records up to the budget" "$(audit_count 'g(r,"event.action")=="spoke-log" and g(r,"isolate.app")=="hostile"')" '^[4-9][0-9]$'
 n=$(audit_count 'g(r,"event.action")=="tool-call" and g(r,"isolate.tool")=="chatter" and (g(r,"isolate.events_unaudited") or 0) > 900')
 is "... the rest counted in the call's own record (isolate.events_unaudited)" "$n" 1

@@ -267,7 +267,7 @@ attempts() {
         "$2.attempt" "{\"what\":\"signal_pid\",\"arg\":\"$$\"}" \
         "$2.attempt" "{\"what\":\"proc_mem\",\"arg\":\"$$\"}" \
         "$2.attempt" '{"what":"spawn_tracer"}' \
-        "$2.attempt" "{\"what\":\"secret\",\"arg\":\"$SECRET\"}" 2>&1 |
+        "$2.attempt" "{\"what\":\"secret\",\"arg\":\"${SECRET#sk-}\"}" 2>&1 |
         $PY -c 'import json,sys
 for l in sys.stdin:
     try: e = json.loads(l)
@@ -275,6 +275,8 @@ for l in sys.stdin:
     print(e["index"], e["result"]["structuredContent"]["outcome"] if "result" in e else "error " + e["error"]["message"])' |
         sort -n | cut -d" " -f2-
 }
+# (The attempt looks for the secret without its "sk-": the whole key would be redacted
+# from the arguments as a key shape by the hub's secret scan, docs/siem.md.)
 mapfile -t ns < <(attempts namespace hostile)
 mapfile -t net < <(attempts namespace hostile_net)
 mapfile -t none < <(attempts none hostile)
