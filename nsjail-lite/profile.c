@@ -86,6 +86,25 @@ void jail_config_set_env(struct jail_config *cfg, const char *name_value)
     cfg->env[n + 1] = NULL;
 }
 
+/* A container image's root instead of the host's system binds (rootfs.c shows it). */
+int jail_config_set_rootfs(struct jail_config *cfg, const char *dir)
+{
+    if (!dir || dir[0] != '/')
+        return -1;
+    /* The system binds present now (a profile's, or the built-in ones) show the
+     * host's /usr and /etc: not in an image's root. Binds added later stay. */
+    for (size_t i = 0; i < cfg->n_binds; i++) {
+        free(cfg->binds[i].src);
+        free(cfg->binds[i].dst);
+    }
+    free(cfg->binds);
+    cfg->binds = NULL;
+    cfg->n_binds = 0;
+    free(cfg->rootfs);
+    cfg->rootfs = xstrdup(dir);
+    return 0;
+}
+
 void jail_config_init(struct jail_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));

@@ -26,24 +26,6 @@
 #define ROOTFS_MAX_OPS 4096
 #define ROOTFS_MAX_DEPTH 8
 
-int jail_config_set_rootfs(struct jail_config *cfg, const char *dir)
-{
-    if (!dir || dir[0] != '/')
-        return -1;
-    /* The system binds present now (a profile's, or the built-in ones) show the
-     * host's /usr and /etc: not in an image's root. Binds added later stay. */
-    for (size_t i = 0; i < cfg->n_binds; i++) {
-        free(cfg->binds[i].src);
-        free(cfg->binds[i].dst);
-    }
-    free(cfg->binds);
-    cfg->binds = NULL;
-    cfg->n_binds = 0;
-    free(cfg->rootfs);
-    cfg->rootfs = xstrdup(dir);
-    return 0;
-}
-
 /* How the ops made before the image's relate to rel: 2 one of them is rel itself (the
  * entry is replaced), 1 one is below it (show the directory one level deeper), 0 none. */
 static int taken(const struct jail_plan *p, size_t n_before, const char *rel)
