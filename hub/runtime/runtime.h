@@ -13,6 +13,7 @@
 #include "catalog.h"
 #include "hub.h"
 #include "keylike.h"
+#include "oauth.h"
 #include "pin.h"
 #include "secrets.h"
 #include "spoke_env.h"

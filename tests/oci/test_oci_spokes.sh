@@ -64,12 +64,24 @@ check "... and writes no manifest" test ! -e "$SPOKES/noauth.json"
 check "... and leaves no store" test ! -e "$DATA/.spoke-images/noauth"
 
 # ---- add, sampling every command line while it pulls ----
-(
-    while :; do
-        for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null && echo; done
-        sleep 0.02
-    done
-) >"$TMP/cmdlines" 2>/dev/null &
+# (In Python: a shell loop forks a tr per process, and on a loaded machine one pass
+# over /proc outlasted the whole pull, so no sample held skopeo.)
+/usr/bin/python3 -c '
+import os, sys, time
+out = sys.stdout
+while True:
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/" + pid + "/cmdline", "rb") as f:
+                    line = f.read().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if line:
+                out.buffer.write(line + b"\n")
+    out.flush()
+    time.sleep(0.01)
+' >"$TMP/cmdlines" 2>/dev/null &
 SAMPLER=$!
 at_exit "kill $SAMPLER"
 H spokes add --yes --registry-secret regcred img "oci:$IMAGE:latest" >"$TMP/out" 2>"$TMP/err"
