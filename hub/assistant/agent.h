@@ -74,6 +74,9 @@ struct agent_options {
     const struct policy *policy;
     /* No one to ask (unattended): a step the rules leave to the user is refused. */
     bool policy_no_ask;
+    /* process and namespace modes: the answer is written by reference (agent_answer.h):
+     * the merge context sees the results' shape, never their text. */
+    bool answer_refs;
 };
 
 struct agent;
