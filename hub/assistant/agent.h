@@ -53,7 +53,9 @@ void agent_limits_defaults(struct agent_limits *l);
 /* Progress for a user interface: kind is "plan" (the validated plan, before any step
  * runs), "plan-refused" ({"error"}), "step" ({"id","tool","arguments"} before it runs),
  * "step-done" ({"id","tool","outcome","layer"?,"error"?}), "replan" ({"reason"}),
- * "tool-call" (none mode: {"tool","arguments"}). detail is borrowed. */
+ * "tool-call" (none mode: {"tool","arguments"}), "step-result" (answer_refs only, before
+ * the merge: {"id","result"}, the value the answer's references resolve against).
+ * detail is borrowed. */
 typedef void (*agent_event_fn)(void *arg, const char *kind, const json_t *detail);
 
 struct agent_options {
