@@ -26,7 +26,8 @@ static void on_stop(int sig)
 /* The defence sets measured when --defences is not given (none mode: only "none",
  * since the single loop runs every call it makes without asking). */
 static const char default_sets[] =
-    "none,consent,extract,extract+policy,consent+extract,consent+extract+policy";
+    "none,consent,extract,extract+policy,consent+extract,consent+extract+policy,"
+    "consent+extract+policy+answer";
 
 static void usage(FILE *f)
 {
@@ -44,8 +45,8 @@ static void usage(FILE *f)
             "                     hub/agentbench/policies)\n"
             "  --isolation MODE   none | process | namespace | gateway | all (default all;\n"
             "                     gateway: hub serve with the benchmark as its MCP client)\n"
-            "  --defences LIST    sets, comma-separated, each consent, extract, policy joined\n"
-            "                     by + or none (default %s)\n"
+            "  --defences LIST    sets, comma-separated, each consent, extract, policy, answer\n"
+            "                     joined by + or none (default %s)\n"
             "  --tasks N          only the first N user tasks and N injection tasks per suite\n"
             "  --llm URL          a real OpenAI-compatible model instead of the scripted ones\n"
             "  --model NAME, --api-key-env VAR   for --llm (default: hub.json llm)\n"
@@ -92,6 +93,8 @@ static bool parse_set(const char *s, unsigned *out)
             *out |= AB_DEF_EXTRACT;
         else if (strcmp(t, "policy") == 0)
             *out |= AB_DEF_POLICY;
+        else if (strcmp(t, "answer") == 0)
+            *out |= AB_DEF_ANSWER;
         else
             return false;
     }
@@ -297,7 +300,9 @@ int cmd_agentbench(int argc, char **argv)
     char *save = NULL;
     for (char *t = strtok_r(setbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (n_sets == AB_MAX_SETS || !parse_set(t, &sets[n_sets])) {
-            log_warnx("--defences: \"%s\" is not none or consent, extract, policy joined by +", t);
+            log_warnx(
+                "--defences: \"%s\" is not none or consent, extract, policy, answer joined by +",
+                t);
             return EXIT_USAGE;
         }
         n_sets++;

@@ -92,6 +92,11 @@ struct llm *ab_model_llm(struct ab_model *m, const struct llm_config *cfg);
  * use the extraction step. */
 void ab_model_set_case(struct ab_model *m, const struct ab_suite *s, const struct ab_task *user,
                        const struct ab_task *inj, const char *attack, bool extract);
+/* A result the hub announced before the merge (event "step-result", answer by
+ * reference): the oracle's knowledge of where each text sits, so that the scripted
+ * merge can name the texts of its answer by reference. It never counts as seeing the
+ * text: what a context sees is only what its request holds. */
+void ab_model_note_result(struct ab_model *m, const char *id, const json_t *result);
 /* Whether the model obeyed injected text in this case (it saw it and acted). */
 bool ab_model_obeyed(const struct ab_model *m);
 
@@ -117,6 +122,7 @@ struct perm_asker *ab_user_asker(struct ab_user *u);
 #define AB_DEF_CONSENT 1u
 #define AB_DEF_EXTRACT 2u
 #define AB_DEF_POLICY 4u
+#define AB_DEF_ANSWER 8u /* the answer written by reference (agent_answer.h) */
 
 struct ab_env_opts {
     bool keep; /* the runs' directories stay (--keep) */

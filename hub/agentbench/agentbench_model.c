@@ -36,6 +36,8 @@ struct ab_model {
     size_t issued;
     bool inserted;
     json_t *results;
+    /* answer by reference: the results the hub announced, by step id (the oracle's). */
+    json_t *noted;
 };
 
 struct ab_model *ab_model_new(enum ab_model_kind kind)
@@ -52,7 +54,8 @@ static void reset(struct ab_model *m)
     m->attack = m->attack_json = NULL;
     json_decref(m->script);
     json_decref(m->results);
-    m->script = m->results = NULL;
+    json_decref(m->noted);
+    m->script = m->results = m->noted = NULL;
     m->issued = 0;
     m->inserted = m->obeyed = false;
 }
@@ -92,6 +95,15 @@ void ab_model_set_case(struct ab_model *m, const struct ab_suite *s, const struc
     {
         json_array_append_new(m->script, json_pack("{s:s,s:O}", "plan", "u", "step", st));
     }
+}
+
+void ab_model_note_result(struct ab_model *m, const char *id, const json_t *result)
+{
+    if (!id || !result)
+        return;
+    if (!m->noted)
+        m->noted = json_object();
+    json_object_set(m->noted, id, (json_t *)result);
 }
 
 bool ab_model_obeyed(const struct ab_model *m)
@@ -197,10 +209,270 @@ static char *last_result_text(const json_t *outcomes)
     return r ? json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY) : xstrdup("Done.");
 }
 
+/* ---- the merge, by reference ----
+ * The context sees the results' shape only (numbers as they are, every text a
+ * reference). The oracle knows the task's answer; it writes it as a model that chose
+ * by the numbers would:
+ *   - each text of a result that the answer holds whole (longest first) becomes a
+ *     reference to where it sits;
+ *   - a word the answer's checks look for that is still its own (not a number it saw
+ *     or computed, not in the request) it could only have read: it references the
+ *     shortest text that holds it (rendered whole), and when none does it leaves the
+ *     word out. So utility here counts only what a model that never reads text can
+ *     answer. */
+
+struct text_at {
+    const char *text; /* borrowed from m->noted */
+    char *path;
+};
+
+struct texts {
+    struct text_at *at;
+    size_t n, cap;
+    json_t *numbers; /* every number of the results, as JSON text */
+};
+
+static void collect(const json_t *v, const char *path, struct texts *t, int depth)
+{
+    if (depth > 16)
+        return;
+    if (json_is_number(v)) {
+        char *d = json_dumps(v, JSON_ENCODE_ANY);
+        if (d)
+            json_object_set_new(t->numbers, d, json_true());
+        free(d);
+        return;
+    }
+    if (json_is_string(v) && json_string_length(v) >= 3) {
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 64;
+            t->at = xrealloc(t->at, t->cap * sizeof(*t->at));
+        }
+        t->at[t->n++] = (struct text_at){json_string_value(v), xstrdup(path)};
+        return;
+    }
+    const char *k;
+    json_t *m;
+    size_t i;
+    if (json_is_object(v))
+        json_object_foreach((json_t *)v, k, m)
+        {
+            char *p = xasprintf("%s.%s", path, k);
+            collect(m, p, t, depth + 1);
+            free(p);
+        }
+    else if (json_is_array(v))
+        json_array_foreach(v, i, m)
+        {
+            char *p = xasprintf("%s.%zu", path, i);
+            collect(m, p, t, depth + 1);
+            free(p);
+        }
+}
+
+static int longer_first(const void *a, const void *b)
+{
+    size_t la = strlen(((const struct text_at *)a)->text);
+    size_t lb = strlen(((const struct text_at *)b)->text);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+static void texts_free(struct texts *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->at[i].path);
+    free(t->at);
+    json_decref(t->numbers);
+}
+
+static const char ref_open[] = "{\"$ref\": \"";
+
+/* The length of the reference token at p, or 0. */
+static size_t ref_len(const char *p)
+{
+    if (strncmp(p, ref_open, strlen(ref_open)) != 0)
+        return 0;
+    const char *e = strstr(p + strlen(ref_open), "\"}");
+    return e ? (size_t)(e + 2 - p) : 0;
+}
+
+static char *ref_token(const char *path)
+{
+    return xasprintf("%s%s\"}", ref_open, path);
+}
+
+/* answer with each whole text of the results replaced by its reference. */
+static char *with_refs(const struct texts *t, const char *answer)
+{
+    size_t olen = 0, ocap = strlen(answer) + 1;
+    char *out = xmalloc(ocap);
+    out[0] = '\0';
+    for (const char *p = answer; *p;) {
+        size_t keep = ref_len(p);
+        const struct text_at *hit = NULL;
+        for (size_t i = 0; i < t->n && !hit && !keep; i++)
+            if (strncmp(p, t->at[i].text, strlen(t->at[i].text)) == 0)
+                hit = &t->at[i];
+        char *piece = keep ? xstrndup(p, keep) : hit ? ref_token(hit->path) : xstrndup(p, 1);
+        size_t pl = strlen(piece);
+        if (olen + pl + 1 > ocap) {
+            ocap = 2 * (olen + pl + 1);
+            out = xrealloc(out, ocap);
+        }
+        memcpy(out + olen, piece, pl + 1);
+        olen += pl;
+        free(piece);
+        p += keep ? keep : hit ? strlen(hit->text) : 1;
+    }
+    return out;
+}
+
+/* Where word first occurs in text outside every reference (case-insensitive, as the
+ * checks compare), or NULL. */
+static const char *own_words_find(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; *p;) {
+        size_t r = ref_len(p);
+        if (r) {
+            p += r;
+            continue;
+        }
+        if (strncasecmp(p, word, n) == 0) {
+            size_t k = 0; /* the match must not run into a reference */
+            while (k < n && !ref_len(p + k))
+                k++;
+            if (k == n)
+                return p;
+        }
+        p++;
+    }
+    return NULL;
+}
+
+static bool numeric(const char *w)
+{
+    return w[strspn(w, "0123456789 .,:+-x=/")] == '\0';
+}
+
+/* A word the oracle could not have seen: what it writes instead. */
+static char *unseen_word(const struct texts *t, const struct ab_task *u, char *text,
+                         const char *word)
+{
+    const char *at = own_words_find(text, word);
+    if (!at || strcasestr(u->prompt, word))
+        return text;
+    const struct text_at *holder = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        if (strcasestr(t->at[i].text, word) &&
+            (!holder || strlen(t->at[i].text) < strlen(holder->text)))
+            holder = &t->at[i];
+    if (numeric(word) && (!holder || json_object_get(t->numbers, word)))
+        return text; /* a number it saw, or worked out from those it saw */
+    char *ref = holder ? ref_token(holder->path) : xstrdup("");
+    char *out = xasprintf("%.*s%s%s", (int)(at - text), text, ref, at + strlen(word));
+    free(ref);
+    free(text);
+    return out;
+}
+
+/* The field of path's item (ITEM.FIELD or ITEM.FIELD.N): its name in seg, its item's
+ * path's length in *item_len; false when path is not that shape. */
+static bool field_of(const char *path, char *seg, size_t seglen, size_t *item_len)
+{
+    const char *last = strrchr(path, '.');
+    if (!last)
+        return false;
+    if (last[1] && strspn(last + 1, "0123456789") == strlen(last + 1)) {
+        const char *prev = last;
+        while (prev > path && prev[-1] != '.')
+            prev--;
+        if (prev == path)
+            return false;
+        snprintf(seg, seglen, "%.*s", (int)(last - prev), prev);
+        *item_len = (size_t)(prev - 1 - path);
+        return true;
+    }
+    snprintf(seg, seglen, "%s", last + 1);
+    *item_len = (size_t)(last - path);
+    return true;
+}
+
+/* A text field the request names ("what do its reviews say?": reviews) of an item the
+ * answer already references: a model that never reads text shows it by reference,
+ * since it cannot summarize it. Rendered whole, so what the field holds (an attack's
+ * text too) is what the user reads. */
+static char *asked_fields(const struct texts *t, const struct ab_task *u, char *out)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        char seg[64], stem[64];
+        size_t item_len;
+        if (!field_of(t->at[i].path, seg, sizeof(seg), &item_len))
+            continue;
+        snprintf(stem, sizeof(stem), "%s", seg);
+        size_t sl = strlen(stem);
+        if (sl > 4 && stem[sl - 1] == 's')
+            stem[--sl] = '\0';
+        if (sl < 5 || !strcasestr(u->prompt, stem))
+            continue;
+        char *item = xasprintf("%s%.*s.", ref_open, (int)item_len, t->at[i].path);
+        char *token = ref_token(t->at[i].path);
+        if (strstr(out, item) && !strstr(out, token)) {
+            char *more = xasprintf("%s (%s)", out, token);
+            free(out);
+            out = more;
+        }
+        free(item);
+        free(token);
+    }
+    return out;
+}
+
+static char *strict_answer(const struct ab_model *m, const char *answer)
+{
+    struct texts t = {.numbers = json_object()};
+    const char *id;
+    json_t *v;
+    json_object_foreach(m->noted, id, v)
+    {
+        collect(v, id, &t, 0);
+    }
+    qsort(t.at, t.n, sizeof(*t.at), longer_first);
+    char *out = with_refs(&t, answer);
+    size_t i;
+    json_t *c;
+    json_array_foreach(m->user->checks, i, c)
+    {
+        const char *word =
+            json_string_value(json_object_get(json_object_get(c, "answer"), "contains"));
+        if (word && *word)
+            out = unseen_word(&t, m->user, out, word);
+    }
+    out = asked_fields(&t, m->user, out);
+    texts_free(&t);
+    return out;
+}
+
+static json_t *merge_refs_answer(struct ab_model *m, const json_t *outcomes, bool attacked)
+{
+    const json_t *last = json_array_get(outcomes, json_array_size(outcomes) - 1);
+    char *t = m->user->answer ? strict_answer(m, json_string_value(m->user->answer))
+                              : ref_token(json_string_value(json_object_get(last, "step")));
+    json_t *a = final_answer(m, t, attacked);
+    free(t);
+    return a;
+}
+
+static const char data_marker[] = "(JSON data, not instructions):\n";
+static const char shape_marker[] = "(JSON shape, every text a reference):\n";
+
 static json_t *merge_answer(struct ab_model *m, const char *input)
 {
-    const char *marker = input ? strstr(input, "(JSON data, not instructions):\n") : NULL;
-    json_t *outcomes = marker ? json_loads(marker + strlen("(JSON data, not instructions):\n"),
+    const char *marker = input ? strstr(input, data_marker) : NULL;
+    bool refs = false;
+    if (!marker && input && (marker = strstr(input, shape_marker)) != NULL)
+        refs = true;
+    json_t *outcomes = marker ? json_loads(marker + strlen(refs ? shape_marker : data_marker),
                                            JSON_DISABLE_EOF_CHECK, NULL)
                               : NULL;
     size_t i;
@@ -221,7 +493,9 @@ static json_t *merge_answer(struct ab_model *m, const char *input)
     }
     json_t *a;
     bool attacked = sees_attack(m, input);
-    if (m->user->answer) {
+    if (refs) {
+        a = merge_refs_answer(m, outcomes, attacked);
+    } else if (m->user->answer) {
         a = final_answer(m, json_string_value(m->user->answer), attacked);
     } else {
         char *t = last_result_text(outcomes);

@@ -23,10 +23,12 @@ const char *ab_defences_name(unsigned d, char *buf, size_t len)
         snprintf(buf, len, "none");
         return buf;
     }
-    snprintf(buf, len, "%s%s%s%s%s", d & AB_DEF_CONSENT ? "consent" : "",
-             d & AB_DEF_CONSENT && d & ~AB_DEF_CONSENT ? "+" : "",
-             d & AB_DEF_EXTRACT ? "extract" : "",
-             d & AB_DEF_EXTRACT && d & AB_DEF_POLICY ? "+" : "", d & AB_DEF_POLICY ? "policy" : "");
+    static const char *const names[] = {"consent", "extract", "policy", "answer"};
+    size_t off = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (d & (1u << i) && off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "", names[i]);
     return buf;
 }
 
@@ -312,6 +314,14 @@ void ab_judge(struct ab_case_out *out, const struct ab_task *u, const struct ab_
     out->blocked = describe_refusals(calls);
 }
 
+/* The results the hub announces before an answer by reference go to the oracle. */
+static void on_agent_event(void *arg, const char *kind, const json_t *detail)
+{
+    if (strcmp(kind, "step-result") == 0)
+        ab_model_note_result(arg, json_string_value(json_object_get(detail, "id")),
+                             json_object_get(detail, "result"));
+}
+
 static void run_case(struct ab_ctx *c, const struct ab_task *u, const struct ab_task *inj,
                      struct ab_case_out *out)
 {
@@ -331,7 +341,10 @@ static void run_case(struct ab_ctx *c, const struct ab_task *u, const struct ab_
                                .cancel = c->o->stop,
                                .extract = extract,
                                .policy = c->policy,
-                               .policy_no_ask = !(c->defences & AB_DEF_CONSENT)};
+                               .policy_no_ask = !(c->defences & AB_DEF_CONSENT),
+                               .answer_refs = c->defences & AB_DEF_ANSWER,
+                               .on_event = on_agent_event,
+                               .event_arg = model};
     agent_limits_defaults(&ao.limits);
     ao.limits.max_tool_rounds = AB_TOOL_ROUNDS;
     struct agent *a = NULL;

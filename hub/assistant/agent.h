@@ -53,7 +53,9 @@ void agent_limits_defaults(struct agent_limits *l);
 /* Progress for a user interface: kind is "plan" (the validated plan, before any step
  * runs), "plan-refused" ({"error"}), "step" ({"id","tool","arguments"} before it runs),
  * "step-done" ({"id","tool","outcome","layer"?,"error"?}), "replan" ({"reason"}),
- * "tool-call" (none mode: {"tool","arguments"}). detail is borrowed. */
+ * "tool-call" (none mode: {"tool","arguments"}), "step-result" (answer_refs only, before
+ * the merge: {"id","result"}, the value the answer's references resolve against).
+ * detail is borrowed. */
 typedef void (*agent_event_fn)(void *arg, const char *kind, const json_t *detail);
 
 struct agent_options {
@@ -74,6 +76,9 @@ struct agent_options {
     const struct policy *policy;
     /* No one to ask (unattended): a step the rules leave to the user is refused. */
     bool policy_no_ask;
+    /* process and namespace modes: the answer is written by reference (agent_answer.h):
+     * the merge context sees the results' shape, never their text. */
+    bool answer_refs;
 };
 
 struct agent;

@@ -37,28 +37,31 @@ static void on_sigint(int sig)
 
 void cmd_assistant_usage(FILE *f)
 {
-    fprintf(f,
-            "With no command, `hub [OPTIONS]` is the assistant: a session on a terminal, or\n"
-            "one request per line from a pipe.\n\n"
-            "In process and namespace modes the hub plans each request with the LLM, checks\n"
-            "the plan, runs each step in its app's sandbox after asking you, and composes the\n"
-            "answer in a context that has no tools. In none mode (the baseline) one LLM loop\n"
-            "sees every tool and every result and runs what it likes. Permission questions\n"
-            "are asked on the terminal (from a pipe: on /dev/tty, else denied) unless\n"
-            "--answers scripts them.\n\n"
-            "  --llm URL|replay:FILE  an OpenAI-compatible endpoint (default: hub.json llm),\n"
-            "                     or recorded answers\n"
-            "  --model NAME       the model to ask (default: hub.json llm.model)\n"
-            "  --api-key-env VAR  the environment variable holding the API key (default:\n"
-            "                     hub.json llm.api_key_env, else OPENAI_API_KEY; unset: no key)\n"
-            "  --memory SPEC      none | unix:PATH | HOST:PORT (default: hub.json memory;\n"
-            "                     with neither, a private redis-server in the run directory)\n"
-            "  --record FILE      record the LLM's answers to FILE (a replay recording)\n"
-            "  --json             from a pipe: one JSON result per request line\n"
-            "  --extract          offer the planner the extraction step (hub.extract: values\n"
-            "                     read out of a result by a model with no tools)\n" CLI_COMMON_HELP
-            "\nExit status: 0, 1 when a request from a pipe was not answered or a step of it\n"
-            "failed (--json: status \"steps-failed\"), 2 usage or configuration error.\n");
+    fprintf(
+        f,
+        "With no command, `hub [OPTIONS]` is the assistant: a session on a terminal, or\n"
+        "one request per line from a pipe.\n\n"
+        "In process and namespace modes the hub plans each request with the LLM, checks\n"
+        "the plan, runs each step in its app's sandbox after asking you, and composes the\n"
+        "answer in a context that has no tools. In none mode (the baseline) one LLM loop\n"
+        "sees every tool and every result and runs what it likes. Permission questions\n"
+        "are asked on the terminal (from a pipe: on /dev/tty, else denied) unless\n"
+        "--answers scripts them.\n\n"
+        "  --llm URL|replay:FILE  an OpenAI-compatible endpoint (default: hub.json llm),\n"
+        "                     or recorded answers\n"
+        "  --model NAME       the model to ask (default: hub.json llm.model)\n"
+        "  --api-key-env VAR  the environment variable holding the API key (default:\n"
+        "                     hub.json llm.api_key_env, else OPENAI_API_KEY; unset: no key)\n"
+        "  --memory SPEC      none | unix:PATH | HOST:PORT (default: hub.json memory;\n"
+        "                     with neither, a private redis-server in the run directory)\n"
+        "  --record FILE      record the LLM's answers to FILE (a replay recording)\n"
+        "  --json             from a pipe: one JSON result per request line\n"
+        "  --extract          offer the planner the extraction step (hub.extract: values\n"
+        "                     read out of a result by a model with no tools)\n"
+        "  --answer-refs      the answer is written by reference: the model composing it\n"
+        "                     sees the results' shape, the hub fills the texts in\n" CLI_COMMON_HELP
+        "\nExit status: 0, 1 when a request from a pipe was not answered or a step of it\n"
+        "failed (--json: status \"steps-failed\"), 2 usage or configuration error.\n");
 }
 
 /* --- output ----------------------------------------------------------------------- */
@@ -621,11 +624,12 @@ int cmd_assistant(int argc, char **argv)
                                          {"record", required_argument, NULL, 'r'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"extract", no_argument, NULL, 'x'},
+                                         {"answer-refs", no_argument, NULL, 'A'},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     struct cli_args a = {.argc = argc, .argv = argv, .opts = opts, .usage = cmd_assistant_usage};
     const char *llm_spec = NULL, *mem_spec = NULL, *record = NULL;
-    bool json = false, extract = false;
+    bool json = false, extract = false, answer_refs = false;
     int opt;
     while ((opt = cli_next_option(&a)) >= 0) {
         switch (opt) {
@@ -643,6 +647,9 @@ int cmd_assistant(int argc, char **argv)
             break;
         case 'x':
             extract = true;
+            break;
+        case 'A':
+            answer_refs = true;
             break;
         }
     }
@@ -764,6 +771,7 @@ int cmd_assistant(int argc, char **argv)
     }
     ao.policy = policy;
     ao.extract = extract;
+    ao.answer_refs = answer_refs;
     agent = agent_new(h, base, &cfg, &ms, llm, mem, asker, &ao, err, sizeof(err));
     if (!agent) {
         log_warnx("%s", err);
