@@ -62,6 +62,15 @@ char *xasprintf(const char *fmt, ...)
     return out;
 }
 
+int err_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 bool str_copy(char *dst, const char *src, size_t size)
 {
     if (size == 0)

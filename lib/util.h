@@ -18,6 +18,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message into err (errlen bytes, always terminated) and -1: the usual way out of a
+ * function that reports what went wrong to its caller. */
+int err_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Copies at most size-1 bytes and always terminates; returns false on truncation. */
 bool str_copy(char *dst, const char *src, size_t size);

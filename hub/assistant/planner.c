@@ -84,17 +84,6 @@ json_t *plan_json(const struct plan *p)
     return j;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static bool id_char(char c)
 {
     return isalnum((unsigned char)c) || c == '_' || c == '-';
@@ -213,7 +202,7 @@ static int check_args(const struct plan *p, size_t idx, const struct plan_known 
 {
     const struct plan_step *s = &p->steps[idx];
     if (nested_ref(s->args, 0))
-        return fail(err, errlen,
+        return err_fail(err, errlen,
                     "a reference ({\"$ref\": ...}) may only be a whole argument value, not "
                     "inside one");
     json_t *fixed = json_deep_copy(s->args);
@@ -231,30 +220,30 @@ static int check_args(const struct plan *p, size_t idx, const struct plan_known 
         if (!json_is_object(v) || !json_object_get(v, "$ref"))
             continue;
         if (!plan_ref(v, &id, &id_len, &path)) {
-            rc = fail(err, errlen, "argument %s: a reference is {\"$ref\": \"STEP[.field]\"} alone",
+            rc = err_fail(err, errlen, "argument %s: a reference is {\"$ref\": \"STEP[.field]\"} alone",
                       key);
             break;
         }
         if (!id_valid(id, id_len) || !path_valid(path)) {
             rc =
-                fail(err, errlen, "argument %s: \"%.80s\" is not a step id with an optional .field",
+                err_fail(err, errlen, "argument %s: \"%.80s\" is not a step id with an optional .field",
                      key, json_string_value(json_object_get(v, "$ref")));
             break;
         }
         const struct manifest_tool *src = source_tool(p, idx, known, n_known, id, id_len);
         if (!src) {
-            rc = fail(err, errlen, "argument %s: references %.*s, which is not an earlier step",
+            rc = err_fail(err, errlen, "argument %s: references %.*s, which is not an earlier step",
                       key, (int)id_len, id);
             break;
         }
         if (!field_declared(src, path)) {
-            rc = fail(err, errlen,
+            rc = err_fail(err, errlen,
                       "argument %s: %.*s's result has no field \"%.*s\" (its outputSchema)", key,
                       (int)id_len, id, (int)strcspn(path, "."), path);
             break;
         }
         if (closed && !json_object_get(props, key)) {
-            rc = fail(err, errlen, "argument %s is not one the tool takes", key);
+            rc = err_fail(err, errlen, "argument %s is not one the tool takes", key);
             break;
         }
         json_object_del(fixed, key);
@@ -269,9 +258,9 @@ static int check_args(const struct plan *p, size_t idx, const struct plan_known 
         char why[400];
         struct schema *sc = schema_compile(schema, why, sizeof(why));
         if (!sc)
-            rc = fail(err, errlen, "the tool's schema: %s", why); /* cannot happen: loaded */
+            rc = err_fail(err, errlen, "the tool's schema: %s", why); /* cannot happen: loaded */
         else if (!schema_validate(sc, fixed, why, sizeof(why)))
-            rc = fail(err, errlen, "arguments: %s", why);
+            rc = err_fail(err, errlen, "arguments: %s", why);
         schema_free(sc);
     }
     json_decref(fixed);
@@ -291,11 +280,11 @@ static int add_step(struct plan *p, const struct tool_map *map, const char *id, 
     }
     if (!e) {
         json_decref(args);
-        return fail(err, errlen, "\"%.80s\" is not an installed tool", tool);
+        return err_fail(err, errlen, "\"%.80s\" is not an installed tool", tool);
     }
     if (!json_is_object(args)) {
         json_decref(args);
-        return fail(err, errlen, "arguments must be an object");
+        return err_fail(err, errlen, "arguments must be an object");
     }
     str_copy(s->id, id, sizeof(s->id));
     s->m = e->m;
@@ -325,20 +314,20 @@ static int steps_from_json(const json_t *root, const struct tool_map *map, size_
 {
     const json_t *steps = json_object_get(root, "steps");
     if (!json_is_array(steps))
-        return fail(err, errlen, "the plan is JSON but not {\"steps\": [...]}");
+        return err_fail(err, errlen, "the plan is JSON but not {\"steps\": [...]}");
     size_t n = json_array_size(steps);
     if (n > max_steps)
-        return fail(err, errlen, "the plan has %zu steps; at most %zu are allowed", n, max_steps);
+        return err_fail(err, errlen, "the plan has %zu steps; at most %zu are allowed", n, max_steps);
     const json_t *answer = json_object_get(root, "answer");
     if (answer && !json_is_string(answer))
-        return fail(err, errlen, "\"answer\" must be a string");
+        return err_fail(err, errlen, "\"answer\" must be a string");
     if (answer && n == 0)
         p->answer = xstrdup(json_string_value(answer));
     p->steps = xcalloc(n + 1, sizeof(*p->steps));
     for (size_t i = 0; i < n; i++) {
         const json_t *st = json_array_get(steps, i);
         if (!json_is_object(st))
-            return fail(err, errlen, "step %zu is not an object", i + 1);
+            return err_fail(err, errlen, "step %zu is not an object", i + 1);
         const char *k;
         json_t *v;
         json_object_foreach((json_t *)st, k, v)
@@ -349,7 +338,7 @@ static int steps_from_json(const json_t *root, const struct tool_map *map, size_
             for (size_t j = 0; ok[j]; j++)
                 known = known || strcmp(k, ok[j]) == 0;
             if (!known)
-                return fail(err, errlen,
+                return err_fail(err, errlen,
                             "step %zu: unknown key \"%.40s\" (a step has id, tool and arguments)",
                             i + 1, k);
         }
@@ -357,7 +346,7 @@ static int steps_from_json(const json_t *root, const struct tool_map *map, size_
         const json_t *jid = json_object_get(st, "id");
         if (jid) {
             if (!json_is_string(jid) || !id_valid(json_string_value(jid), json_string_length(jid)))
-                return fail(err, errlen, "step %zu: id must be 1 to %d of A-Z a-z 0-9 _ -", i + 1,
+                return err_fail(err, errlen, "step %zu: id must be 1 to %d of A-Z a-z 0-9 _ -", i + 1,
                             PLAN_STEP_ID_MAX);
             str_copy(id, json_string_value(jid), sizeof(id));
         } else {
@@ -366,7 +355,7 @@ static int steps_from_json(const json_t *root, const struct tool_map *map, size_
         const char *tool = json_string_value(json_object_get(st, "tool"));
         const char *app = json_string_value(json_object_get(st, "app"));
         if (!tool || json_string_length(json_object_get(st, "tool")) > 2 * MANIFEST_NAME_MAX + 2)
-            return fail(err, errlen, "step %zu: \"tool\" must name an installed tool", i + 1);
+            return err_fail(err, errlen, "step %zu: \"tool\" must name an installed tool", i + 1);
         char full[2 * MANIFEST_NAME_MAX + 3];
         if (app && !strchr(tool, '.') && strlen(app) <= MANIFEST_NAME_MAX)
             snprintf(full, sizeof(full), "%s.%s", app, tool);
@@ -376,7 +365,7 @@ static int steps_from_json(const json_t *root, const struct tool_map *map, size_
         args = args ? json_deep_copy(args) : json_object();
         char why[400];
         if (add_step(p, map, id, full, args, why, sizeof(why)) < 0)
-            return fail(err, errlen, "step %zu: %s", i + 1, why);
+            return err_fail(err, errlen, "step %zu: %s", i + 1, why);
     }
     return 0;
 }
@@ -386,7 +375,7 @@ static int steps_from_calls(const struct llm_response *rs, const struct tool_map
                             size_t errlen)
 {
     if (rs->n_tool_calls > max_steps)
-        return fail(err, errlen, "the plan has %zu steps; at most %zu are allowed",
+        return err_fail(err, errlen, "the plan has %zu steps; at most %zu are allowed",
                     rs->n_tool_calls, max_steps);
     p->steps = xcalloc(rs->n_tool_calls + 1, sizeof(*p->steps));
     for (size_t i = 0; i < rs->n_tool_calls; i++) {
@@ -394,7 +383,7 @@ static int steps_from_calls(const struct llm_response *rs, const struct tool_map
         snprintf(id, sizeof(id), "s%zu", id_offset + i + 1);
         if (add_step(p, map, id, rs->tool_calls[i].name, llm_tool_call_args(&rs->tool_calls[i]),
                      why, sizeof(why)) < 0)
-            return fail(err, errlen, "step %zu: %s", i + 1, why);
+            return err_fail(err, errlen, "step %zu: %s", i + 1, why);
     }
     /* A model may reference the call's own id ("call_abc") instead of s1: rewrite. */
     for (size_t i = 0; i < p->n; i++) {
@@ -434,7 +423,7 @@ int plan_from_response(const struct llm_response *rs, const struct tool_map *map
     } else {
         const char *content = rs->content ? rs->content : "";
         if (strlen(content) > PLAN_MAX_TEXT) {
-            rc = fail(err, errlen, "the planner's answer is longer than %d bytes", PLAN_MAX_TEXT);
+            rc = err_fail(err, errlen, "the planner's answer is longer than %d bytes", PLAN_MAX_TEXT);
             goto out;
         }
         char *text = unfence(content);
@@ -442,9 +431,9 @@ int plan_from_response(const struct llm_response *rs, const struct tool_map *map
         if (root && json_is_object(root)) {
             rc = steps_from_json(root, map, id_offset, max_steps, out, err, errlen);
         } else if (text[0] == '{') {
-            rc = fail(err, errlen, "the plan is not valid JSON");
+            rc = err_fail(err, errlen, "the plan is not valid JSON");
         } else if (text[0] == '\0') {
-            rc = fail(err, errlen, "the planner answered nothing");
+            rc = err_fail(err, errlen, "the planner answered nothing");
         } else {
             out->answer = xstrdup(content); /* no app needed: a direct answer */
             rc = 0;
@@ -456,14 +445,14 @@ int plan_from_response(const struct llm_response *rs, const struct tool_map *map
         struct plan_step *s = &out->steps[i];
         for (size_t j = 0; j < i; j++)
             if (strcmp(out->steps[j].id, s->id) == 0)
-                rc = fail(err, errlen, "step %zu: id %s is used twice", i + 1, s->id);
+                rc = err_fail(err, errlen, "step %zu: id %s is used twice", i + 1, s->id);
         for (size_t j = 0; rc == 0 && j < n_known; j++)
             if (strcmp(known[j].id, s->id) == 0)
-                rc = fail(err, errlen, "step %zu: id %s is taken by a step that already ran", i + 1,
+                rc = err_fail(err, errlen, "step %zu: id %s is taken by a step that already ran", i + 1,
                           s->id);
         char why[600];
         if (rc == 0 && check_args(out, i, known, n_known, why, sizeof(why)) < 0)
-            rc = fail(err, errlen, "step %zu (%s.%s): %s", i + 1, s->m->name, s->t->name, why);
+            rc = err_fail(err, errlen, "step %zu (%s.%s): %s", i + 1, s->m->name, s->t->name, why);
     }
 out:
     if (rc < 0)
@@ -538,14 +527,14 @@ json_t *plan_resolve(const struct plan_step *s, plan_lookup_fn lookup, void *ud,
         snprintf(idbuf, sizeof(idbuf), "%.*s", (int)id_len, id);
         const json_t *res = lookup(ud, idbuf);
         if (!res) {
-            fail(err, errlen, "argument %s: step %s has no result", key, idbuf);
+            err_fail(err, errlen, "argument %s: step %s has no result", key, idbuf);
             json_decref(args);
             return NULL;
         }
         json_t *whole = plan_result_value(res);
         const json_t *val = walk(whole, path);
         if (!val) {
-            fail(err, errlen, "argument %s: step %s's result has no %s", key, idbuf, path);
+            err_fail(err, errlen, "argument %s: step %s's result has no %s", key, idbuf, path);
             json_decref(whole);
             json_decref(args);
             return NULL;

@@ -30,17 +30,6 @@ const char *policy_decision_name(enum policy_decision d)
     return d == POLICY_ALLOW ? "allow" : d == POLICY_DENY ? "deny" : "ask";
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* Patterns: printable, no spaces, bounded; '*' is the only wildcard that matters. */
 static bool pattern_ok(const char *s)
 {
@@ -65,18 +54,18 @@ static int add_rule(struct policy *p, const char *tool, const char *argument, co
         for (const char *const *kk = keys; *kk; kk++)
             known = known || strcmp(*kk, k) == 0;
         if (!known || (from_manifest && (strcmp(k, "tool") == 0 || strcmp(k, "argument") == 0)))
-            return fail(err, errlen, "%s: unknown key \"%s\"", where, k);
+            return err_fail(err, errlen, "%s: unknown key \"%s\"", where, k);
     }
     const json_t *from = json_object_get(body, "from");
     if (!json_is_array(from) || json_array_size(from) > 64)
-        return fail(err, errlen, "%s.from: an array of at most 64 source patterns", where);
+        return err_fail(err, errlen, "%s.from: an array of at most 64 source patterns", where);
     const char *els = json_string_value(json_object_get(body, "else"));
     if (json_object_get(body, "else") && (!els || (strcmp(els, "deny") && strcmp(els, "ask"))))
-        return fail(err, errlen, "%s.else: \"deny\" or \"ask\"", where);
+        return err_fail(err, errlen, "%s.else: \"deny\" or \"ask\"", where);
     if (!tool || !pattern_ok(tool) || !argument || !pattern_ok(argument))
-        return fail(err, errlen, "%s: \"tool\" and \"argument\" are required patterns", where);
+        return err_fail(err, errlen, "%s: \"tool\" and \"argument\" are required patterns", where);
     if (p->n == POLICY_MAX_RULES)
-        return fail(err, errlen, "%s: more than %d rules", where, POLICY_MAX_RULES);
+        return err_fail(err, errlen, "%s: more than %d rules", where, POLICY_MAX_RULES);
     struct rule r = {.tool = xstrdup(tool),
                      .argument = xstrdup(argument),
                      .deny_else = !els || strcmp(els, "deny") == 0,
@@ -92,7 +81,7 @@ static int add_rule(struct policy *p, const char *tool, const char *argument, co
             free(r.from);
             free(r.tool);
             free(r.argument);
-            return fail(err, errlen,
+            return err_fail(err, errlen,
                         "%s.from[%zu]: a source pattern such as \"request\", "
                         "\"APP.TOOL\" or \"extract:APP.*\"",
                         where, i);
@@ -108,7 +97,7 @@ struct policy *policy_new(const json_t *rules, char *err, size_t errlen)
 {
     struct policy *p = xcalloc(1, sizeof(*p));
     if (rules && !json_is_array(rules)) {
-        fail(err, errlen, "policies: an array of rules");
+        err_fail(err, errlen, "policies: an array of rules");
         policy_free(p);
         return NULL;
     }
@@ -119,7 +108,7 @@ struct policy *policy_new(const json_t *rules, char *err, size_t errlen)
         char where[40];
         snprintf(where, sizeof(where), "policies[%zu]", i);
         if (!json_is_object(r)) {
-            fail(err, errlen, "%s: a rule is an object", where);
+            err_fail(err, errlen, "%s: a rule is an object", where);
             policy_free(p);
             return NULL;
         }
@@ -137,7 +126,7 @@ int policy_add_tool(struct policy *p, const char *app, const char *tool, const j
                     char *err, size_t errlen)
 {
     if (!json_is_object(block))
-        return fail(err, errlen, "%s.%s: policy: an object of ARGUMENT: {\"from\": [...]}", app,
+        return err_fail(err, errlen, "%s.%s: policy: an object of ARGUMENT: {\"from\": [...]}", app,
                     tool);
     char *name = xasprintf("%s.%s", app, tool);
     const char *arg;
@@ -148,7 +137,7 @@ int policy_add_tool(struct policy *p, const char *app, const char *tool, const j
         char where[200];
         snprintf(where, sizeof(where), "%s: policy.%s", name, arg);
         if (!json_is_object(body)) {
-            rc = fail(err, errlen, "%s: an object {\"from\": [...]}", where);
+            rc = err_fail(err, errlen, "%s: an object {\"from\": [...]}", where);
             break;
         }
         if ((rc = add_rule(p, name, arg, body, true, where, err, errlen)) < 0)
