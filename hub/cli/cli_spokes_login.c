@@ -12,7 +12,6 @@
  * secret store (oauth.h): `hub spokes add NAME URL` then uses NAME.oauth as its bearer,
  * and a start refreshes it when it has expired. */
 #include "cmdline/cmdline.h"
-#include "runtime/oauth.h"
 #include "runtime/runtime.h"
 #include "log.h"
 #include "sha256.h"

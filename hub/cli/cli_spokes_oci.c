@@ -24,7 +24,7 @@
 #include "jsonfile.h"
 #include "log.h"
 #include "rmtree.h"
-#include "runtime/secrets.h"
+#include "runtime/runtime.h"
 #include "secret.h"
 #include "sha256.h"
 #include "termtext.h"

@@ -4,7 +4,7 @@
  * `hub spokes add` (the jail, discovery through the hub's runtime, pinning, consent)
  * is unchanged: a remote server is a spoke like any other. */
 #include "cli_spokes_remote.h"
-#include "runtime/oauth.h"
+#include "runtime/runtime.h"
 #include "util.h"
 
 #include <ctype.h>
