@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,17 @@ int mkdir_p(const char *path, mode_t mode)
     if (mkdir(buf, mode) < 0 && errno != EEXIST)
         return -1;
     return 0;
+}
+
+int mkdir_parents(const char *path, mode_t mode)
+{
+    char *copy = xstrdup(path);
+    char *parent = dirname(copy);
+    int rc = strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0 ? 0 : mkdir_p(parent, 0711);
+    free(copy);
+    if (rc == 0 && mkdir(path, mode) < 0 && errno != EEXIST)
+        rc = -1;
+    return rc;
 }
 
 int close_fds_except(const int *keep, size_t n)

@@ -53,6 +53,9 @@ ssize_t read_full(int fd, void *buf, size_t len);
 
 /* Creates every missing directory of path with mode; 0 or -1 with errno. */
 int mkdir_p(const char *path, mode_t mode);
+/* mkdir for the hub's own directories: missing parents are created 0711 (traversable,
+ * not listable) so that a jail's uid can still pass through them to its /data. */
+int mkdir_parents(const char *path, mode_t mode);
 
 /* User ids name directories (<data_root>/<user>) and appear in tokens files:
  * [A-Za-z0-9_-]{1,64}, no leading '-'. */

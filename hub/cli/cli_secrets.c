@@ -1,4 +1,4 @@
-/* `hub secrets set|list|rm`: the store of the tools' keys (hub/runtime/secrets.h).
+/* `hub secrets set|list|rm`: the store of the tools' keys (hub/secrets/secrets.h).
  *
  * A value is read from standard input, never from the command line (where ps, the
  * shell's history and /proc/PID/cmdline would keep it); at a terminal it is read with

@@ -2,7 +2,7 @@
  * policy, one audit record per scan that finds something, and the call refused when
  * the policy blocks. */
 #include "internal.h"
-#include "secretscan.h"
+#include "secrets/secrets.h"
 #include "log.h"
 #include "util.h"
 

@@ -4,7 +4,7 @@
  * the key, and such an entry is left out of the catalog rather than guessed at. */
 #include "catalog.h"
 #include "manifest.h"
-#include "secrets.h"
+#include "secrets/secrets.h"
 #include "jsonfile.h"
 #include "util.h"
 

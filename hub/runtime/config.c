@@ -519,3 +519,13 @@ int config_load(struct hub_config *c, const char *path, char *err, size_t errlen
     json_decref(root);
     return ok ? 0 : -1;
 }
+
+struct secret_store *secret_store_new(const struct hub_config *cfg)
+{
+    return secret_store_open(cfg->secrets_dir, cfg->secrets_key_file);
+}
+
+int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, size_t errlen)
+{
+    return hubca_load(cfg->secrets_dir, ca, err, errlen);
+}

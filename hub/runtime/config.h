@@ -9,6 +9,7 @@
 
 #include "manifest.h"
 #include "netaddr.h"
+#include "secrets/secrets.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -123,6 +124,11 @@ void config_free(struct hub_config *c);
 
 /* Replaces a string setting (frees the old value). */
 void config_set(char **field, const char *value);
+
+/* The secret store and the hub's CA the configuration names (secrets.dir and
+ * secrets.key_file): hub/secrets/ knows directories, not the configuration. */
+struct secret_store *secret_store_new(const struct hub_config *cfg);
+int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, size_t errlen);
 /* Sets the veth pool from "A.B.C.D/N": IPv4, a prefix of 8..30, not holding
  * 169.254.169.254 in a way that would leave no usable /30. */
 bool config_set_veth_pool(struct hub_config *c, const char *cidr, char *err, size_t errlen);

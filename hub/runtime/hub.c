@@ -1,15 +1,13 @@
 /* The hub object: configuration, manifests, the event loop's signal handling, the
  * shared network pieces of namespace mode, and the entry points for calls. */
-#include "net_gateway.h"
+#include "net/net.h"
 #include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
 #include "net_proxy.h"
-#include "slots.h"
 #include "spoke_env.h"
 #include "util.h"
-#include "net_vethpool.h"
 #include "otlp.h"
 
 #include <errno.h>

@@ -9,7 +9,7 @@
 #include "mcpver.h"
 #include "tokenbucket.h"
 #include "redact.h"
-#include "hubca.h"
+#include "secrets/secrets.h"
 #include "secrets_watch.h"
 #include "spoke_secrets.h"
 #include "traceparent.h"

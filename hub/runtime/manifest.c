@@ -1,11 +1,9 @@
 #include "manifest.h"
-#include "secretscan.h"
+#include "secrets/secrets.h"
 #include "termtext.h"
 #include "jsonfile.h"
-#include "keylike.h"
 #include "log.h"
 #include "netaddr.h"
-#include "secrets.h"
 #include "util.h"
 
 #include <arpa/inet.h>

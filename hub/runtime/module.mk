@@ -1,11 +1,16 @@
-# hub/runtime/: the trusted core (spokes, calls, MCP, mediation, processes, the network
-# pieces as net_*.c, manifests and the pin, configuration, hooks, scripted answers, the
-# secret store) as the runtime's library, which the other hub/ folders, the hub binary
-# (hub/cli/module.mk) and the tests link. Its interface: runtime.h. The JSON Schema
-# validator is lib/jsonschema/, the sub-commands' shared code hub/cmdline/.
+# hub/runtime/: the trusted core (spokes, calls, MCP, mediation, processes, netproxy's
+# supervision and a spoke's wiring into the network, manifests and the pin,
+# configuration, hooks, scripted answers, a spoke's secrets) as the runtime's library,
+# which the other hub/ folders, the hub binary (hub/cli/module.mk) and the tests link.
+# Its interface: runtime.h. Below it hub/net/ and hub/secrets/ (read before this
+# file); the JSON Schema validator is lib/jsonschema/, the sub-commands' shared code
+# hub/cmdline/.
 HUB_SRCS := $(sort $(wildcard hub/runtime/*.c))
 HUB_OBJS := $(call objs,$(HUB_SRCS))
-HUB_LIB := $(BUILD)/lib/libhub.a
+HUB_RUNTIME_LIB := $(BUILD)/lib/libhub.a
+# What links the runtime links these, in this order (a static library before those it
+# calls).
+HUB_LIB := $(HUB_RUNTIME_LIB) $(LIBHUBNET) $(LIBHUBSECRETS)
 
 # nsjail-lite as a library for the process and namespace modes: its module.mk (read
 # before this one) builds it at this fixed path. Without it those modes say that this
@@ -19,11 +24,11 @@ HUB_JAIL_LIB :=
 HUB_LDLIBS := $(call pkg_libs,$(PKGS))
 endif
 
-# Transparent egress programs the gateway's nftables (net_egress.c).
+# Transparent egress programs the gateway's nftables (hub/net/net_egress.c).
 HUB_LDLIBS += $(call pkg_libs,libnftables)
 MISSING_PKGS += $(shell pkg-config --exists libnftables 2>/dev/null || echo libnftables)
 
-$(HUB_LIB): $(HUB_OBJS)
+$(HUB_RUNTIME_LIB): $(HUB_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^

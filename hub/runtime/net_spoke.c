@@ -2,7 +2,7 @@
 
 #include "internal.h"
 #include "log.h"
-#include "net_gateway.h"
+#include "net/net.h"
 #include "net_proxy.h"
 #include "util.h"
 

@@ -8,7 +8,7 @@
 #include "netaddr.h"
 #include "redact.h"
 #include "secret.h"
-#include "secrets.h"
+#include "secrets/secrets.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -1,10 +1,9 @@
 #include "proc.h"
 #include "hostid.h"
 #include "log.h"
-#include "net_gateway.h"
+#include "net/net.h"
 #include "net_spoke.h"
 #include "pidfd.h"
-#include "slots.h"
 #include "spoke_env.h"
 #include "util.h"
 

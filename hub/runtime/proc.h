@@ -17,7 +17,7 @@
 #define HUB_PROC_H
 
 #include "internal.h"
-#include "net_vethpool.h"
+#include "net/net.h"
 
 struct spawn_spec {
     enum isolation mode;

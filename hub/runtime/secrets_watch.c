@@ -3,7 +3,7 @@
 #include "log.h"
 #include "net_proxy.h"
 #include "secret.h"
-#include "secrets.h"
+#include "secrets/secrets.h"
 #include "util.h"
 
 #include <errno.h>

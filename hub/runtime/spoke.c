@@ -11,18 +11,16 @@
  * and a session that comes later finds room at once. With max_inflight 1 the calls go
  * one at a time, each session's in the order they came. */
 #include "hostid.h"
-#include "net_gateway.h"
+#include "net/net.h"
 #include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
 #include "net_proxy.h"
 #include "net_spoke.h"
-#include "slots.h"
 #include "spoke_env.h"
 #include "spoke_secrets.h"
 #include "util.h"
-#include "net_vethpool.h"
 #include "oauth.h"
 
 #include <errno.h>

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,17 +89,6 @@ char *secret_env_take(const char *name)
     }
     unsetenv(name);
     return value;
-}
-
-int mkdir_parents(const char *path, mode_t mode)
-{
-    char *copy = xstrdup(path);
-    char *parent = dirname(copy);
-    int rc = strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0 ? 0 : mkdir_p(parent, 0711);
-    free(copy);
-    if (rc == 0 && mkdir(path, mode) < 0 && errno != EEXIST)
-        rc = -1;
-    return rc;
 }
 
 char *datadir_path(const char *root, const char *user, const char *app, const char *instance)

@@ -13,7 +13,7 @@
 #ifndef HUB_SPOKE_ENV_H
 #define HUB_SPOKE_ENV_H
 
-#include "hubca.h"
+#include "secrets/secrets.h"
 #include "manifest.h"
 
 #include <stdbool.h>
@@ -41,9 +41,6 @@ void spoke_env_free(char **env);
  * the process's initial environment block and removes the variable. */
 char *secret_env_take(const char *name);
 
-/* mkdir for the hub's own directories: missing parents are created 0711 (traversable,
- * not listable) so that a jail's uid can still pass through them to its /data. */
-int mkdir_parents(const char *path, mode_t mode);
 
 /* A spoke's data directory: <data_root>/<user>/<app> for the user's one instance of
  * the app, <data_root>/<user>/<app>.<instance> for a separate instance (a session).

@@ -1,10 +1,9 @@
 #include "spoke_secrets.h"
-#include "keylike.h"
+#include "secrets/secrets.h"
 #include "log.h"
 #include "manifest.h"
 #include "redact.h"
 #include "secret.h"
-#include "standin.h"
 #include "util.h"
 
 #include <stdio.h>

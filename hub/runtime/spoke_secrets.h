@@ -14,7 +14,7 @@
 #ifndef HUB_SPOKE_SECRETS_H
 #define HUB_SPOKE_SECRETS_H
 
-#include "secrets.h"
+#include "secrets/secrets.h"
 
 #include <jansson.h>
 #include <stdbool.h>

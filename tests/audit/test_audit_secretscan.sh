@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Secrets in tool traffic (hub/runtime/secretscan.h), from the attacker's side: a spoke
+# Secrets in tool traffic (hub/secrets/secretscan.h), from the attacker's side: a spoke
 # that returns the value of one of the hub's secrets (its environment) has the result
 # blocked and audited with the secret's name, never its value; a caller that passes a
 # secret's value in the arguments is refused before the spoke sees them; a key of a

@@ -1,12 +1,12 @@
 /* A line of an audit file as `hub audit verify` reads it (an attacker may have written
  * it: lib/auditchain.h's parse of the chain fields), and a tool's arguments or result
- * as the hub's secret scan walks them (hub/runtime/secretscan.h: a hostile spoke's
+ * as the hub's secret scan walks them (hub/secrets/secretscan.h: a hostile spoke's
  * result), every kind redacted.
  *
  * Invariants beyond "no crash": a parsed chain tail lies inside the line (its 64 hex
  * digits too), and after redaction no registered stand-in is left in any string. */
 #include "auditchain.h"
-#include "runtime/secretscan.h"
+#include "secrets/secrets.h"
 #include "tests/fuzz/fuzz_json.h"
 
 #include <stdlib.h>

@@ -12,12 +12,12 @@ FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c netproxy/connect.c
 FUZZ_SRCS_dns := netproxy/dnsmsg.c
 FUZZ_SRCS_sniff := netproxy/sniff.c netproxy/connect.c
 FUZZ_SRCS_jsonrpc :=
-FUZZ_SRCS_manifest := hub/runtime/manifest.c hub/runtime/keylike.c hub/runtime/secrets_store.c \
-	hub/runtime/secretscan.c \
+FUZZ_SRCS_manifest := hub/runtime/manifest.c hub/secrets/keylike.c hub/secrets/secrets_store.c \
+	hub/secrets/secretscan.c \
 	hub/runtime/spoke_env.c \
 	$(wildcard lib/jsonschema/*.c)
 FUZZ_SRCS_pin := hub/runtime/pin.c
-FUZZ_SRCS_auditline := hub/runtime/secretscan.c hub/runtime/keylike.c
+FUZZ_SRCS_auditline := hub/secrets/secretscan.c hub/secrets/keylike.c
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)
 FUZZ_SRCS_schema := $(wildcard lib/jsonschema/*.c)

@@ -2,7 +2,7 @@
  * and the veth pool (never 169.254.169.254). */
 #include "runtime/config.h"
 #include "runtime/manifest.h"
-#include "runtime/net_vethpool.h"
+#include "net/net.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

@@ -6,7 +6,7 @@
  *     again; a proxy that stops answering pings is killed and restarted;
  *   - a refused add reaches the error callback; remove hands it back;
  *   - the published /run/netns name disappears with the gateway. */
-#include "runtime/net_gateway.h"
+#include "net/net.h"
 #include "runtime/net_proxy.h"
 #include "tests/unit/test.h"
 #include "util.h"

@@ -21,7 +21,7 @@ $(BUILD)/tests/netproxy/test_np_egress_units: NETPROXY_LIBS += $(call pkg_libs,o
 
 # The hub's gateway rules for transparent egress, installed by the tests' own gateway.
 $(BUILD)/tests/netproxy/np_egress_rules: $(BUILD)/obj/tests/netproxy/np_egress_rules.o \
-		$(BUILD)/obj/hub/runtime/net_egress.o $(LIBISOLATE)
+		$(BUILD)/obj/hub/net/net_egress.o $(LIBISOLATE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PKGS) libnftables)

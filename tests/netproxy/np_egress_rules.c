@@ -1,7 +1,7 @@
-/* Installs the hub's transparent-egress rules (hub/runtime/net_egress.c) in the network
+/* Installs the hub's transparent-egress rules (hub/net/net_egress.c) in the network
  * namespace it runs in: `ip netns exec GW np_egress_rules PORT`, so that the netproxy
  * tests get the same gateway the hub builds. Prints the rule set with --print. */
-#include "hub/runtime/net_egress.h"
+#include "net/net.h"
 
 #include <stdio.h>
 #include <stdlib.h>

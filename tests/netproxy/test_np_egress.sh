@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Transparent egress from the attacker's side (np_egress.py), on the gateway the hub
 # builds: a gateway namespace with the hub's own nftables tproxy rules
-# (np_egress_rules, from hub/runtime/net_egress.c), two "spoke" namespaces on veths
+# (np_egress_rules, from hub/net/net_egress.c), two "spoke" namespaces on veths
 # with a default route to it and resolv.conf naming it, and netproxy in a namespace of
 # its own (the host's role) with its stand-in upstreams. A test hub passes each
 # spoke's transparent listener and resolver socket as the real one does.

@@ -4,10 +4,8 @@
  * holds only the stand-in, so each character it shares with the value at the same
  * position is key material handed to it. */
 #include "redact.h"
-#include "runtime/keylike.h"
-#include "runtime/secrets.h"
+#include "secrets/secrets.h"
 #include "runtime/spoke_secrets.h"
-#include "runtime/standin.h"
 #include "secret.h"
 #include "tests/unit/test.h"
 #include "util.h"

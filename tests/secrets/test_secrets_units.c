@@ -4,9 +4,7 @@
  * directory others can read). */
 #include "redact.h"
 #include "runtime/config.h"
-#include "runtime/keylike.h"
-#include "runtime/secrets.h"
-#include "runtime/standin.h"
+#include "secrets/secrets.h"
 #include "secret.h"
 #include "tests/unit/test.h"
 #include "util.h"

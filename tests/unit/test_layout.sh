@@ -3,7 +3,10 @@
 #
 # The layers, lowest first (a folder may include the public header of a folder in a
 # lower layer, never one in its own layer or above; lib/ is below them all):
-#   runtime < llm, memory, cmdline < assistant, repl, serve < casestudies, agentbench < cli
+#   net, secrets < runtime < llm, memory, cmdline < assistant, repl, serve
+#   < casestudies, agentbench < cli
+# net (the spokes' network) and secrets (the store, stand-ins, the CA) need no hub: the
+# runtime calls them, never the other way.
 # casestudies and agentbench sit above assistant because they drive the agent.
 # A folder's public header is <folder>/<folder>.h (cli/ has none: nothing includes it);
 # every other header is internal to its folder. Within a folder a header is named
@@ -14,7 +17,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 
-declare -A RANK=([runtime]=1 [llm]=2 [memory]=2 [cmdline]=2 [assistant]=3 [repl]=3 [serve]=3 [casestudies]=4 [agentbench]=4 [cli]=5)
+declare -A RANK=([net]=0 [secrets]=0 [runtime]=1 [llm]=2 [memory]=2 [cmdline]=2 [assistant]=3 [repl]=3 [serve]=3 [casestudies]=4 [agentbench]=4 [cli]=5)
 
 # Prints one line per violation under ROOT/hub ("file: why"); prints nothing if none.
 violations() {

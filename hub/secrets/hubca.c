@@ -1,7 +1,5 @@
 #include "hubca.h"
-#include "config.h"
 #include "secret.h"
-#include "spoke_env.h"
 #include "util.h"
 #include "x509ext.h"
 
@@ -135,17 +133,17 @@ static int ensure_bundle(struct hub_ca *ca, char *err, size_t errlen)
     return rc;
 }
 
-int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, size_t errlen)
+int hubca_load(const char *secrets_dir, struct hub_ca *ca, char *err, size_t errlen)
 {
     memset(ca, 0, sizeof(*ca));
-    char *dir = xasprintf("%s/ca", cfg->secrets_dir);
+    char *dir = xasprintf("%s/ca", secrets_dir);
     char *key_path = xasprintf("%s/ca.key", dir);
     ca->cert_path = xasprintf("%s/ca.crt", dir);
     ca->bundle_path = xasprintf("%s/ca-bundle.crt", dir);
     int rc = -1, lock_fd = -1;
     struct stat st;
-    if (mkdir_parents(cfg->secrets_dir, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "%s: %s", cfg->secrets_dir, strerror(errno));
+    if (mkdir_parents(secrets_dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: %s", secrets_dir, strerror(errno));
         goto out;
     }
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {

@@ -11,8 +11,6 @@
 
 #include <stddef.h>
 
-struct hub_config;
-
 #define HUBCA_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 /* Where a jail sees them. */
 #define HUBCA_JAIL_CERT "/etc/isolategpt/ca.crt"
@@ -24,9 +22,9 @@ struct hub_ca {
     char *key_pem; /* secret memory */
 };
 
-/* Loads the CA, making it (and the bundle) when missing; the bundle is made again when
- * the system's is newer. 0, or -1 and err. */
-int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, size_t errlen);
+/* Loads the CA of the store in secrets_dir, making it (and the bundle) when missing; the
+ * bundle is made again when the system's is newer. 0, or -1 and err. */
+int hubca_load(const char *secrets_dir, struct hub_ca *ca, char *err, size_t errlen);
 void hubca_clear(struct hub_ca *ca);
 
 #endif

@@ -1,9 +1,7 @@
 /* The secret store's files and their encryption (secrets.h). */
 #include "secrets.h"
-#include "config.h"
 #include "jsonfile.h"
 #include "secret.h"
-#include "spoke_env.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -126,10 +124,10 @@ void secret_meta_copy(struct secret_meta *dst, const struct secret_meta *src)
 
 /* ---- the store and its directory ---- */
 
-struct secret_store *secret_store_new(const struct hub_config *cfg)
+struct secret_store *secret_store_open(const char *dir, const char *key_file)
 {
     struct secret_store *st = xcalloc(1, sizeof(*st));
-    st->dir = xstrdup(cfg->secrets_dir);
+    st->dir = xstrdup(dir);
     const char *creds = getenv("CREDENTIALS_DIRECTORY");
     char *cred = creds && *creds ? xasprintf("%s/%s", creds, SECRET_CREDENTIAL_ID) : NULL;
     if (cred && access(cred, F_OK) == 0) {
@@ -137,7 +135,7 @@ struct secret_store *secret_store_new(const struct hub_config *cfg)
         st->key_from_credential = true;
     } else {
         free(cred);
-        st->key_path = xstrdup(cfg->secrets_key_file);
+        st->key_path = xstrdup(key_file);
     }
     return st;
 }

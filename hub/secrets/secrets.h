@@ -17,6 +17,11 @@
 #ifndef HUB_SECRETS_H
 #define HUB_SECRETS_H
 
+#include "hubca.h"
+#include "keylike.h"
+#include "secretscan.h"
+#include "standin.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,8 +38,6 @@
 
 /* The header a secret set with `--header any` is recorded with. */
 #define SECRET_HEADER_ANY "*"
-
-struct hub_config;
 
 /* What the store says about a secret, never its value. hosts is NULL-terminated and
  * empty for a secret given to the spoke's environment as it is (env mode); otherwise
@@ -53,8 +56,10 @@ struct secret_meta {
 
 struct secret_store;
 
-/* The store of cfg (secrets.dir, secrets.key_file). Nothing is read or created yet. */
-struct secret_store *secret_store_new(const struct hub_config *cfg);
+/* The store in dir, its key in key_file (the configuration's secrets.dir and
+ * secrets.key_file: the runtime's secret_store_new() passes them). Nothing is read or
+ * created yet. */
+struct secret_store *secret_store_open(const char *dir, const char *key_file);
 void secret_store_free(struct secret_store *st);
 const char *secret_store_dir(const struct secret_store *st);
 /* Where the key comes from: the credential's path or key_file. */
