@@ -4,11 +4,11 @@
  * the operator allows scripts), its version and integrity are pinned in the manifest
  * ("package"), and the server's command is its bin script there. `hub spokes update`
  * installs the same spec again and moves the pin when the version changed. */
+#include "cli_logtail.h"
 #include "cli_spokes_npm.h"
 #include "jsonfile.h"
 #include "log.h"
 #include "rmtree.h"
-#include "termtext.h"
 #include "util.h"
 
 #include <errno.h>
@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #define NPM "npm"
-#define LOG_TAIL 2048
 
 /* "@scope/name@1.2" -> name "@scope/name", version "1.2" (NULL: latest). False for
  * what npm would not take as a registry name. */
@@ -69,23 +68,6 @@ static int run_logged(char *const argv[], const char *log_path)
         if (errno != EINTR)
             return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void show_tail(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char buf[LOG_TAIL + 1];
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
-    size_t n = fseek(f, size > LOG_TAIL ? size - LOG_TAIL : 0, SEEK_SET) == 0
-                   ? fread(buf, 1, LOG_TAIL, f)
-                   : 0;
-    fclose(f);
-    struct tt_stream ts;
-    tt_stream_init(&ts, stderr, "  | ", 0);
-    tt_stream_write(&ts, buf, n);
-    tt_stream_end(&ts);
 }
 
 /* Whether path, every symlink and ".." resolved, is a regular file inside pkg_dir: a
@@ -187,7 +169,7 @@ int npm_install(const struct hub_config *cfg, const char *app, const char *spec,
         snprintf(err, errlen, "npm install %s failed (%s %d); its output, %s:", spec,
                  st < 0 ? "could not run npm:" : "exit", st < 0 ? errno : st, log_path);
         log_warnx("%s", err);
-        show_tail(log_path);
+        cli_show_log_tail(log_path);
         goto out;
     }
     char *lock_path = xasprintf("%s/package-lock.json", tmp);

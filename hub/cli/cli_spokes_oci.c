@@ -20,6 +20,7 @@
  * Registry credentials ("USER:PASSWORD" in the secret store, --registry-secret NAME)
  * reach skopeo as an auth file, 0600 in a private directory made for the pull and
  * removed after it: never on a command line, in the manifest or in a log. */
+#include "cli_logtail.h"
 #include "cli_spokes_oci.h"
 #include "jsonfile.h"
 #include "log.h"
@@ -27,7 +28,6 @@
 #include "runtime/runtime.h"
 #include "secret.h"
 #include "sha256.h"
-#include "termtext.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -52,7 +52,6 @@
 #define MANIFEST_MAX (4 * 1024 * 1024)
 #define ENV_MAX_ENTRIES 64
 #define ARGS_MAX 32 /* a manifest's command holds at most 32 */
-#define LOG_TAIL 2048
 
 bool oci_is_ref(const char *arg)
 {
@@ -183,23 +182,6 @@ static int run(char *const argv[], int log_fd, char **out, size_t *len, size_t m
     if (rc < 0)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void show_tail(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char buf[LOG_TAIL + 1];
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
-    size_t n = fseek(f, size > LOG_TAIL ? size - LOG_TAIL : 0, SEEK_SET) == 0
-                   ? fread(buf, 1, LOG_TAIL, f)
-                   : 0;
-    fclose(f);
-    struct tt_stream ts;
-    tt_stream_init(&ts, stderr, "  | ", 0);
-    tt_stream_write(&ts, buf, n);
-    tt_stream_end(&ts);
 }
 
 static void base64(const unsigned char *in, size_t n, char *out)
@@ -752,7 +734,7 @@ static int pull(const struct hub_config *cfg, const char *app, const char *ref, 
 out:
     if (rc < 0 && log_fd >= 0 && strstr(err, "its output")) {
         log_warnx("%s", err); /* the caller leaves this message out */
-        show_tail(log_path);
+        cli_show_log_tail(log_path);
     }
     if (log_fd >= 0)
         close(log_fd);
