@@ -44,7 +44,7 @@ for name in context7 tavily youtube awskb mapbox lara shopify; do
     mkdir -p "$TMP/data/tester/$name" && cp "$TMP/ca.pem" "$TMP/data/tester/$name/ca.pem"
 done
 chmod 711 "$TMP/data" "$TMP/data/tester"
-bg $PY "$ROOT/tests/catalog/standin.py" "$UP" "$TMP/srv.pem" "$TMP/srv.key" "$TMP/standin.jsonl"
+bg $PY "$ROOT/tests/mcpservers/standin.py" "$UP" "$TMP/srv.pem" "$TMP/srv.key" "$TMP/standin.jsonl"
 rport=$(free_port)
 bg redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
     --logfile "$TMP/redis.log"

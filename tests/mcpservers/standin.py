@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A stand-in HTTPS upstream for the corpus's API servers (test_corpus_api.sh).
+"""A stand-in HTTPS upstream for the API servers of the corpus (test_corpus_api.sh) and the
+catalog (test_catalog.sh); it also logs the headers netproxy puts the catalog's keys in.
 
     standin.py ADDR CERT KEY LOG
 
@@ -39,6 +40,11 @@ ANSWERS = {
 }
 
 
+# The headers the catalog's entries name for their keys.
+KEY_HEADERS = ["Authorization", "X-Subscription-Token", "x-api-key", "X-Figma-Token",
+               "Circle-Token", "Api-Key", "X-BB-API-Key", "x-goog-api-key"]
+
+
 def sni_callback(sock, name, _ctx):
     sock.sni = name  # read by the handler of the same connection
 
@@ -68,7 +74,8 @@ class Handler(BaseHTTPRequestHandler):
             host = host[:-4]
         with log_lock, open(log_path, "a") as f:
             f.write(json.dumps({"sni": sni, "host": host, "method": self.command,
-                                "path": self.path}) + "\n")
+                                "path": self.path,
+                                "keys": [self.headers.get(h) or "" for h in KEY_HEADERS]}) + "\n")
         status, ctype, body = 404, "text/plain", "stand-in: no such path"
         if sni is None or host != sni:
             status, body = 421, "stand-in: Host %r is not the SNI %r" % (host, sni)
