@@ -13,7 +13,9 @@ _cleanups=()
 _failures=0
 
 ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; _failures=$((_failures + 1)); }
+# not_ok fails (status 1), so is, like, check and the others fail with it and
+# `is ... || diag "$(cat log)"` shows the log on failure only.
+not_ok() { echo "not ok - $*"; _failures=$((_failures + 1)); return 1; }
 skip() { echo "ok - $1 # SKIP ${2:-}"; }
 diag() { echo "# $*"; }
 

@@ -53,7 +53,7 @@ lay=$TMP/layout b=$TMP/bundle
 r=$b/rootfs
 {
     umoci init --layout "$lay" && umoci new --image "$lay:py" &&
-        umoci unpack --rootless --image "$lay:py" "$b" >/dev/null &&
+        umoci unpack --image "$lay:py" "$b" >/dev/null &&
         mkdir -p "$r/usr/bin" "$r/usr/lib/x86_64-linux-gnu" "$r/lib64" "$r/app" &&
         cp /usr/bin/python3.11 "$r/usr/bin/" && ln -s python3.11 "$r/usr/bin/python3" &&
         ln -s usr/lib "$r/lib" &&

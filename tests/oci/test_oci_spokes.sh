@@ -32,11 +32,13 @@ IMAGE=127.0.0.1:$PORT/itest/imgspoke
 # build_image TAG VERSION [EXTRA]: the server at /srv/imgspoke (setuid root, as a
 # hostile image would ship it), a copy with a file capability (/srv/capped), a marker
 # file, a link to /, pushed as IMAGE:TAG.
+# Unpacked as root: --rootless would also write a runtime spec for a rootless bundle,
+# which fails on a machine without /etc/resolv.conf (the host test's has no network).
 build_image() {
     local tag=$1 version=$2 extra=${3:-} lay=$TMP/layout b=$TMP/bundle-$1
     [ -d "$lay" ] || umoci init --layout "$lay"
     umoci new --image "$lay:$tag" &&
-        umoci unpack --rootless --image "$lay:$tag" "$b" >/dev/null &&
+        umoci unpack --image "$lay:$tag" "$b" >/dev/null &&
         mkdir -p "$b/rootfs/srv" "$b/rootfs/etc" &&
         install -m 4755 "$SPOKE" "$b/rootfs/srv/imgspoke" &&
         install -m 0755 "$SPOKE" "$b/rootfs/srv/capped" &&
