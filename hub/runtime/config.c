@@ -68,7 +68,8 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->inflight = (struct inflight_settings){.adaptive = true,
                                              .initial = INFLIGHT_DEFAULT_INITIAL,
                                              .min = INFLIGHT_DEFAULT_MIN,
-                                             .tolerance_pct = INFLIGHT_DEFAULT_TOLERANCE_PCT};
+                                             .tolerance_pct = INFLIGHT_DEFAULT_TOLERANCE_PCT,
+                                             .slack_ms = INFLIGHT_DEFAULT_SLACK_MS};
     c->max_tools = MAX_TOOLS_DEFAULT;
     c->prestart = PRESTART_NONE;
     c->spoke_log_max = 1024 * 1024;
@@ -359,17 +360,20 @@ static bool load_audit(struct jf_ctx *jc, const json_t *root, struct hub_config 
  * (inflight.h). */
 static bool load_inflight(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
-    static const char *const keys[] = {"adaptive", "initial", "min", "latency_tolerance_pct", NULL};
+    static const char *const keys[] = {"adaptive", "initial", "min", "latency_tolerance_pct",
+                                       "latency_slack_ms", NULL};
     json_t *o = json_object_get(root, "inflight");
     if (!o)
         return true;
     if (!jf_object(jc, o, "inflight", keys))
         return false;
-    uint64_t initial = c->inflight.initial, min = c->inflight.min, tol = c->inflight.tolerance_pct;
+    uint64_t initial = c->inflight.initial, min = c->inflight.min, tol = c->inflight.tolerance_pct,
+             slack = c->inflight.slack_ms;
     if (!jf_bool(jc, o, "inflight", "adaptive", false, &c->inflight.adaptive) ||
         !get_u64(jc, o, "inflight", "initial", 1, MAX_INFLIGHT_LIMIT, &initial) ||
         !get_u64(jc, o, "inflight", "min", 1, MAX_INFLIGHT_LIMIT, &min) ||
-        !get_u64(jc, o, "inflight", "latency_tolerance_pct", 101, 10000, &tol))
+        !get_u64(jc, o, "inflight", "latency_tolerance_pct", 101, 10000, &tol) ||
+        !get_u64(jc, o, "inflight", "latency_slack_ms", 0, 60000, &slack))
         return false;
     if (min > initial)
         return jf_fail(jc, "inflight", "min", "must be at most initial (%llu)",
@@ -377,6 +381,7 @@ static bool load_inflight(struct jf_ctx *jc, const json_t *root, struct hub_conf
     c->inflight.initial = (unsigned)initial;
     c->inflight.min = (unsigned)min;
     c->inflight.tolerance_pct = (unsigned)tol;
+    c->inflight.slack_ms = (unsigned)slack;
     return true;
 }
 

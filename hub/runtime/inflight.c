@@ -137,7 +137,11 @@ void inflight_sample(struct inflight_limit *l, const char *tool, uint64_t rtt_ns
     }
     if (t->base_ns == 0)
         t->base_ns = 1;
-    uint64_t r = rtt_ns * 1000 / t->base_ns;
+    /* The slack first: a few ms of queued sub-millisecond calls is no slowdown (and a
+     * wider window lets the spoke and the hub read several frames a wake-up). */
+    uint64_t slack = (uint64_t)l->s.slack_ms * 1000000ULL;
+    uint64_t over = rtt_ns > slack ? rtt_ns - slack : 0;
+    uint64_t r = over > t->base_ns ? over * 1000 / t->base_ns : 1000;
     l->ratio[l->n++] = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
     unsigned round = l->limit < ROUND_MIN ? ROUND_MIN : l->limit;
     if (l->n >= round || l->n >= INFLIGHT_ROUND_MAX)

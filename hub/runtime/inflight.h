@@ -10,7 +10,9 @@
  * against its tool's own latency at low concurrency: a moving average of the round
  * trips of that tool's calls sent while at most inflight.min were in flight (or, until
  * such a call comes, while the fewest were: a fresh spoke's first calls go out one by
- * one). A round is as many
+ * one). Each round trip less latency_slack_ms (10 ms: a few ms of queued
+ * sub-millisecond calls is no slowdown, and a wider window lets the spoke and the hub
+ * read several frames at a wake-up) is divided by that latency. A round is as many
  * answers as the limit (at least 4); at its end, the median of the round's ratios
  * decides, in rounds where the limit held calls back (a call waited for a place in
  * the window, not for its session's share):
@@ -38,11 +40,13 @@ struct inflight_settings {
     unsigned initial;       /* a fresh spoke's limit (at most its max_inflight) */
     unsigned min;           /* never below (nor below 2 when max_inflight is 2 or more) */
     unsigned tolerance_pct; /* latency this many percent of the low-concurrency one holds */
+    unsigned slack_ms;      /* a round trip this much above that one is taken off first */
 };
 
 #define INFLIGHT_DEFAULT_INITIAL 16
 #define INFLIGHT_DEFAULT_MIN 4
 #define INFLIGHT_DEFAULT_TOLERANCE_PCT 150
+#define INFLIGHT_DEFAULT_SLACK_MS 10
 /* Tools whose latency is tracked per spoke; beyond them the least recently used goes. */
 #define INFLIGHT_TOOLS 32
 /* The most answers in a round: the largest max_inflight (manifest.h MAX_INFLIGHT_LIMIT). */

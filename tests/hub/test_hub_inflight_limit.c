@@ -20,9 +20,10 @@
 static const struct inflight_settings defaults = {.adaptive = true,
                                                   .initial = INFLIGHT_DEFAULT_INITIAL,
                                                   .min = INFLIGHT_DEFAULT_MIN,
-                                                  .tolerance_pct = INFLIGHT_DEFAULT_TOLERANCE_PCT};
+                                                  .tolerance_pct = INFLIGHT_DEFAULT_TOLERANCE_PCT,
+                                                  .slack_ms = INFLIGHT_DEFAULT_SLACK_MS};
 
-enum model { CONCURRENT, SERIAL, NOISY, TWO_TOOLS };
+enum model { CONCURRENT, SERIAL, FAST_SERIAL, NOISY, TWO_TOOLS };
 
 static uint32_t rng = 12345;
 static uint32_t next_rand(void)
@@ -52,6 +53,9 @@ static void round_of(struct inflight_limit *l, enum model m, unsigned demand)
             break;
         case SERIAL: /* one at a time: each waits for those before it */
             rtt = (uint64_t)at_send * 10 * MS;
+            break;
+        case FAST_SERIAL: /* the same, 0.1 ms a call */
+            rtt = (uint64_t)at_send * MS / 10;
             break;
         case NOISY: /* 50 to 150 ms whatever the concurrency */
             rtt = 50 * MS + (uint64_t)next_rand() * 100 * MS / 0xffff;
@@ -137,6 +141,18 @@ int main(void)
           "8 (%u to %u)",
           w, settled_lo, settled_hi);
 
+    /* The slack: a serial spoke of a 0.1 ms tool may hold 10 ms of queued calls. */
+    inflight_init(&l, &defaults, 64);
+    w = run(&l, FAST_SERIAL, 100, 30, NULL, NULL);
+    struct inflight_settings no_slack = defaults;
+    no_slack.slack_ms = 0;
+    inflight_init(&l, &no_slack, 64);
+    unsigned w0 = run(&l, FAST_SERIAL, 100, 60, NULL, NULL);
+    CHECK(w == 64 && w0 <= 8,
+          "a serial spoke of a 0.1 ms tool: within the 10 ms slack the limit grows to 64 (%u); "
+          "with latency_slack_ms 0 it shrinks as for a slow one (%u)",
+          w, w0);
+
     /* Latency that varies with the input, not with the load, is not congestion. */
     inflight_init(&l, &defaults, 64);
     w = run(&l, NOISY, 32, 60, &lo, NULL);
@@ -182,6 +198,7 @@ int main(void)
           "inflight.adaptive false: the window is max_inflight, fixed (%u to %u)", lo, hi);
     struct inflight_settings low = defaults;
     low.min = 1;
+    low.slack_ms = 0;
     inflight_init(&l, &low, 64);
     run(&l, SERIAL, 100, 60, &lo, NULL);
     CHECK(lo == 2,
@@ -197,17 +214,18 @@ int main(void)
     char err[512] = "";
     CHECK(load_hub_json(&c, "{}", err, sizeof(err)) == 0 && c.max_inflight == 64 &&
               c.inflight.adaptive && c.inflight.initial == 16 && c.inflight.min == 4 &&
-              c.inflight.tolerance_pct == 150,
+              c.inflight.tolerance_pct == 150 && c.inflight.slack_ms == 10,
           "hub.json's defaults: max_inflight 64, inflight adaptive from 16, min 4, tolerance "
-          "150 %% (%s)",
+          "150 %%, slack 10 ms (%s)",
           err);
     config_free(&c);
     CHECK(load_hub_json(&c,
                         "{\"max_inflight\": 32, \"inflight\": {\"adaptive\": false, "
-                        "\"initial\": 8, \"min\": 2, \"latency_tolerance_pct\": 200}}",
+                        "\"initial\": 8, \"min\": 2, \"latency_tolerance_pct\": 200, "
+                        "\"latency_slack_ms\": 0}}",
                         err, sizeof(err)) == 0 &&
               c.max_inflight == 32 && !c.inflight.adaptive && c.inflight.initial == 8 &&
-              c.inflight.min == 2 && c.inflight.tolerance_pct == 200,
+              c.inflight.min == 2 && c.inflight.tolerance_pct == 200 && c.inflight.slack_ms == 0,
           "hub.json's inflight settings are read (%s)", err);
     config_free(&c);
     const struct {
@@ -217,6 +235,7 @@ int main(void)
         {"{\"inflight\": {\"latency_tolerance_pct\": 100}}", "inflight.latency_tolerance_pct"},
         {"{\"inflight\": {\"initial\": 0}}", "inflight.initial"},
         {"{\"inflight\": {\"grow\": 2}}", "grow"},
+        {"{\"inflight\": {\"latency_slack_ms\": -1}}", "inflight.latency_slack_ms"},
         {"{\"inflight\": {\"adaptive\": \"yes\"}}", "inflight.adaptive"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
