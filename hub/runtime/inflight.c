@@ -43,7 +43,7 @@ void inflight_note_bound(struct inflight_limit *l)
     l->bound = true;
 }
 
-/* FNV-1a: tools are told apart by name, not by pointer (a reload frees manifests). */
+/* FNV-1a of the tool's name: a fixed-size key that needs no copy of the name. */
 static uint64_t name_key(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;

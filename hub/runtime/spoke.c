@@ -562,7 +562,7 @@ static void spoke_start(struct spoke *sp)
     audit_new_id(sp->id);
     sp->gen++;
     sp->state = SP_STARTING;
-    /* A new instance learns its pace afresh (it may be another program after a reload). */
+    /* A new instance learns its pace afresh (a restart after a crash, an idle stop). */
     inflight_init(&sp->limit, &h->cfg->inflight, sp->window);
     sp->t_spawn = now_mono_ns();
     sp->t_init = sp->t_ready = 0;
