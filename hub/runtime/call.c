@@ -107,13 +107,16 @@ static void call_finish(struct call *c, json_t *result, int code, const char *la
     enum call_state was = c->state;
     c->state = CALL_DONE;
     evtimer_del(c->timer);
-    (void)was;
     struct spoke *sp = c->target;
     /* Requests the spoke made during this call are over with it. */
     struct sreq *r;
     while ((r = LIST_FIRST(&c->children)) != NULL)
         sreq_cancel(r);
     audit_call(c, result ? "success" : "failure", result, code, layer, msg);
+    /* An answer measures the spoke's pace (its in-flight limit, inflight.h), unless the
+     * call waited on the hub meanwhile (a mediated call, a question, more input). */
+    if (was == CALL_SENT && result && !c->asked && !c->input_rounds)
+        spoke_call_answered(sp, c);
     /* Its place in the window goes to the next waiting call (which may be sent now). */
     spoke_call_off(sp, c);
     haudit_trace_spoke(sp);
@@ -208,9 +211,11 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
                        (unsigned long long)ms);
             break;
         }
-        /* Several at a time: the call ends, the spoke goes on serving the others. One
-         * that has answered nothing since the call was sent may have stopped answering
-         * everything: a ping tells (spoke_probe). */
+        /* Several at a time: the call ends, the spoke goes on serving the others, with
+         * its in-flight limit halved (it did not keep up). One that has answered nothing
+         * since the call was sent may have stopped answering everything: a ping tells
+         * (spoke_probe). */
+        inflight_overload(&sp->limit);
         {
             bool silent = sp->t_last_answer < c->t_sent;
             call_fail(c, HUB_ERR_SPOKE, "deadline", "%s missed its deadline of %llu ms (cancelled)",

@@ -61,7 +61,15 @@ void config_defaults(struct hub_config *c, const char *exe_dir)
     c->oauth_max_token_lifetime_s = 86400;
     c->max_call_depth = 4;
     c->max_spokes = 256;
-    c->max_inflight = 16;
+    /* The ceiling of the adaptive limit, which starts at 16 (the fixed window of
+     * before) and grows while the spoke keeps up: 32 sessions of a 100 ms tool need 32
+     * (docs/serve.md, many sessions). */
+    c->max_inflight = 64;
+    c->inflight = (struct inflight_settings){.adaptive = true,
+                                             .initial = INFLIGHT_DEFAULT_INITIAL,
+                                             .min = INFLIGHT_DEFAULT_MIN,
+                                             .tolerance_pct = INFLIGHT_DEFAULT_TOLERANCE_PCT,
+                                             .slack_ms = INFLIGHT_DEFAULT_SLACK_MS};
     c->max_tools = MAX_TOOLS_DEFAULT;
     c->prestart = PRESTART_NONE;
     c->spoke_log_max = 1024 * 1024;
@@ -348,6 +356,35 @@ static bool load_audit(struct jf_ctx *jc, const json_t *root, struct hub_config 
     return true;
 }
 
+/* "inflight": how a spoke's in-flight limit is sized below its max_inflight
+ * (inflight.h). */
+static bool load_inflight(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
+{
+    static const char *const keys[] = {"adaptive", "initial", "min", "latency_tolerance_pct",
+                                       "latency_slack_ms", NULL};
+    json_t *o = json_object_get(root, "inflight");
+    if (!o)
+        return true;
+    if (!jf_object(jc, o, "inflight", keys))
+        return false;
+    uint64_t initial = c->inflight.initial, min = c->inflight.min, tol = c->inflight.tolerance_pct,
+             slack = c->inflight.slack_ms;
+    if (!jf_bool(jc, o, "inflight", "adaptive", false, &c->inflight.adaptive) ||
+        !get_u64(jc, o, "inflight", "initial", 1, MAX_INFLIGHT_LIMIT, &initial) ||
+        !get_u64(jc, o, "inflight", "min", 1, MAX_INFLIGHT_LIMIT, &min) ||
+        !get_u64(jc, o, "inflight", "latency_tolerance_pct", 101, 10000, &tol) ||
+        !get_u64(jc, o, "inflight", "latency_slack_ms", 0, 60000, &slack))
+        return false;
+    if (min > initial)
+        return jf_fail(jc, "inflight", "min", "must be at most initial (%llu)",
+                       (unsigned long long)initial);
+    c->inflight.initial = (unsigned)initial;
+    c->inflight.min = (unsigned)min;
+    c->inflight.tolerance_pct = (unsigned)tol;
+    c->inflight.slack_ms = (unsigned)slack;
+    return true;
+}
+
 /* hub serve's control socket (hub/serve/serve_control.c). */
 static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
@@ -426,6 +463,7 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
                                        "max_spokes",
                                        "spoke_log_max_bytes",
                                        "max_inflight",
+                                       "inflight",
                                        "max_tools",
                                        "prestart",
                                        "idle_s",
@@ -476,6 +514,8 @@ static bool load_root(struct jf_ctx *jc, const json_t *root, struct hub_config *
     c->max_call_depth = (unsigned)depth;
     c->max_spokes = spokes;
     c->spoke_log_max = logmax;
+    if (!load_inflight(jc, root, c))
+        return false;
     if (!load_network(jc, root, c) || !load_netproxy(jc, root, c) || !load_serve(jc, root, c) ||
         !load_secrets(jc, root, c))
         return false;

@@ -7,6 +7,7 @@
 #ifndef HUB_CONFIG_H
 #define HUB_CONFIG_H
 
+#include "inflight.h"
 #include "manifest.h"
 #include "netaddr.h"
 #include "secrets/secrets.h"
@@ -49,8 +50,9 @@ struct hub_config {
     unsigned max_call_depth;
     size_t max_spokes;
     size_t spoke_log_max;
-    unsigned max_inflight; /* calls in flight to one spoke at once (manifests may say) */
-    size_t max_tools;      /* tools one spoke may list (hub.json max_tools) */
+    unsigned max_inflight; /* calls in flight to one spoke at once at most (manifests may say) */
+    struct inflight_settings inflight; /* how the limit below that is sized (inflight.h) */
+    size_t max_tools;                  /* tools one spoke may list (hub.json max_tools) */
     enum prestart prestart;
     uint64_t idle_s; /* a spoke with no call is stopped after this long; 0: never */
 

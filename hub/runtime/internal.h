@@ -93,6 +93,8 @@ struct call {
     void *origin;        /* call_opts.origin, inherited by nested calls */
     const void *session; /* call_opts.session, likewise: its share of a spoke's window */
     uint64_t t_start, t_sent, deadline;
+    unsigned inflight_at_send; /* the spoke's calls in flight when it was sent, itself too */
+    bool asked;                /* it asked the hub something: its round trip is not the spoke's */
     struct event *timer;
     int64_t rpc_id;
     size_t req_bytes;
@@ -240,8 +242,10 @@ struct spoke {
     TAILQ_HEAD(, fair_group) groups;
     unsigned n_groups;
     struct call_queue inflight;
-    unsigned n_inflight, window;
-    char proxy_trace[56]; /* what netproxy was last told of its call (haudit_trace_spoke) */
+    unsigned n_inflight;
+    unsigned window;             /* its max_inflight: the ceiling (1: one at a time, strictly) */
+    struct inflight_limit limit; /* the calls it may hold now, up to window (inflight.h) */
+    char proxy_trace[56];        /* what netproxy was last told of its call (haudit_trace_spoke) */
     bool dispatching, redispatch;
     uint64_t t_last_answer;       /* its last response to any request: is it still answering? */
     uint64_t t_probe;             /* the ping of spoke_probe() went out */
@@ -284,6 +288,8 @@ void spoke_submit(struct spoke *sp, struct call *c);
 /* A queued or sent call is over (answered, failed, cancelled): it leaves its line or
  * the calls in flight, and the next waiting call may take its place. */
 void spoke_call_off(struct spoke *sp, struct call *c);
+/* c, sent to sp, was answered: its round trip sizes sp's in-flight limit. */
+void spoke_call_answered(struct spoke *sp, const struct call *c);
 /* The call in flight whose tools/call (or request) had this JSON-RPC id; NULL. */
 struct call *spoke_inflight_by_rpc(const struct spoke *sp, int64_t rpc_id);
 /* The call in flight whose progress token (its id) is token; NULL. */

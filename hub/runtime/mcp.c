@@ -719,6 +719,7 @@ struct sreq *sreq_new(struct spoke *sp, enum sreq_kind kind, struct call *parent
     r->t_start = now_mono_ns();
     LIST_INSERT_HEAD(&parent->children, r, link);
     parent->sreqs++;
+    parent->asked = true;
     sp->sreqs++;
     return r;
 }

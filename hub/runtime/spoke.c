@@ -1,9 +1,10 @@
 /* Spoke lifecycle: lazy start on the first call (or a prestart), the MCP connection's
- * bytes in and out, up to max_inflight calls in flight at once with each session's
- * calls waiting in a line of their own, kill on misbehaviour, restart on the next
- * call after a crash, stop after idle_s without a call.
+ * bytes in and out, calls in flight up to the spoke's in-flight limit (inflight.h:
+ * sized to its work, at most max_inflight) with each session's calls waiting in a
+ * line of their own, kill on misbehaviour, restart on the next call after a crash,
+ * stop after idle_s without a call.
  *
- * Fairness: a spoke's window (max_inflight) is shared between the sessions whose calls
+ * Fairness: a spoke's window (its limit now) is shared between the sessions whose calls
  * it serves (call_opts.session; nested calls count for the session of their chain).
  * A freed place goes to the next session in round-robin order that holds fewer than
  * its share: the window divided by the sessions with calls waiting or in flight
@@ -11,6 +12,7 @@
  * and a session that comes later finds room at once. With max_inflight 1 the calls go
  * one at a time, each session's in the order they came. */
 #include "hostid.h"
+#include "inflight.h"
 #include "net/net.h"
 #include "hostlock.h"
 #include "internal.h"
@@ -75,6 +77,7 @@ struct spoke *spoke_get(struct hub *h, const char *user, const char *app, const 
     sp->window = m->max_inflight ? m->max_inflight : h->cfg->max_inflight;
     if (sp->window == 0)
         sp->window = 1;
+    inflight_init(&sp->limit, &h->cfg->inflight, sp->window);
     h->spokes = xrealloc(h->spokes, (h->n_spokes + 1) * sizeof(*h->spokes));
     h->spokes[h->n_spokes++] = sp;
     return sp;
@@ -559,6 +562,8 @@ static void spoke_start(struct spoke *sp)
     audit_new_id(sp->id);
     sp->gen++;
     sp->state = SP_STARTING;
+    /* A new instance learns its pace afresh (a restart after a crash, an idle stop). */
+    inflight_init(&sp->limit, &h->cfg->inflight, sp->window);
     sp->t_spawn = now_mono_ns();
     sp->t_init = sp->t_ready = 0;
     if (h->quit) {
@@ -574,10 +579,11 @@ static void spoke_start(struct spoke *sp)
 
 static unsigned share_of_window(const struct spoke *sp)
 {
-    if (sp->window <= 1 || sp->n_groups == 0)
+    unsigned window = inflight_window(&sp->limit);
+    if (window <= 1 || sp->n_groups == 0)
         return 1;
-    unsigned half = (sp->window + 1) / 2;
-    unsigned fair = (sp->window + sp->n_groups - 1) / sp->n_groups;
+    unsigned half = (window + 1) / 2;
+    unsigned fair = (window + sp->n_groups - 1) / sp->n_groups;
     return fair < half ? fair : half;
 }
 
@@ -635,10 +641,16 @@ static void dispatch(struct spoke *sp)
     uint64_t gen = sp->gen;
     do {
         sp->redispatch = false;
-        while (sp->gen == gen && sp->state == SP_READY && sp->n_inflight < sp->window) {
+        while (sp->gen == gen && sp->state == SP_READY) {
             struct fair_group *g = next_group(sp);
             if (!g)
                 break;
+            if (sp->n_inflight >= inflight_window(&sp->limit)) {
+                /* A call waits for the window, not for its session's share: the
+                 * limit may be what holds the sessions back. */
+                inflight_note_bound(&sp->limit);
+                break;
+            }
             struct call *c = TAILQ_FIRST(&g->waiting);
             TAILQ_REMOVE(&g->waiting, c, qlink);
             /* Round robin: the session served goes to the back of the line. */
@@ -648,6 +660,7 @@ static void dispatch(struct spoke *sp)
             c->onq = &sp->inflight;
             g->inflight++;
             sp->n_inflight++;
+            c->inflight_at_send = sp->n_inflight;
             haudit_trace_spoke(sp); /* netproxy first: the call's tunnels join its trace */
             mcp_send_call(sp, c);
         }
@@ -711,6 +724,17 @@ void spoke_call_off(struct spoke *sp, struct call *c)
         group_drop_if_empty(sp, g);
     if (sent)
         dispatch(sp);
+}
+
+void spoke_call_answered(struct spoke *sp, const struct call *c)
+{
+    unsigned before = inflight_window(&sp->limit);
+    inflight_sample(&sp->limit, c->method ? c->method : c->tool->name, now_mono_ns() - c->t_sent,
+                    c->inflight_at_send);
+    unsigned after = inflight_window(&sp->limit);
+    if (after != before)
+        log_debug("spoke %s: in-flight limit %u -> %u (max_inflight %u)", sp->m->name, before,
+                  after, sp->window);
 }
 
 struct call *spoke_inflight_by_rpc(const struct spoke *sp, int64_t rpc_id)

@@ -7,6 +7,9 @@
  * Tools (arguments in braces; every answer's structuredContent says when the call
  * arrived and ended, in ms of CLOCK_MONOTONIC, and how many calls the spoke held):
  *   sleep {ms}                 answers after ms
+ *   queue {ms}                 takes ms of a worker that does one call at a time: each
+ *                              waits for the queue calls before it (a server that works
+ *                              through its input one request after another)
  *   progress {n}               n progress notifications with its own token, then answers
  *   ask {method, params, name} asks the hub (isolate/call, sampling, elicitation) and
  *                              answers with the hub's answer; name says how the request
@@ -31,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const tool_names[] = {"sleep", "progress", "ask",   "log",   "stats",
-                                         "hold",  "forge",    "twice", "steal", "hang"};
+static const char *const tool_names[] = {"sleep", "progress", "ask",   "log",  "stats", "hold",
+                                         "forge", "twice",    "steal", "hang", "queue"};
 #define N_TOOLS (sizeof(tool_names) / sizeof(tool_names[0]))
 
 struct held {
@@ -47,6 +50,7 @@ struct held {
 
 static struct held *calls;
 static int n_held, max_held, cancels_seen;
+static long long queue_free_ms; /* when the one-at-a-time worker of queue is free */
 static json_int_t next_id = 1;
 
 static long long now_ms(void)
@@ -142,6 +146,9 @@ static void on_call(json_t *id, const json_t *params)
     tool = tool ? tool : "";
     if (strcmp(tool, "sleep") == 0) {
         h->due = h->started + json_integer_value(json_object_get(a, "ms"));
+    } else if (strcmp(tool, "queue") == 0) {
+        long long from = queue_free_ms > h->started ? queue_free_ms : h->started;
+        h->due = queue_free_ms = from + json_integer_value(json_object_get(a, "ms"));
     } else if (strcmp(tool, "progress") == 0) {
         progress(h->token, (int)json_integer_value(json_object_get(a, "n")));
         finish(h, NULL);

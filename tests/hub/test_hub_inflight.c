@@ -1,6 +1,10 @@
 /* Many calls in flight to one spoke (issue 29), through the public API (hub.h) as `hub
  * serve` drives it: up to max_inflight calls sent at once and answered in any order,
  * the window shared fairly between sessions, max_inflight 1 one at a time in order,
+ * the in-flight limit sized to the spoke's work (issue 40: it grows past its initial
+ * 16 for 32 sessions of a slow tool, stops at max_inflight, shrinks for a spoke that
+ * works one call at a time, and a flooding session neither grows it nor starves the
+ * others),
  * a missed deadline that ends the call but not a spoke that still answers, cancel and
  * progress per call, and a spoke's requests tied to the call they name (consent
  * questions to that call's origin). From the attacker's side: a spoke that answers an
@@ -118,6 +122,55 @@ static int overlap(struct outcome *o, size_t n)
     return most;
 }
 
+/* n sessions, each making calls calls of tool one after another (the next as soon as
+ * its last is answered), as hub serve's clients do; session i's k-th call's outcome is
+ * o[i * calls + k]. False when they did not all end within max_ms. */
+static bool sessions_in_turn(const char *app, const char *tool, const json_t *args, int n,
+                             int calls, struct outcome *o, int max_ms)
+{
+    static char tags[64];
+    int *next = xcalloc((size_t)n, sizeof(*next));
+    for (int i = 0; i < n; i++)
+        call(&tags[i], app, tool, json_deep_copy(args), 0, &o[i * calls + next[i]++]);
+    uint64_t until = now_mono_ns() + (uint64_t)max_ms * 1000000ULL;
+    bool all = false;
+    while (!all && now_mono_ns() < until) {
+        event_base_loop(base, EVLOOP_ONCE);
+        all = true;
+        for (int i = 0; i < n; i++) {
+            if (!o[i * calls + next[i] - 1].done) {
+                all = false;
+                continue;
+            }
+            if (next[i] < calls) {
+                call(&tags[i], app, tool, json_deep_copy(args), 0, &o[i * calls + next[i]++]);
+                all = false;
+            }
+        }
+    }
+    free(next);
+    return all;
+}
+
+/* Of n outcomes: how many were answered, and the most calls the spoke said it held. */
+static int answered(const struct outcome *o, int n, long long *most_held)
+{
+    int ok = 0;
+    *most_held = 0;
+    for (int i = 0; i < n; i++) {
+        ok += o[i].done && o[i].code == 0;
+        if (o[i].sc && sc_int(&o[i], "max_inflight") > *most_held)
+            *most_held = sc_int(&o[i], "max_inflight");
+    }
+    return ok;
+}
+
+static void free_outcomes(struct outcome *o, size_t n)
+{
+    reset(o, n);
+    free(o);
+}
+
 /* ---- hooks that note which call's origin each question came with ---- */
 
 #define MAX_QUESTIONS 32
@@ -176,11 +229,13 @@ int main(void)
     free(cmd);
     char *bad = NULL;
     /* conc: a window of 4; wide: the hub's default (16); serial: one at a time; peer
-     * and hung: targets of their own. */
+     * and hung: targets of their own; grow, line and fair: the hub's default (an
+     * adaptive limit from 16 up to 64), each fresh for its own test; capped: up to 24. */
     const struct {
         const char *name;
         int window;
-    } apps[] = {{"conc", 4}, {"wide", 0}, {"serial", 1}, {"peer", 0}, {"hung", 0}};
+    } apps[] = {{"conc", 4}, {"wide", 0}, {"serial", 1}, {"peer", 0},   {"hung", 0},
+                {"grow", 0}, {"line", 0}, {"fair", 0},   {"capped", 24}};
     for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]) && !bad; i++)
         bad = write_manifest(bin, dir, apps[i].name, apps[i].window);
     CHECK(!bad, "concspoke writes its manifests (%s)", bad ? bad : "all");
@@ -188,7 +243,10 @@ int main(void)
     hub_fixture_config(&cfg, bin, dir, spokes);
     free(spokes);
     cfg.isolation = ISO_NONE;
-    CHECK(cfg.max_inflight == 16, "hub.json's max_inflight is 16 by default (%u)",
+    CHECK(cfg.max_inflight == 64 && cfg.inflight.adaptive && cfg.inflight.initial == 16 &&
+              cfg.inflight.min == 4,
+          "by default a spoke's in-flight limit is adaptive, from 16, between 4 and "
+          "max_inflight 64 (%u)",
           cfg.max_inflight);
     char err[512];
     struct manifest_set ms;
@@ -286,6 +344,125 @@ int main(void)
               sc_int(&o[1], "ended_ms") <= sc_int(&o[2], "started_ms"),
           "... one after another, in the order they were made");
     reset(o, 16);
+
+    /* ---- the in-flight limit sized to the spoke's work (issue 40) ---- */
+    {
+        /* 32 sessions of a 100 ms tool, one call after another each: the limit starts
+         * at 16 and grows while the answers keep their pace. */
+        enum { SESSIONS = 32, CALLS = 15 };
+        struct outcome *many = xcalloc(SESSIONS * CALLS, sizeof(*many));
+        json_t *args = json_pack("{s:i}", "ms", 100);
+        bool ended = sessions_in_turn("grow", "sleep", args, SESSIONS, CALLS, many, 60000);
+        long long held;
+        int n_ok = answered(many, SESSIONS * CALLS, &held);
+        CHECK(ended && n_ok == SESSIONS * CALLS,
+              "32 sessions, 15 calls each of a 100 ms tool: all answered, none failed (%d of %d)",
+              n_ok, SESSIONS * CALLS);
+        CHECK(held >= 28,
+              "... the spoke held %lld calls at once: the limit grew past its initial 16 to "
+              "serve the 32 sessions",
+              held);
+        free_outcomes(many, SESSIONS * CALLS);
+        /* The same with max_inflight 24: it grows to that and no further. */
+        many = xcalloc(SESSIONS * CALLS, sizeof(*many));
+        ended = sessions_in_turn("capped", "sleep", args, SESSIONS, CALLS, many, 60000);
+        n_ok = answered(many, SESSIONS * CALLS, &held);
+        CHECK(ended && n_ok == SESSIONS * CALLS && held <= 24 && held > 16,
+              "with max_inflight 24 the spoke held at most 24 at once (%lld; %d answered)", held,
+              n_ok);
+        free_outcomes(many, SESSIONS * CALLS);
+        json_decref(args);
+    }
+    {
+        /* A spoke that works through its calls one at a time (20 ms each): more in
+         * flight only lengthens its queue, so the limit shrinks and the calls wait in
+         * the hub, where the sessions take turns. */
+        enum { SESSIONS = 24, CALLS = 8, LAST = 48 };
+        struct outcome *many = xcalloc(SESSIONS * CALLS, sizeof(*many));
+        json_t *args = json_pack("{s:i}", "ms", 20);
+        bool ended = sessions_in_turn("line", "queue", args, SESSIONS, CALLS, many, 60000);
+        long long held;
+        int n_ok = answered(many, SESSIONS * CALLS, &held);
+        /* The calls the spoke held when each of the last LAST arrived. */
+        long long *start = xcalloc(SESSIONS * CALLS, sizeof(*start));
+        for (int i = 0; i < SESSIONS * CALLS; i++)
+            start[i] = many[i].sc ? sc_int(&many[i], "started_ms") : 0;
+        long long cut = 0; /* the LAST-th latest start */
+        for (int i = 0; i < SESSIONS * CALLS; i++) {
+            int later = 0;
+            for (int j = 0; j < SESSIONS * CALLS; j++)
+                later += start[j] > start[i];
+            if (later == LAST - 1)
+                cut = start[i];
+        }
+        long long late_most = 0;
+        for (int i = 0; i < SESSIONS * CALLS; i++)
+            if (many[i].sc && start[i] >= cut && sc_int(&many[i], "inflight_at_start") > late_most)
+                late_most = sc_int(&many[i], "inflight_at_start");
+        CHECK(ended && n_ok == SESSIONS * CALLS,
+              "24 sessions of a spoke that serves one call at a time: all %d answered", n_ok);
+        CHECK(held >= 16 && late_most <= 10,
+              "... it held %lld at first, at most %lld when the last %d calls came: the limit "
+              "shrank from 16",
+              held, late_most, LAST);
+        free(start);
+        free_outcomes(many, SESSIONS * CALLS);
+        json_decref(args);
+    }
+    {
+        /* One session floods (48 calls at once), eight others make one call each: the
+         * flood holds at most half of the window, never grows it, and the others' calls
+         * go in at once. */
+        struct outcome *flood = xcalloc(48, sizeof(*flood));
+        for (int i = 0; i < 48; i++)
+            call(&sess[0], "fair", "sleep", json_pack("{s:i}", "ms", 300), 0, &flood[i]);
+        run_for(50);
+        for (int i = 0; i < 8; i++)
+            call(&sess[1 + i], "fair", "sleep", json_pack("{s:i}", "ms", 100), 0, &o[i]);
+        bool ended = run_until_all(flood, 48, 60000) && run_until_all(o, 8, 20000);
+        long long flood_end = 0, held;
+        for (int i = 0; i < 48; i++)
+            if (flood[i].sc && (!flood_end || sc_int(&flood[i], "ended_ms") < flood_end))
+                flood_end = sc_int(&flood[i], "ended_ms");
+        int late = 0;
+        for (int i = 0; i < 8; i++)
+            late += !o[i].sc || sc_int(&o[i], "started_ms") >= flood_end;
+        long long held_late;
+        int n_ok = answered(flood, 48, &held) + answered(o, 8, &held_late);
+        if (held_late > held)
+            held = held_late;
+        CHECK(ended && n_ok == 56,
+              "a session's flood of 48 calls and 8 others' calls: all answered "
+              "(%d of 56)",
+              n_ok);
+        CHECK(overlap(flood, 48) <= 8 && held <= 16,
+              "... the flooding session held at most half of the window of 16 (%d), and did "
+              "not grow it (the spoke held at most %lld)",
+              overlap(flood, 48), held);
+        CHECK(late == 0,
+              "... the 8 other sessions' calls went in at once, not after one of the flood's "
+              "(%d late)",
+              late);
+        free_outcomes(flood, 48);
+        reset(o, 16);
+    }
+    {
+        /* max_inflight 1 stays 1 under many sessions: the adaptive limit never opens a
+         * window the manifest closed. */
+        enum { SESSIONS = 8, CALLS = 3 };
+        struct outcome *many = xcalloc(SESSIONS * CALLS, sizeof(*many));
+        json_t *args = json_pack("{s:i}", "ms", 30);
+        bool ended = sessions_in_turn("serial", "sleep", args, SESSIONS, CALLS, many, 60000);
+        long long held;
+        int n_ok = answered(many, SESSIONS * CALLS, &held);
+        CHECK(ended && n_ok == SESSIONS * CALLS && held == 1 &&
+                  overlap(many, SESSIONS * CALLS) == 1,
+              "max_inflight 1 with 8 sessions calling at once: one call at a time, always "
+              "(%lld held at most; %d answered)",
+              held, n_ok);
+        free_outcomes(many, SESSIONS * CALLS);
+        json_decref(args);
+    }
 
     /* ---- progress and log messages reach their own call ---- */
     call(&sess[0], "conc", "progress", json_pack("{s:i}", "n", 3), 0, &o[0]);
