@@ -1,5 +1,7 @@
 #include "auditchain.h"
 #include "auditkey.h"
+#include "log.h"
+#include "mapguard.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -349,12 +351,33 @@ struct hold {
     bool flocked, shared_locked;
 };
 
+/* The head file was cut short under the mapping (someone's ftruncate): the mapping is
+ * dropped and this writer goes on as without one, from the file's own last record (the
+ * log itself is untouched, so the chain goes on unbroken). Said once. */
+static void drop_shared(struct chain *c, struct audit *a)
+{
+    mapguard_recovered();
+    munmap(c->shared, sizeof(*c->shared));
+    c->shared = NULL;
+    c->known = false;
+    c->end = -1;
+    log_warnx("audit log %s: its chain's head file (.NAME.chain beside it) was cut short by "
+              "another process; chaining from the log's last record instead (slower)",
+              audit_path(a));
+}
+
 /* Takes the file's chain for this writer and brings c's head up to date with it. */
 static void head_acquire(struct chain *c, struct audit *a, struct hold *h)
 {
     h->fd = audit_fd_locked(a);
     h->flocked = h->shared_locked = false;
     struct shared_head *s = c->shared;
+    sigjmp_buf jb;
+    if (s && c->ino && !mapguard_enter(jb)) {
+        h->shared_locked = false;
+        drop_shared(c, a);
+        s = NULL;
+    }
     if (s && c->ino) {
         int r = pthread_mutex_lock(&s->lock);
         if (r == EOWNERDEAD) {
@@ -371,6 +394,7 @@ static void head_acquire(struct chain *c, struct audit *a, struct hold *h)
                 c->seq = s->seq;
                 memcpy(c->last, s->last, SHA256_LEN);
                 c->last_is_checkpoint = s->last_is_checkpoint;
+                mapguard_leave();
                 return;
             }
             /* The head is another file's: the one this file follows, when it is new. */
@@ -381,14 +405,20 @@ static void head_acquire(struct chain *c, struct audit *a, struct hold *h)
             }
             c->end = -1;
         }
+        mapguard_leave();
     }
     h->flocked = lock_file(h->fd);
     sync_head(c, h->fd);
 }
 
-static void head_release(struct chain *c, struct hold *h)
+static void head_release(struct chain *c, struct audit *a, struct hold *h)
 {
     struct shared_head *s = c->shared;
+    sigjmp_buf jb;
+    if (h->shared_locked && !mapguard_enter(jb)) {
+        h->shared_locked = false;
+        drop_shared(c, a);
+    }
     if (h->shared_locked) {
         /* Published only once the file has a record of the chain (its link). */
         if (c->known && !c->need_link) {
@@ -399,6 +429,7 @@ static void head_release(struct chain *c, struct hold *h)
             s->last_is_checkpoint = c->last_is_checkpoint;
         }
         pthread_mutex_unlock(&s->lock);
+        mapguard_leave();
     }
     if (h->flocked)
         (void)flock(h->fd, LOCK_UN);
@@ -420,7 +451,7 @@ static int chain_write(void *cv, struct audit *a, const char *line, size_t len)
         if (due_by(c, (c->since & 15) == 0))
             (void)write_checkpoint(c, a, "interval");
     }
-    head_release(c, &h);
+    head_release(c, a, &h);
     errno = saved;
     return rc;
 }
@@ -432,7 +463,7 @@ static void seal(struct chain *c, struct audit *a, const char *reason)
     head_acquire(c, a, &h);
     if (c->known && !c->need_link && !c->last_is_checkpoint)
         (void)write_checkpoint(c, a, reason);
-    head_release(c, &h);
+    head_release(c, a, &h);
 }
 
 static void file_id(struct chain *c, int fd)
@@ -451,7 +482,7 @@ static void chain_rotate(void *cv, struct audit *a, int new_fd)
     else {
         struct hold h;
         head_acquire(c, a, &h);
-        head_release(c, &h);
+        head_release(c, a, &h);
     }
     file_id(c, new_fd);
     c->end = -1; /* the next record reads the new file first */
@@ -482,6 +513,29 @@ static void chain_free(void *cv)
 static const struct audit_chain_ops chain_ops = {
     .write = chain_write, .rotate = chain_rotate, .tick = chain_tick, .free = chain_free};
 
+/* Initialises a head no writer has set up yet; false when the file was cut short
+ * between its allocation and now. */
+static bool init_shared(struct shared_head *s)
+{
+    sigjmp_buf jb;
+    if (!mapguard_enter(jb)) {
+        mapguard_recovered();
+        return false;
+    }
+    if (s->magic != SHARED_MAGIC) {
+        memset(s, 0, sizeof(*s));
+        pthread_mutexattr_t at;
+        pthread_mutexattr_init(&at);
+        pthread_mutexattr_setpshared(&at, PTHREAD_PROCESS_SHARED);
+        pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST);
+        pthread_mutex_init(&s->lock, &at);
+        pthread_mutexattr_destroy(&at);
+        __atomic_store_n(&s->magic, SHARED_MAGIC, __ATOMIC_RELEASE);
+    }
+    mapguard_leave();
+    return true;
+}
+
 /* .NAME.chain beside the log, made and initialised once under flock; NULL when it
  * cannot be (the writer then takes flock and checks the file's size per record). */
 static struct shared_head *map_shared(const char *path)
@@ -502,15 +556,9 @@ static struct shared_head *map_shared(const char *path)
         void *m = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         s = m == MAP_FAILED ? NULL : m;
     }
-    if (s && s->magic != SHARED_MAGIC) {
-        memset(s, 0, sizeof(*s));
-        pthread_mutexattr_t at;
-        pthread_mutexattr_init(&at);
-        pthread_mutexattr_setpshared(&at, PTHREAD_PROCESS_SHARED);
-        pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST);
-        pthread_mutex_init(&s->lock, &at);
-        pthread_mutexattr_destroy(&at);
-        __atomic_store_n(&s->magic, SHARED_MAGIC, __ATOMIC_RELEASE);
+    if (s && !init_shared(s)) {
+        munmap(s, sizeof(*s));
+        s = NULL;
     }
     (void)flock(fd, LOCK_UN);
     close(fd);
@@ -536,8 +584,10 @@ int auditchain_attach(struct audit *a, EVP_PKEY *key, const struct auditchain_op
     file_id(c, audit_fd_locked(a));
     if (strcmp(audit_path(a), "-") != 0) {
         c->rotated_path = xasprintf("%s.1", audit_path(a));
-        if (c->ino)
+        if (c->ino) {
+            mapguard_install();
             c->shared = map_shared(audit_path(a));
+        }
     }
     audit_attach_chain(a, c, &chain_ops);
     return 0;

@@ -182,6 +182,20 @@ mv "$TMP/m/s.jsonl" "$TMP/m/s.jsonl.1"
 is "a fresh writer after logrotate links to FILE.1" "$(verify "$TMP/m/s.jsonl" "$TMP/m/s.jsonl.1")" 0
 is "... its link says continued" "$(head -n1 "$TMP/m/s.jsonl" | jf 'isolate.audit.chain')" continued
 
+# ---- the chain's head file cut short under a writer ----
+# .NAME.chain is mapped by every writer of NAME; an ftruncate of it by another process
+# made the next touch of the mapping a SIGBUS that ended the writer (and lost records).
+mkdir -p "$TMP/h"
+"$W" --out "$TMP/h/l.jsonl" --key "$KEY" --records 1500000 2>"$TMP/h/err" &
+wpid=$!
+for _ in $(seq 100); do [ -s "$TMP/h/l.jsonl" ] && break; sleep 0.05; done
+truncate -s 0 "$TMP/h/.l.jsonl.chain"
+wait $wpid
+is "the head file cut short while a writer writes: the writer carries on (exit 0, no SIGBUS)" "$?" 0
+like "... and says so" "$(cat "$TMP/h/err")" "was cut short by another process"
+is "... every record written" "$(grep -c '"action":"connect"' "$TMP/h/l.jsonl")" 1500000
+is "... and the chain unbroken: hub audit verify exit 0" "$(verify "$TMP/h/l.jsonl")" 0
+
 # ---- the key ----
 is "the key file is 0600" "$(stat -c %a "$KEY")" 600
 chmod 0644 "$KEY"
