@@ -25,6 +25,8 @@ const char *perms_describe_category(enum perm_category c)
         return "share data with an app";
     case PERM_COLLAB:
         return "let one app call another";
+    case PERM_SECRET:
+        return "let a secret through to or from an app";
     }
     return "?";
 }
@@ -93,8 +95,12 @@ static void perms_ask(struct perm_hook *h, const struct perm_request *q, perm_do
     struct perms *p = h->ud;
     char err[300], why[512];
     struct grant matched;
-    int d = memory_grant_check(p->mem, q->user, (enum grant_category)q->category, q->app, q->tool,
-                               peer_of(q), q->irreversible, &matched, err, sizeof(err));
+    /* A secret in a call's traffic is asked about each time: no grant answers it. */
+    bool secret = q->category == PERM_SECRET;
+    int d = secret ? GRANT_ASK
+                   : memory_grant_check(p->mem, q->user, (enum grant_category)q->category, q->app,
+                                        q->tool, peer_of(q), q->irreversible, &matched, err,
+                                        sizeof(err));
     if (d < 0) {
         snprintf(why, sizeof(why), PERMS_WHY_STORE_DOWN ": %s", err);
         audit_question(p, q, "permission-answer", "failure", why, NULL, false);
@@ -123,12 +129,14 @@ static void perms_ask(struct perm_hook *h, const struct perm_request *q, perm_do
     audit_question(p, q, "permission-answer",
                    perm_answer_decision(a) == PERM_ALLOW ? "success" : "failure", why,
                    perm_answer_name(a), offer_always);
-    if (a == PERM_ANSWER_SESSION)
-        remember(p, q, GRANT_SESSION);
-    else if (a == PERM_ANSWER_ALWAYS)
-        remember(p, q, GRANT_ALWAYS);
-    else if (a == PERM_ANSWER_NEVER)
-        remember(p, q, GRANT_DENY);
+    if (!secret) { /* an answer about a secret is never kept */
+        if (a == PERM_ANSWER_SESSION)
+            remember(p, q, GRANT_SESSION);
+        else if (a == PERM_ANSWER_ALWAYS)
+            remember(p, q, GRANT_ALWAYS);
+        else if (a == PERM_ANSWER_NEVER)
+            remember(p, q, GRANT_DENY);
+    }
     done(done_ud, perm_answer_decision(a), why);
 }
 

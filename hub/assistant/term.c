@@ -132,6 +132,11 @@ static void show_question(struct term *t, const struct perm_request *q, bool off
             frame_line(t, "give app %s%s%s the result of %s%s.%s%s", b, q->caller ? q->caller : "?",
                        r, b, q->app, q->tool, r);
         break;
+    case PERM_SECRET:
+        frame_line(t, "let the %s of %s%s.%s%s through: it carries %s%s%s (not shown)",
+                   q->stage == PERM_STAGE_RELAY ? "result" : "arguments", b, q->app, q->tool, r, b,
+                   q->detail ? q->detail : "a secret", r);
+        break;
     }
     if (!q->in_plan)
         frame_line(t, "%s\u26a0 this is NOT a step of the plan you were shown%s", term_warn(t), r);

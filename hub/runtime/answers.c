@@ -212,8 +212,9 @@ static bool load_rules(struct jf_ctx *c, const json_t *root, struct answers *a)
             !parse_decision(c, r, where, "decision", true, &rule->decision))
             return false;
         if (rule->category && strcmp(rule->category, "exec") != 0 &&
-            strcmp(rule->category, "data") != 0 && strcmp(rule->category, "collab") != 0)
-            return jf_fail(c, where, "category", "must be exec, data, collab or *");
+            strcmp(rule->category, "data") != 0 && strcmp(rule->category, "collab") != 0 &&
+            strcmp(rule->category, "secret") != 0)
+            return jf_fail(c, where, "category", "must be exec, data, collab, secret or *");
         if (rule->stage && strcmp(rule->stage, "call") != 0 && strcmp(rule->stage, "relay") != 0)
             return jf_fail(c, where, "stage", "must be call, relay or *");
     }

@@ -174,7 +174,8 @@ void call_complete(struct call *c, json_t *result)
                   "%s.%s returned an invalid result: %s", c->m->name, c->tool->name, err);
         return;
     }
-    if (call_scan_traffic(c, result, true) < 0)
+    /* Refused, or the user is asked (the call goes on from call_scan_resume). */
+    if (call_scan_traffic(c, result, true) != 0)
         return;
     call_finish(c, result, HUB_OK, NULL, NULL);
 }
@@ -278,10 +279,27 @@ static void fail_unlogged(struct call *c, int err)
 /* The one way a call reaches its spoke: its start is on record first. Every call
  * comes here, asked (exec), mediated (after the collab decision) or neither (`hub
  * call`, none mode, the repl-server's runs). */
+static void submit_scanned(struct call *c);
+
 static void submit_logged(struct call *c)
 {
-    if (call_scan_traffic(c, c->args, false) < 0)
+    /* Refused, or the user is asked (the call goes on from call_scan_resume). */
+    if (call_scan_traffic(c, c->args, false) != 0)
         return;
+    submit_scanned(c);
+}
+
+void call_scan_resume(struct call *c, json_t *result)
+{
+    if (result)
+        call_finish(c, result, HUB_OK, NULL, NULL);
+    else
+        submit_scanned(c);
+}
+
+/* The call's arguments passed the secret scan: its start on record, then the spoke. */
+static void submit_scanned(struct call *c)
+{
     json_t *rec = haudit_new("tool-call-start", "unknown");
     audit_set(rec, "event.type", json_pack("[s]", "start"));
     haudit_call(rec, c);

@@ -1,6 +1,7 @@
 /* A call's arguments and result through the secret scan (secretscan.h), with the app's
- * policy, one audit record per scan that finds something, and the call refused when
- * the policy blocks. */
+ * policy, one audit record per scan that finds something, the call refused when the
+ * policy blocks, and the user asked (the permission hook, category secret) when it says
+ * ask: the traffic goes on untouched only on the user's yes. */
 #include "internal.h"
 #include "secrets/secrets.h"
 #include "log.h"
@@ -34,6 +35,77 @@ static struct scan_standin *live_standins(struct hub *h, size_t *n)
         if (p->secrets.b[i].standin)
             v[(*n)++] = (struct scan_standin){p->secrets.b[i].standin, p->secrets.b[i].meta.name};
     return v;
+}
+
+/* A question about a secret in c's traffic, open while the user is asked. */
+struct scan_ask {
+    struct call *c;
+    json_t *result; /* held until the answer; NULL: the arguments (c->args) */
+    json_t *rec;    /* the secret-detected record, written with the answer */
+};
+
+static void on_scan_answer(void *ud, enum perm_decision d, const char *reason)
+{
+    struct scan_ask *sa = ud;
+    struct call *c = sa->c;
+    bool allow = d == PERM_ALLOW;
+    json_t *rec = sa->rec;
+    json_object_set_new(json_object_get(rec, "event"), "outcome",
+                        json_string(allow ? "success" : "failure"));
+    audit_set(rec, "event.type", json_pack("[s]", allow ? "allowed" : "denied"));
+    audit_set_str(rec, "isolate.secret_scan.answer", allow ? "allowed" : "denied");
+    audit_set_str(rec, "isolate.permission.reason", reason ? reason : "");
+    int logged = haudit_write(c->hub, rec);
+    int err = errno;
+    call_resume(c);
+    if (c->cancelled)
+        call_fail(c, HUB_ERR_CANCELLED, "cancelled", "cancelled while asking");
+    else if (!allow)
+        call_fail(c, HUB_ERR_DENIED, "secret-scan",
+                  "%s.%s: letting the secret in its %s through was denied%s%.300s", c->m->name,
+                  c->tool->name, sa->result ? "result" : "arguments", reason && *reason ? ": " : "",
+                  reason ? reason : "");
+    else if (logged < 0) {
+        char msg[600];
+        haudit_refusal(c->hub, err, msg, sizeof(msg), "pass %s.%s's %s on", c->m->name,
+                       c->tool->name, sa->result ? "result" : "arguments");
+        call_fail(c, HUB_ERR_AUDIT, "audit", "%s", msg);
+    } else
+        call_scan_resume(c, sa->result);
+    json_decref(sa->result);
+    free(sa);
+}
+
+/* Asks the user whether what was found (what) may go on; rec is written with the answer.
+ * The call leaves its spoke's window meanwhile (a result is in; the user's time is not
+ * the spoke's), and its deadline is paused. */
+static void ask_user(struct call *c, json_t *v, bool result, json_t *rec, const char *what)
+{
+    struct scan_ask *sa = xcalloc(1, sizeof(*sa));
+    sa->c = c;
+    sa->rec = rec;
+    if (result) {
+        sa->result = json_incref(v);
+        spoke_call_off(c->target, c);
+        c->state = CALL_ASK_EXEC;
+    }
+    c->asked = true;
+    struct perm_request q = {
+        .category = PERM_SECRET,
+        .stage = result ? PERM_STAGE_RELAY : PERM_STAGE_CALL,
+        .user = c->target->user,
+        .app = c->m->name,
+        .tool = c->tool->name,
+        .caller = c->caller ? c->caller->m->name : NULL,
+        .body = NULL,
+        .irreversible = true, /* never "always": a secret is asked about each time */
+        .in_plan = c->in_plan,
+        .call_id = c->id,
+        .origin = c->origin,
+        .detail = what,
+    };
+    call_pause(c);
+    c->hub->perm->ask(c->hub->perm, &q, on_scan_answer, sa);
 }
 
 int call_scan_traffic(struct call *c, json_t *v, bool result)
@@ -99,6 +171,10 @@ int call_scan_traffic(struct call *c, json_t *v, bool result)
     snprintf(what, sizeof(what), "%s%s%s%s%s", r.name[0] ? "the secret " : "",
              r.name[0] ? r.name : "", r.name[0] && r.shape ? " and " : "", r.shape ? r.shape : "",
              !r.name[0] && !r.shape ? "a private key" : "");
+    if (action == SCAN_ASK) {
+        ask_user(c, v, result, rec, what);
+        return 1;
+    }
     if (block) {
         haudit_note(h, rec);
         call_fail(c, HUB_ERR_DENIED, "secret-scan",

@@ -15,6 +15,8 @@ const char *perm_category_name(enum perm_category c)
         return "data";
     case PERM_COLLAB:
         return "collab";
+    case PERM_SECRET:
+        return "secret";
     }
     return "?";
 }

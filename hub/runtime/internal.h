@@ -417,8 +417,12 @@ int hub_ca_up(struct hub *h, char *err, size_t errlen);
 /* haudit_new() and haudit_note() are in hub.h: the repl-server writes records too. */
 void haudit_spoke(json_t *rec, const struct spoke *sp);
 /* A call's arguments (result false) or result through the secret scan (callscan.c):
- * 0 to go on (v maybe redacted in place), -1 when the call was failed (blocked). */
+ * 0 to go on (v maybe redacted in place), -1 when the call was failed (blocked), 1 when
+ * the user is asked (secret_scan "ask"; the call goes on from call_scan_resume). */
 int call_scan_traffic(struct call *c, json_t *v, bool result);
+/* After the user let a secret through (secret_scan "ask"): the call goes on with its
+ * arguments (result NULL) or ends with result. */
+void call_scan_resume(struct call *c, json_t *result);
 /* Tells netproxy which call the spoke runs, when it runs one alone (else none), so
  * that its tunnels' records carry that call's trace.id. */
 void haudit_trace_spoke(struct spoke *sp);

@@ -9,7 +9,10 @@
  *   collab  stage "call": spoke A's isolate/call to app B, body = the arguments,
  *           before B is started or sees anything;
  *   collab  stage "relay": B's result on its way back to A, body = the result;
- *   data    reserved for the agent (sharing the user's memory with an app).
+ *   data    reserved for the agent (sharing the user's memory with an app);
+ *   secret  a call's arguments (stage "call") or result (stage "relay") carry a secret
+ *           and the app's secret_scan is "ask": body NULL (the value is never shown),
+ *           detail names what was found; never kept as a grant (asked every time).
  * The request body is what will be sent, so the prompt can show it.
  *
  * The hook may answer at once (call done() before returning) or later (from the
@@ -22,7 +25,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-enum perm_category { PERM_EXEC, PERM_DATA, PERM_COLLAB };
+enum perm_category { PERM_EXEC, PERM_DATA, PERM_COLLAB, PERM_SECRET };
 enum perm_stage { PERM_STAGE_CALL, PERM_STAGE_RELAY };
 enum perm_decision { PERM_ALLOW, PERM_DENY };
 
@@ -38,6 +41,7 @@ struct perm_request {
     bool in_plan;        /* the step is part of the plan the user saw */
     const char *call_id; /* audit id shared with the call's records */
     void *origin;        /* call_opts.origin of the top-level call (hub.h) */
+    const char *detail;  /* secret: what was found ("the secret NAME", a key's shape) */
 };
 
 /* What the user (or a script, answers.h) answers to a permission question, with its

@@ -157,6 +157,13 @@ static void question_text(const struct perm_request *q, char *out, size_t len)
                      "sent:\n%s",
                      q->app, q->tool, q->caller ? q->caller : "?", quoted);
         break;
+    case PERM_SECRET: /* the value itself is never in the question */
+        snprintf(out, len,
+                 "[hub] The %s of %s.%s carries %s. Let it through this once? (Its value is not "
+                 "shown; no answer is kept: the next one is asked again.)",
+                 q->stage == PERM_STAGE_RELAY ? "result" : "arguments", q->app, q->tool,
+                 q->detail ? q->detail : "a secret");
+        break;
     }
 }
 
@@ -165,19 +172,23 @@ static json_t *question_params(const struct serve_session *ss, const struct perm
     char text[BODY_QUOTE_MAX + 600];
     question_text(q, text, sizeof(text));
     json_t *choices = json_array();
+    bool secret = q->category == PERM_SECRET; /* asked each time: once or no */
     json_array_append_new(choices, json_string("once"));
-    json_array_append_new(choices, json_string("session"));
+    if (!secret)
+        json_array_append_new(choices, json_string("session"));
     if (!q->irreversible)
         json_array_append_new(choices, json_string("always"));
     json_array_append_new(choices, json_string("no"));
-    json_array_append_new(choices, json_string("never"));
+    if (!secret)
+        json_array_append_new(choices, json_string("never"));
     json_t *schema = json_pack(
         "{s:s,s:{s:{s:s,s:s,s:s,s:o}},s:[s]}", "type", "object", "properties", "decision", "type",
         "string", "title", "Your answer", "description",
-        q->irreversible ? "once: allow this time; session: until this session ends; no: refuse "
-                          "this time; never: refuse from now on"
-                        : "once: allow this time; session: until this session ends; always: "
-                          "from now on; no: refuse this time; never: refuse from now on",
+        secret            ? "once: let it through this time; no: refuse it"
+        : q->irreversible ? "once: allow this time; session: until this session ends; no: refuse "
+                            "this time; never: refuse from now on"
+                          : "once: allow this time; session: until this session ends; always: "
+                            "from now on; no: refuse this time; never: refuse from now on",
         "enum", choices, "required", "decision");
     json_t *p = json_pack("{s:s,s:o}", "message", text, "requestedSchema", schema);
     if (strcmp(ss->protocol, "2025-11-25") == 0)
@@ -248,6 +259,13 @@ static void perm_apply(struct perm_ctx *pc, enum perm_answer a, const char *via)
     if (a == PERM_ANSWER_ALWAYS && pc->irreversible)
         a = PERM_ANSWER_ONCE; /* never offered; a client that sends it anyway gets once */
     struct serve_session *ss = pc->sc->ss;
+    if (pc->q.category == PERM_SECRET) {
+        /* Never kept: a wider answer sent anyway counts for this time only. */
+        if (a == PERM_ANSWER_SESSION)
+            a = PERM_ANSWER_ONCE;
+        else if (a == PERM_ANSWER_NEVER)
+            a = PERM_ANSWER_NO;
+    }
     if (a == PERM_ANSWER_SESSION && ss)
         grant_put(&ss->grants, pc->key, true);
     if ((a == PERM_ANSWER_ALWAYS || a == PERM_ANSWER_NEVER) &&
@@ -303,19 +321,20 @@ static void perm_ask(struct perm_hook *h, const struct perm_request *q, perm_don
         pc->q.caller = pc->caller;
     grant_key_of(q, pc->key, sizeof(pc->key));
     struct serve_session *ss = sc->ss;
-    const struct serve_grant *g = ss ? grant_find(&ss->grants, pc->key) : NULL;
+    bool secret = q->category == PERM_SECRET; /* no answer is kept for these */
+    const struct serve_grant *g = ss && !secret ? grant_find(&ss->grants, pc->key) : NULL;
     if (g) {
         perm_finish(pc, g->allow ? PERM_ALLOW : PERM_DENY, "the user's answer for this session");
         return;
     }
-    enum grant_decision stored = stored_decision(sv, pc->user, q);
+    enum grant_decision stored = secret ? GRANT_ASK : stored_decision(sv, pc->user, q);
     if (stored != GRANT_ASK) {
         perm_finish(pc, stored == GRANT_ALLOW ? PERM_ALLOW : PERM_DENY,
                     stored == GRANT_ALLOW ? "the user answered always (the shared grant store)"
                                           : "the user answered never (the shared grant store)");
         return;
     }
-    g = grant_find(&serve_user_get(sv, pc->user)->always, pc->key);
+    g = secret ? NULL : grant_find(&serve_user_get(sv, pc->user)->always, pc->key);
     if (g) {
         perm_finish(pc, g->allow ? PERM_ALLOW : PERM_DENY,
                     g->allow ? "the user answered always" : "the user answered never");

@@ -86,6 +86,37 @@ hubc alpha.env '{"marker": "API_TOKEN"}' >"$TMP/out" 2>"$TMP/err"
 is "secret_scan redact: the result goes on" "$?" 0
 like "... with the value replaced by the secret's name" "$(cat "$TMP/out")" 'API_TOKEN=\[secret apitoken\]'
 refute "... the value gone" grep -q "$VALUE" "$TMP/out"
+# ---- ask: the user decides, each time, without seeing the value ----
+alpha_policy ask
+: >"$AUDIT"
+hubc alpha.env '{"marker": "API_TOKEN"}' >"$TMP/out" 2>"$TMP/err"
+is "secret_scan ask, nobody to say yes (--answers deny, hub call's default): refused (exit 3)" "$?" 3
+like "... as the user's no" "$(cat "$TMP/err")" "alpha.env: letting the secret in its result through was denied"
+refute "... the value is not printed" grep -q "$VALUE" "$TMP/out" "$TMP/err"
+is "... audited: asked, denied" \
+    "$(last secret-detected 'r["isolate"]["secret_scan"]["action"] + " " + r["isolate"]["secret_scan"]["answer"] + " " + r["event"]["outcome"]')" \
+    "ask denied failure"
+hubc --answers allow alpha.env '{"marker": "API_TOKEN"}' >"$TMP/out" 2>"$TMP/err"
+is "secret_scan ask, the user says yes (--answers allow): the result goes on" "$?" 0
+check "... untouched (the value itself: the user let it through)" grep -q "$VALUE" "$TMP/out"
+is "... audited: asked, allowed" \
+    "$(last secret-detected 'r["isolate"]["secret_scan"]["answer"] + " " + r["event"]["outcome"]')" "allowed success"
+refute "... the value is nowhere in the audit" grep -q "$VALUE" "$AUDIT"
+# A rule for the category secret alone: exec and other questions keep their answers.
+cat >"$TMP/answers.json" <<'EOF_A'
+{"default": "once", "rules": [{"category": "secret", "stage": "call", "decision": "no"}]}
+EOF_A
+: >"$AUDIT"
+hubc --answers "$TMP/answers.json" alpha.echo "{\"text\": \"here: $VALUE\"}" >"$TMP/out" 2>"$TMP/err"
+is "arguments with a secret, a rule says no for category secret, stage call: refused (exit 3)" "$?" 3
+is "... before the spoke got them: no tool-call-start" "$(count tool-call-start)" 0
+hubc --answers "$TMP/answers.json" alpha.env '{"marker": "API_TOKEN"}' >"$TMP/out" 2>"$TMP/err"
+is "... while the result (stage relay) falls to the default once: it goes on" "$?" 0
+: >"$AUDIT"
+hubc --answers allow alpha.echo "{\"text\": \"here: $VALUE\"}" >"$TMP/out" 2>"$TMP/err"
+is "arguments with a secret, the user says yes: the call goes on" "$?" 0
+is "... and reaches the spoke (tool-call-start)" "$(count tool-call-start)" 1
+
 alpha_policy sometimes
 hubc alpha.echo '{"text": "x"}' >"$TMP/out" 2>"$TMP/err"
 is "a bad secret_scan: the manifest is refused" "$?" 2
