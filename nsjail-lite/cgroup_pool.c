@@ -220,7 +220,7 @@ void cgroup_pool_drop_claim(struct cgroup_plan *cg)
  * ready or being made by a live process. */
 static int pool_sweep(const struct cgroup_plan *cg, int dfd)
 {
-    int fd = dup(dfd);
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
@@ -283,6 +283,38 @@ out:
     return rc;
 }
 
+/* Removes ready slots beyond the size the last jail asked for (a pool made larger by
+ * one start shrinks at the next). */
+static void pool_trim(const struct cgroup_plan *cg, int dfd, int surplus)
+{
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while (surplus > 0 && (e = readdir(d))) {
+        uint32_t id;
+        enum slot_state state;
+        pid_t owner;
+        char taken[64];
+        if (!parse_token(e->d_name, &id, &state, &owner) || state != SLOT_READY)
+            continue;
+        snprintf(taken, sizeof(taken), "%08x.taken.%d", (unsigned)id, (int)getpid());
+        if (renameat(dirfd(d), e->d_name, dirfd(d), taken) < 0)
+            continue; /* claimed meanwhile */
+        struct cgroup_plan s;
+        slot_plan(cg, id, &s);
+        if (slot_rmdirs_now(&s) == 0)
+            (void)unlinkat(dirfd(d), taken, 0);
+        slot_free(&s);
+        surplus--;
+    }
+    closedir(d);
+}
+
 static void pool_refill(const struct cgroup_plan *cg)
 {
     if (mkdir_p(cg->pool_dir, 0700) < 0)
@@ -295,6 +327,8 @@ static void pool_refill(const struct cgroup_plan *cg)
         int have = pool_sweep(cg, dfd);
         while (have < cg->pool_size && pool_make_slot(cg, dfd) == 0)
             have++;
+        if (have > cg->pool_size)
+            pool_trim(cg, dfd, have - cg->pool_size);
     }
     close(dfd);
 }
