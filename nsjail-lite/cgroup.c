@@ -300,9 +300,13 @@ undo:
 
 void cgroup_sweep(const struct jail_plan *p)
 {
-    const struct cgroup_plan *cg = &p->cg;
-    if (!cg->version)
-        return;
+    /* With a pool its helper sweeps, after the jail (cgroup_pool.c). */
+    if (p->cg.version && !p->cg.pool_size)
+        cgroup_sweep_stale(&p->cg);
+}
+
+void cgroup_sweep_stale(const struct cgroup_plan *cg)
+{
     for (int k = 0; k < CG_N; k++)
         if (cg->parent[k] && cg->dir[k] && !cgroup_same_dir_before(cg, k))
             sweep_stale(cg->parent[k]);
@@ -383,15 +387,18 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end)
     if (end && mem && mem[0]) {
         if (cg->version == 2) {
             end->oom_kills = read_value(mem, "memory.events", "oom_kill");
-            end->memory_peak = read_value(mem, "memory.peak", NULL);
+            if (p->verbose) /* the peaks are for -v only */
+                end->memory_peak = read_value(mem, "memory.peak", NULL);
         } else {
             end->oom_kills = read_value(mem, "memory.oom_control", "oom_kill");
-            end->memory_peak = read_value(mem, "memory.max_usage_in_bytes", NULL);
+            if (p->verbose)
+                end->memory_peak = read_value(mem, "memory.max_usage_in_bytes", NULL);
         }
     }
     if (end && pids && pids[0]) {
         end->pids_refused = read_value(pids, "pids.events", "max");
-        end->pids_peak = read_value(pids, "pids.peak", NULL);
+        if (p->verbose)
+            end->pids_peak = read_value(pids, "pids.peak", NULL);
     }
     /* With a pool the directories go after the status is out (cgroup_release). */
     if (end && cg->pool_size > 0) {

@@ -365,6 +365,7 @@ static _Noreturn void helper_main(struct cgroup_plan *cg)
         (void)unlink(path);
     }
     pool_refill(cg);
+    cgroup_sweep_stale(cg); /* what monitors killed outright left (cgroup.c) */
     _exit(0);
 }
 

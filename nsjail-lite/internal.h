@@ -257,6 +257,7 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
 /* In the monitor, while init sets up: removes the empty cgroups of monitors killed
  * outright under the jail's parents. */
 void cgroup_sweep(const struct jail_plan *p);
+void cgroup_sweep_stale(const struct cgroup_plan *cg);
 /* In init, before anything else: v1, moves init into its cgroup; closes init's copies
  * of the monitor's cgroup descriptors. */
 int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);
