@@ -79,6 +79,14 @@ void cgroup_pool_plan(const struct jail_config *cfg, struct cgroup_plan *cg)
     else
         cg->pool_size =
             cfg->cgroup_pool > JAIL_CGROUP_POOL_MAX ? JAIL_CGROUP_POOL_MAX : cfg->cgroup_pool;
+    /* A base that lives and dies with this process (the transient scope systemd made
+     * for this launcher, nsjail-lite-PID-RANDOM.scope: cgroup_base.c) would hold slots
+     * no later jail can claim: no pool there. */
+    for (int k = 0; k < CG_N && cg->pool_size; k++) {
+        const char *last = cg->parent[k] ? strrchr(cg->parent[k], '/') : NULL;
+        if (last && strncmp(last + 1, "nsjail-lite-", 12) == 0 && strstr(last, ".scope"))
+            cg->pool_size = 0;
+    }
     if (!cg->pool_size)
         return;
     char num[96];
