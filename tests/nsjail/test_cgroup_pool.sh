@@ -115,6 +115,13 @@ is "  and the used slot is removed, token and directories" \
     "$(ls "$POOLS/$KEY" | grep -c "^$id\."; slot_dirs | grep -c -- "-$id\$")" "0
 0"
 
+# --- inside, a claimed slot is "/" (the cgroup namespace) and its name is not seen ---
+out=$(jail "$TMP/inside.err" -- /bin/cat /proc/self/cgroup)
+like "a jail in a claimed slot" "$(claimed_of "$TMP/inside.err")" '^[0-9a-f]{8}$'
+is "  sees no pool name or key in its /proc/self/cgroup" \
+    "$(grep -c -e nsjail-pool -e "$KEY" <<<"$out")" 0
+settle 4 >/dev/null
+
 # --- the limits hold in a claimed slot (memhog, as test_cgroup.sh runs it) ---
 jail "$TMP/memfd.err" --status-fd 3 --bind-ro "$MEMHOG:/memhog" -- /memhog memfd 256 300 \
     3>"$TMP/memfd.status" >"$TMP/memfd.out"
