@@ -34,7 +34,7 @@ remove_everything() {
         for d in "$p"/*/; do [ -d "$d" ] && rmdir "$d"; done
         rmdir "$p"
     done
-    for k in "${KEYS[@]}"; do rm -rf "${POOLS:?}/$k"; done
+    for k in "${KEYS[@]}"; do [[ "$k" =~ ^[0-9a-f]{16}$ ]] && rm -rf "${POOLS:?}/$k"; done
     return 0
 }
 at_exit remove_everything
