@@ -381,6 +381,12 @@ void cgroup_pool_after_exit(struct jail_plan *p)
 {
     struct cgroup_plan *cg = &p->cg;
     cg->removal_pending = false;
+    /* The status is out and the monitor needs no descriptor any more: none goes to the
+     * helper, not even for the moment before it closes them (a caller reading the
+     * launcher's output to its end would wait for the helper to be scheduled). */
+    (void)close_fds_except(NULL, 0);
+    for (int fd = 0; fd < 3; fd++)
+        close(fd);
     pid_t pid = fork();
     if (pid == 0)
         helper_main(cg);
