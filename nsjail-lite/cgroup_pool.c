@@ -43,6 +43,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define POOL_ROOT "/run/nsjail-lite/cgpool"
@@ -50,6 +51,9 @@
 /* Changes whenever what a slot is made with changes (the set of files written): a
  * slot made by an older build is then under another key, never claimed. */
 #define POOL_FORMAT "nsjail-lite cgroup pool 1"
+/* A key none of whose tokens changed for this long (its directory's mtime: a claim or
+ * a refill renames or makes a token) is drained by the next helper of another key. */
+#define POOL_IDLE_S 600
 
 enum slot_state { SLOT_READY, SLOT_PREP, SLOT_TAKEN };
 
@@ -323,6 +327,104 @@ static void pool_trim(const struct cgroup_plan *cg, int dfd, int surplus)
     closedir(d);
 }
 
+/* Its bases, one line per controller ("-" for none), for the drain of an idle key by
+ * a helper that knows only the key. */
+static void pool_write_parents(const struct cgroup_plan *cg, int dfd)
+{
+    if (faccessat(dfd, "parents", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return;
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "parents.%d", (int)getpid());
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    bool ok = true;
+    for (int k = 0; k < CG_N; k++)
+        ok = ok && dprintf(fd, "%s\n", cg->parent[k] ? cg->parent[k] : "-") > 0;
+    close(fd);
+    if (!ok || renameat(dfd, tmp, dfd, "parents") < 0)
+        (void)unlinkat(dfd, tmp, 0);
+}
+
+/* The bases of an idle key, from its "parents" file; false if it has none. */
+static bool pool_read_parents(int dfd, const char *key, struct cgroup_plan *s)
+{
+    memset(s, 0, sizeof(*s));
+    int fd = openat(dfd, "parents", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[3 * (PATH_MAX + 1) + 1];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *at = buf;
+    for (int k = 0; k < CG_N; k++) {
+        char *nl = strchr(at, '\n');
+        if (!nl)
+            goto bad;
+        *nl = '\0';
+        if (at[0] != '/' && strcmp(at, "-") != 0)
+            goto bad;
+        s->parent[k] = at[0] == '/' ? xstrdup(at) : NULL;
+        at = nl + 1;
+    }
+    str_copy(s->pool_key, key, sizeof(s->pool_key));
+    return true;
+bad:
+    for (int k = 0; k < CG_N; k++)
+        free(s->parent[k]);
+    return false;
+}
+
+/* Drains the keys idle for POOL_IDLE_S (other limit sets, other bases): their ready
+ * slots and those of dead processes removed, then the key's directory once empty. */
+static void pool_expire_idle(const char *own_key)
+{
+    int rfd = open(POOL_ROOT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *root = rfd >= 0 ? fdopendir(rfd) : NULL;
+    if (!root) {
+        if (rfd >= 0)
+            close(rfd);
+        return;
+    }
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(root))) {
+        if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16 ||
+            strcmp(e->d_name, own_key) == 0)
+            continue;
+        int kfd = openat(dirfd(root), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        struct cgroup_plan s;
+        if (kfd < 0 || fstat(kfd, &st) < 0 || now - st.st_mtime < POOL_IDLE_S ||
+            flock(kfd, LOCK_EX | LOCK_NB) < 0 || !pool_read_parents(kfd, e->d_name, &s)) {
+            if (kfd >= 0)
+                close(kfd);
+            continue;
+        }
+        (void)pool_sweep(&s, kfd);                    /* the dead processes' slots */
+        pool_trim(&s, kfd, JAIL_CGROUP_POOL_MAX * 4); /* every ready one */
+        /* Empty now (no live claim): the key goes, "parents" last but one. */
+        int left = 0, fd2 = openat(kfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+        struct dirent *t;
+        while (d && (t = readdir(d)))
+            left += t->d_name[0] != '.' && strcmp(t->d_name, "parents") != 0;
+        if (d)
+            closedir(d);
+        else if (fd2 >= 0)
+            close(fd2);
+        if (!left && unlinkat(kfd, "parents", 0) == 0)
+            (void)unlinkat(dirfd(root), e->d_name, AT_REMOVEDIR);
+        for (int k = 0; k < CG_N; k++)
+            free(s.parent[k]);
+        close(kfd);
+    }
+    closedir(root);
+}
+
 static void pool_refill(const struct cgroup_plan *cg)
 {
     if (mkdir_p(cg->pool_dir, 0700) < 0)
@@ -332,6 +434,7 @@ static void pool_refill(const struct cgroup_plan *cg)
         return;
     /* One refiller per key at a time; the others leave it to that one. */
     if (flock(dfd, LOCK_EX | LOCK_NB) == 0) {
+        pool_write_parents(cg, dfd);
         int have = pool_sweep(cg, dfd);
         while (have < cg->pool_size && pool_make_slot(cg, dfd) == 0)
             have++;
@@ -373,6 +476,7 @@ static _Noreturn void helper_main(struct cgroup_plan *cg)
         (void)unlink(path);
     }
     pool_refill(cg);
+    pool_expire_idle(cg->pool_key);
     cgroup_sweep_stale(cg); /* what monitors killed outright left (cgroup.c) */
     _exit(0);
 }

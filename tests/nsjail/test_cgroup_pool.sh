@@ -14,7 +14,7 @@
 #   - a slot left by a killed nsjail-lite (and a fake one of a dead pid) is reclaimed
 #     by the next refill, not while a process is still in it, and never claimed;
 #   - the pool's bound: never more ready slots than asked for, a smaller size trims it,
-#     --no-cgroup-pool neither claims nor refills.
+#     --no-cgroup-pool neither claims nor refills, a pool idle for 10 minutes is drained.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-nsjail.sh"
 require_root
@@ -47,7 +47,7 @@ jail() {
 key_of() { sed -n 's/.*cgroup pool \([0-9a-f]\{16\}\): .*/\1/p' "$1" | head -n 1; }
 claimed_of() { sed -n 's/.*cgroup pool [0-9a-f]*: claimed slot \([0-9a-f]\{8\}\).*/\1/p' "$1"; }
 ready() { ls "$POOLS/$KEY" 2>/dev/null | grep -c '\.ready$'; }
-busy_tokens() { ls "$POOLS/$KEY" 2>/dev/null | grep -c -v '\.ready$'; }
+busy_tokens() { ls "$POOLS/$KEY" 2>/dev/null | grep -c -E '^[0-9a-f]{8}\.(prep|taken)\.'; }
 slot_dirs() { for p in $(parents); do ls -d "$p"/nsjail-pool-"$KEY"-* 2>/dev/null; done; }
 # settle N: waits (10 s at most) until the helpers are done: N ready slots, no other
 # token (the ones a test planted itself excepted: EXTRA).
@@ -169,7 +169,21 @@ is "  no two the same slot" "$(sort -u "$TMP/claims" | wc -l)" 64
 is "  each with its pids limit in force (reason pids, 64 times)" \
     "$(cat "$TMP"/j*.status | grep -c '"reason":"pids"')" 64
 check "  then their pool is refilled to 64" settle 64
+KEY64=$KEY
 KEY=$OLDKEY
+
+# --- a pool idle for more than 10 minutes (its token directory unchanged) is drained by
+# the next helper of another key ---
+touch -d '-11 minutes' "$POOLS/$KEY64"
+jail "$TMP/expire.err" -- /bin/true
+for _ in $(seq 200); do
+    [ -d "$POOLS/$KEY64" ] || break
+    sleep 0.05
+done
+refute "a pool idle for 11 minutes is drained at another key's next exit: its tokens" \
+    test -d "$POOLS/$KEY64"
+is "  and its 64 slots' directories" "$(KEY=$KEY64 slot_dirs | wc -l)" 0
+check "  while the pool in use stays (4)" settle 4
 
 # --- the bound: a smaller size trims the pool; --no-cgroup-pool neither claims nor
 # refills, and removes its cgroup before exiting ---
