@@ -25,6 +25,9 @@
  * reclaimed by the next refill: its directories removed (unless a process is still in
  * one: then it waits for a later refill), then its token. Tokens are made before the
  * directories and removed after them, so no directory of the pool is without one.
+ * A key whose token directory has not changed for POOL_IDLE_S is drained by the next
+ * helper of another key (its bases are in the key's "parents" file), so a limit set no
+ * jail uses any more leaves nothing behind.
  *
  * The prefix "nsjail-pool-" is not "nsjail-lite-": the sweep of cgroups that monitors
  * killed outright (cgroup.c) leaves pool slots alone. */
