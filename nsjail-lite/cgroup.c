@@ -86,6 +86,7 @@ int cgroup_prepare(const struct jail_config *cfg, struct jail_plan *p, struct ja
     if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
         rnd = (uint32_t)now_mono_ns() ^ (uint32_t)getpid();
     cg->rnd = rnd;
+    cgroup_pool_plan(cfg, cg);
     for (int k = 0; k < CG_N; k++)
         if (cg->parent[k])
             cg->dir[k] = xcalloc(1, strlen(cg->parent[k]) + 64);
@@ -103,6 +104,8 @@ void cgroup_plan_free(struct jail_plan *p)
         free(p->cg.dir[k]);
         p->cg.parent[k] = p->cg.dir[k] = NULL;
     }
+    free(p->cg.pool_dir);
+    p->cg.pool_dir = NULL;
     p->cg.version = 0;
 }
 
@@ -140,7 +143,7 @@ static uint64_t read_value(const char *dir, const char *file, const char *key)
     return strtoull(at, NULL, 10);
 }
 
-static bool same_dir_before(const struct cgroup_plan *cg, int k)
+bool cgroup_same_dir_before(const struct cgroup_plan *cg, int k)
 {
     for (int i = 0; i < k; i++)
         if (cg->dir[i] && strcmp(cg->dir[i], cg->dir[k]) == 0)
@@ -165,7 +168,7 @@ static void sweep_stale(const char *parent)
     closedir(d);
 }
 
-static int set_limits(const struct cgroup_plan *cg, char *err, size_t errlen)
+int cgroup_set_limits(const struct cgroup_plan *cg, char *err, size_t errlen)
 {
     char v[64];
     const char *dir, *file = NULL;
@@ -230,7 +233,7 @@ static int open_placement_files(struct cgroup_plan *cg, char *err, size_t errlen
         return 0;
     }
     for (int k = 0; k < CG_N; k++) {
-        if (!cg->dir[k] || same_dir_before(cg, k))
+        if (!cg->dir[k] || cgroup_same_dir_before(cg, k))
             continue;
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/tasks", cg->dir[k]);
@@ -260,12 +263,21 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
     struct cgroup_plan *cg = &p->cg;
     if (!cg->version)
         return 0;
+    /* A slot of the pool: ready-made and limited, one rename of its token away. A slot
+     * whose directories are gone (removed by hand) is dropped and one made here. */
+    if (cg->pool_size > 0 && cgroup_pool_claim(p)) {
+        if (open_placement_files(cg, err, errlen) == 0)
+            return 0;
+        plan_debug(p, "cgroup pool: the claimed slot is unusable (%s): making one", err);
+        close_placement_files(cg);
+        cgroup_pool_drop_claim(cg);
+    }
     for (int k = 0; k < CG_N; k++) {
         if (!cg->parent[k])
             continue;
         snprintf(cg->dir[k], strlen(cg->parent[k]) + 64, "%s/" NAME_PREFIX "%d-%08x", cg->parent[k],
                  (int)getpid(), (unsigned)cg->rnd);
-        if (same_dir_before(cg, k))
+        if (cgroup_same_dir_before(cg, k))
             continue;
         if (mkdir(cg->dir[k], 0755) < 0) {
             snprintf(err, errlen, "cgroup: mkdir %s: %s", cg->dir[k], strerror(errno));
@@ -273,7 +285,7 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
             goto undo;
         }
     }
-    if (set_limits(cg, err, errlen) < 0 || open_placement_files(cg, err, errlen) < 0)
+    if (cgroup_set_limits(cg, err, errlen) < 0 || open_placement_files(cg, err, errlen) < 0)
         goto undo;
     plan_debug(p, "cgroup %s: memory %" PRIu64 " MiB, pids %" PRIu64 ", cpu %" PRIu64 "%%",
                cg->dir[CG_MEMORY] ? cg->dir[CG_MEMORY]
@@ -288,11 +300,15 @@ undo:
 
 void cgroup_sweep(const struct jail_plan *p)
 {
-    const struct cgroup_plan *cg = &p->cg;
-    if (!cg->version)
-        return;
+    /* With a pool its helper sweeps, after the jail (cgroup_pool.c). */
+    if (p->cg.version && !p->cg.pool_size)
+        cgroup_sweep_stale(&p->cg);
+}
+
+void cgroup_sweep_stale(const struct cgroup_plan *cg)
+{
     for (int k = 0; k < CG_N; k++)
-        if (cg->parent[k] && cg->dir[k] && !same_dir_before(cg, k))
+        if (cg->parent[k] && cg->dir[k] && !cgroup_same_dir_before(cg, k))
             sweep_stale(cg->parent[k]);
 }
 
@@ -315,7 +331,7 @@ int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, s
     char v[32];
     snprintf(v, sizeof(v), "%d", (int)pid);
     for (int k = 0; k < CG_N; k++) {
-        if (!cg->dir[k] || same_dir_before(cg, k))
+        if (!cg->dir[k] || cgroup_same_dir_before(cg, k))
             continue;
         if (cgroup_write(cg->dir[k], "cgroup.procs", v) < 0) {
             snprintf(err, errlen, "cgroup: moving the jail into %s: %s", cg->dir[k],
@@ -371,26 +387,32 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end)
     if (end && mem && mem[0]) {
         if (cg->version == 2) {
             end->oom_kills = read_value(mem, "memory.events", "oom_kill");
-            end->memory_peak = read_value(mem, "memory.peak", NULL);
+            if (p->verbose) /* the peaks are for -v only */
+                end->memory_peak = read_value(mem, "memory.peak", NULL);
         } else {
             end->oom_kills = read_value(mem, "memory.oom_control", "oom_kill");
-            end->memory_peak = read_value(mem, "memory.max_usage_in_bytes", NULL);
+            if (p->verbose)
+                end->memory_peak = read_value(mem, "memory.max_usage_in_bytes", NULL);
         }
     }
     if (end && pids && pids[0]) {
         end->pids_refused = read_value(pids, "pids.events", "max");
-        end->pids_peak = read_value(pids, "pids.peak", NULL);
+        if (p->verbose)
+            end->pids_peak = read_value(pids, "pids.peak", NULL);
     }
-    for (int k = CG_N - 1; k >= 0; k--) {
-        if (!cg->dir[k] || !cg->dir[k][0] || same_dir_before(cg, k))
-            continue;
-        /* The last processes leave the cgroup as they exit, a moment after init has
-         * been reaped: retry for up to a second. */
-        for (int tries = 0; rmdir(cg->dir[k]) < 0 && errno == EBUSY && tries < 1000; tries++) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
-        }
+    /* With a pool the directories go after the status is out (cgroup_release). */
+    if (end && cg->pool_size > 0) {
+        cg->removal_pending = true;
+        plan_debug(p,
+                   "cgroup read: memory peak %" PRIu64 " KiB, %" PRIu64
+                   " OOM kills, pids peak %" PRIu64 ", %" PRIu64
+                   " forks refused; removed after exit",
+                   end->memory_peak / 1024, end->oom_kills, end->pids_peak, end->pids_refused);
+        return;
     }
+    (void)cgroup_rmdirs(cg);
+    if (cg->pool_token[0])
+        cgroup_pool_drop_claim(cg);
     if (end)
         plan_debug(p,
                    "cgroup removed: memory peak %" PRIu64 " KiB, %" PRIu64
@@ -399,4 +421,29 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end)
     for (int k = 0; k < CG_N; k++)
         if (cg->dir[k])
             cg->dir[k][0] = '\0';
+}
+
+int cgroup_rmdirs(const struct cgroup_plan *cg)
+{
+    int rc = 0;
+    for (int k = CG_N - 1; k >= 0; k--) {
+        if (!cg->dir[k] || !cg->dir[k][0] || cgroup_same_dir_before(cg, k))
+            continue;
+        /* The last processes leave the cgroup as they exit, a moment after init has
+         * been reaped: retry for up to a second. */
+        int tries = 0;
+        while (rmdir(cg->dir[k]) < 0 && errno == EBUSY && tries++ < 1000) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        if (tries > 1000 || (access(cg->dir[k], F_OK) == 0))
+            rc = -1;
+    }
+    return rc;
+}
+
+void cgroup_release(struct jail_plan *p)
+{
+    if (p->cg.version && p->cg.removal_pending)
+        cgroup_pool_after_exit(p);
 }

@@ -90,17 +90,23 @@ char *cgroup_read_text(const char *path, size_t *len)
 }
 
 /* Whether the space-separated words of DIR/FILE include word. */
+static bool text_has_word(const char *text, const char *word)
+{
+    bool found = false;
+    size_t wl = strlen(word);
+    for (const char *w = text; w && *w && !found; w += strcspn(w, " \n")) {
+        w += strspn(w, " \n");
+        found = strncmp(w, word, wl) == 0 && (w[wl] == ' ' || w[wl] == '\n' || !w[wl]);
+    }
+    return found;
+}
+
 bool cgroup_file_has_word(const char *dir, const char *file, const char *word)
 {
     char *path = xasprintf("%s/%s", dir, file);
     char *text = cgroup_read_text(path, NULL);
     free(path);
-    bool found = false;
-    size_t wl = strlen(word);
-    for (char *w = text; w && *w && !found; w += strcspn(w, " \n")) {
-        w += strspn(w, " \n");
-        found = strncmp(w, word, wl) == 0 && (w[wl] == ' ' || w[wl] == '\n' || !w[wl]);
-    }
+    bool found = text_has_word(text, word);
     free(text);
     return found;
 }
@@ -481,9 +487,14 @@ static void read_hierarchies(void)
 {
     char *mountinfo = cgroup_read_text("/proc/self/mountinfo", NULL);
     if (find_mount(mountinfo, NULL, &hier.v2_mnt, &hier.v2_root)) {
+        /* Read once: each launcher is a process of its own, and this is its start. */
+        char *path = xasprintf("%s/cgroup.controllers", hier.v2_mnt);
+        char *ctls = cgroup_read_text(path, NULL);
+        free(path);
         for (int k = 0; k < CG_N; k++)
-            if (cgroup_file_has_word(hier.v2_mnt, "cgroup.controllers", cgroup_ctl_names[k]))
+            if (text_has_word(ctls, cgroup_ctl_names[k]))
                 hier.v2_ctls |= 1u << k;
+        free(ctls);
     }
     for (int k = 0; k < CG_N; k++)
         find_mount(mountinfo, cgroup_ctl_names[k], &hier.v1_mnt[k], &hier.v1_root[k]);
@@ -539,6 +550,8 @@ static int get_v2(struct base *b, unsigned want, struct jail_error *err)
 
 static int get_v1(struct base *b, unsigned want, struct jail_error *err)
 {
+    char *self = NULL; /* /proc/self/cgroup, read once for every controller */
+    int rc = -1;
     for (int k = 0; k < CG_N; k++) {
         if (!(want & (1u << k)) || b->dir[k])
             continue;
@@ -548,19 +561,21 @@ static int get_v1(struct base *b, unsigned want, struct jail_error *err)
                          "cgroup: no %s controller is mounted (neither in cgroup v2 nor v1); "
                          "set the %s limit to 0 to run without it",
                          name, limit_key(k));
-            return -1;
+            goto out;
         }
-        char *own = b->cfg_parent ? xstrdup(b->cfg_parent) : own_cgroup(name);
+        if (!b->cfg_parent && !self)
+            self = cgroup_read_text("/proc/self/cgroup", NULL);
+        char *own = b->cfg_parent ? xstrdup(b->cfg_parent) : own_cgroup_in(self, name);
         if (!own) {
             jail_err_set(err, 125, "cgroup: /proc/self/cgroup names no %s cgroup", name);
-            return -1;
+            goto out;
         }
         char *dir = host_dir(hier.v1_mnt[k], hier.v1_root[k], own);
         free(own);
         if (!dir) {
             jail_err_set(err, 125, "cgroup: the %s hierarchy at %s does not contain our cgroup",
                          name, hier.v1_mnt[k]);
-            return -1;
+            goto out;
         }
         if (strcmp(dir, hier.v1_mnt[k]) == 0) { /* never at the root itself */
             char *base = xasprintf("%s/" ROOT_BASE, dir);
@@ -570,11 +585,14 @@ static int get_v1(struct base *b, unsigned want, struct jail_error *err)
         if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
             jail_err_set(err, 125, "cgroup: mkdir %s: %s", dir, strerror(errno));
             free(dir);
-            return -1;
+            goto out;
         }
         b->dir[k] = dir;
     }
-    return 0;
+    rc = 0;
+out:
+    free(self);
+    return rc;
 }
 
 int cgroup_base_get(const char *cfg_parent, const bool want[CG_N], int *version, char *dirs[CG_N],

@@ -84,6 +84,13 @@ struct cgroup_plan {
     int tasks_fd[CG_N];
     /* v2: the jail's directory, for clone3(CLONE_INTO_CGROUP); -1 when not open. */
     int dir_fd;
+    /* The pool (cgroup_pool.c): ready slots kept per key, a hash of the base and of
+     * every limit value written; 0 = no pool. */
+    int pool_size;
+    char pool_key[17];
+    char *pool_dir;       /* its token directory, /run/nsjail-lite/cgpool/KEY */
+    char pool_token[64];  /* the claimed slot's token ("ID.taken.PID"), "" if none */
+    bool removal_pending; /* read, not removed: cgroup_release does it after exit */
 };
 
 /* What the cgroup saw, read by the monitor before it removes it. */
@@ -250,12 +257,30 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
 /* In the monitor, while init sets up: removes the empty cgroups of monitors killed
  * outright under the jail's parents. */
 void cgroup_sweep(const struct jail_plan *p);
+void cgroup_sweep_stale(const struct cgroup_plan *cg);
 /* In init, before anything else: v1, moves init into its cgroup; closes init's copies
  * of the monitor's cgroup descriptors. */
 int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);
 /* In init, once it is in its cgroup: a cgroup namespace rooted there. */
 int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen);
 void cgroup_plan_free(struct jail_plan *p);
+/* In the monitor once the status is out: removes the jail's cgroup, and with a pool
+ * refills it, in a detached helper (or here, without a pool). */
+void cgroup_release(struct jail_plan *p);
+/* cgroup.c, for the pool: the limits written to the directories in cg->dir. */
+int cgroup_set_limits(const struct cgroup_plan *cg, char *err, size_t errlen);
+bool cgroup_same_dir_before(const struct cgroup_plan *cg, int k);
+/* Removes cg's directories (retrying while its last processes leave); -1 if one
+ * stays. */
+int cgroup_rmdirs(const struct cgroup_plan *cg);
+
+/* cgroup_pool.c: in the caller, the key and the token directory; in the monitor, a
+ * claim of a ready slot (fills cg->dir; false: none, make one), and after exit the
+ * detached helper that removes the jail's cgroup, reclaims stale slots and refills. */
+void cgroup_pool_plan(const struct jail_config *cfg, struct cgroup_plan *cg);
+bool cgroup_pool_claim(struct jail_plan *p);
+void cgroup_pool_drop_claim(struct cgroup_plan *cg);
+void cgroup_pool_after_exit(struct jail_plan *p);
 
 /* cgroup_base.c: the parents of the jails' cgroups. */
 extern const char *const cgroup_ctl_names[CG_N]; /* "memory", "pids", "cpu" */

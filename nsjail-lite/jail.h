@@ -105,6 +105,9 @@ struct jail_tmpfs {
     uint64_t size_mb;
 };
 
+#define JAIL_CGROUP_POOL_DEFAULT 4
+#define JAIL_CGROUP_POOL_MAX 64
+
 struct jail_limits {
     uint64_t as_mb;    /* RLIMIT_AS */
     uint64_t cpu_s;    /* RLIMIT_CPU */
@@ -207,6 +210,12 @@ struct jail_config {
      * from systemd where the caller's cgroup is systemd's ("/nsjail-lite" under the
      * root for a caller there); see cgroup_base.c. */
     char *cgroup_parent;
+    /* Cgroups prepared ahead, per limit set and base (cgroup_pool.c): how many empty,
+     * limited cgroups to keep ready, so a start claims one instead of making it, and
+     * the removal and the refill happen after the jail has ended, in a detached
+     * helper. 0 = the default (JAIL_CGROUP_POOL_DEFAULT), < 0 = no pool: the cgroup
+     * is made at start and removed before the status is reported. */
+    int cgroup_pool;
 
     char *seccomp_preset;       /* "c", "python", "node" (or NAME+exec, see programs) */
     char **seccomp_extra_allow; /* NULL-terminated syscall names added by a profile */

@@ -67,6 +67,10 @@ static void usage(FILE *out)
             "  --cpu-percent P       the jail's CPU time, in percent of one CPU (cgroup)\n"
             "  --cgroup-parent PATH  make the jail's cgroup under this cgroup (as\n"
             "                        /proc/self/cgroup names it; default: our own)\n"
+            "  --cgroup-pool N       keep N cgroups of these limits made ahead (default 4,\n"
+            "                        at most 64): a start claims one, a helper removes it\n"
+            "                        and refills after the jail (0: no pool)\n"
+            "  --no-cgroup-pool      make the cgroup at start, remove it before the status\n"
             "  --seccomp PRESET|FILE seccomp preset (c) or policy file (JSON)\n"
             "  --seccomp-action errno|kill  what a denied syscall gets (default errno: EPERM)\n"
             "  --no-namespaces       rlimits, no_new_privs and seccomp only (the hub's\n"
@@ -111,6 +115,8 @@ enum {
     OPT_PIDS,
     OPT_CPU_PERCENT,
     OPT_CGROUP_PARENT,
+    OPT_CGROUP_POOL,
+    OPT_NO_CGROUP_POOL,
     OPT_SECCOMP,
     OPT_SECCOMP_ACTION,
     OPT_NO_NS,
@@ -146,6 +152,8 @@ static const struct option options[] = {
     {"pids", required_argument, NULL, OPT_PIDS},
     {"cpu-percent", required_argument, NULL, OPT_CPU_PERCENT},
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+    {"cgroup-pool", required_argument, NULL, OPT_CGROUP_POOL},
+    {"no-cgroup-pool", no_argument, NULL, OPT_NO_CGROUP_POOL},
     {"seccomp", required_argument, NULL, OPT_SECCOMP},
     {"seccomp-action", required_argument, NULL, OPT_SECCOMP_ACTION},
     {"no-namespaces", no_argument, NULL, OPT_NO_NS},
@@ -353,6 +361,14 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
     case OPT_CGROUP_PARENT:
         free(cfg->cgroup_parent);
         cfg->cgroup_parent = xstrdup(arg);
+        break;
+    case OPT_CGROUP_POOL:
+        cfg->cgroup_pool = (int)number("--cgroup-pool", arg, JAIL_CGROUP_POOL_MAX);
+        if (cfg->cgroup_pool == 0)
+            cfg->cgroup_pool = -1;
+        break;
+    case OPT_NO_CGROUP_POOL:
+        cfg->cgroup_pool = -1;
         break;
     case OPT_SECCOMP:
         parse_seccomp(cfg, arg);

@@ -342,9 +342,11 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
         struct jail_status st = {.exit_code = r.exit_code, .term_signal = r.term_signal};
         str_copy(st.reason, reason, sizeof(st.reason));
         write_status_line(m, &st);
+        cgroup_release(m->p); /* after the status: nobody waits for it */
         _exit(r.exit_code & 0xff);
     }
     (void)rec_send(m->report_fd, &r);
+    cgroup_release(m->p);
 
     if (r.term_signal) {
         /* Die of the same signal (no core: RLIMIT_CORE is 0 here). */
