@@ -372,6 +372,9 @@ static void on_exec_answer(void *ud, enum perm_decision d, const char *reason)
     audit_set_str(rec, "isolate.tool", c->tool->name);
     audit_set_str(rec, "isolate.call.id", c->id);
     audit_set_str(rec, "event.reason", reason ? reason : "");
+    char name[200];
+    snprintf(name, sizeof(name), "question exec %s.%s", c->m->name, c->tool->name);
+    haudit_child_span(c, name, c->t_asked, d == PERM_ALLOW, reason, rec);
     int logged = haudit_write(c->hub, rec);
     int err = errno;
     call_resume(c);
@@ -418,6 +421,7 @@ void call_start(struct call *c)
             .origin = c->origin,
         };
         call_pause(c);
+        c->t_asked = now_mono_ns();
         c->hub->perm->ask(c->hub->perm, &q, on_exec_answer, c);
         return;
     }

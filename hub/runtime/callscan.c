@@ -42,6 +42,7 @@ struct scan_ask {
     struct call *c;
     json_t *result; /* held until the answer; NULL: the arguments (c->args) */
     json_t *rec;    /* the secret-detected record, written with the answer */
+    uint64_t t0;    /* when the user was asked (the question's span) */
 };
 
 static void on_scan_answer(void *ud, enum perm_decision d, const char *reason)
@@ -55,6 +56,9 @@ static void on_scan_answer(void *ud, enum perm_decision d, const char *reason)
     audit_set(rec, "event.type", json_pack("[s]", allow ? "allowed" : "denied"));
     audit_set_str(rec, "isolate.secret_scan.answer", allow ? "allowed" : "denied");
     audit_set_str(rec, "isolate.permission.reason", reason ? reason : "");
+    char name[200];
+    snprintf(name, sizeof(name), "question secret %s.%s", c->m->name, c->tool->name);
+    haudit_child_span(c, name, sa->t0, allow, reason, rec);
     int logged = haudit_write(c->hub, rec);
     int err = errno;
     call_resume(c);
@@ -105,6 +109,7 @@ static void ask_user(struct call *c, json_t *v, bool result, json_t *rec, const 
         .detail = what,
     };
     call_pause(c);
+    sa->t0 = now_mono_ns();
     c->hub->perm->ask(c->hub->perm, &q, on_scan_answer, sa);
 }
 

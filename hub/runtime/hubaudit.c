@@ -269,19 +269,19 @@ void haudit_tick_start(struct hub *h)
         event_add(h->ev_audit_tick, &tv);
 }
 
-void haudit_span(const struct call *c, bool ok, const char *message)
+/* Exports a span of c's work that began at t0 (monotonic) and ends now, as t says. */
+static void export_span(const struct call *c, const struct trace_ctx *t, const char *name,
+                        uint64_t t0, bool ok, const char *message)
 {
     struct hub *h = c->hub;
     if (!h->otlp)
         return;
     uint64_t mono = now_mono_ns(), real = now_real_ns();
-    char name[200];
-    snprintf(name, sizeof(name), "tool-call %s.%s", c->m->name, c->tool->name);
-    struct otlp_span s = {.trace_id = c->trace.trace_id,
-                          .span_id = c->trace.span_id,
-                          .parent_id = c->trace.parent_id,
+    struct otlp_span s = {.trace_id = t->trace_id,
+                          .span_id = t->span_id,
+                          .parent_id = t->parent_id,
                           .name = name,
-                          .start_unix_ns = real - (mono - c->t_start),
+                          .start_unix_ns = real - (mono - t0),
                           .end_unix_ns = real,
                           .error = !ok,
                           .message = message,
@@ -291,6 +291,25 @@ void haudit_span(const struct call *c, bool ok, const char *message)
                           .call_id = c->id,
                           .caller = c->caller ? c->caller->m->name : "user"};
     otlp_span(h->otlp, &s);
+}
+
+void haudit_span(const struct call *c, bool ok, const char *message)
+{
+    char name[200];
+    snprintf(name, sizeof(name), "tool-call %s.%s", c->m->name, c->tool->name);
+    export_span(c, &c->trace, name, c->t_start, ok, message);
+}
+
+void haudit_child_span(const struct call *c, const char *name, uint64_t t0, bool ok,
+                       const char *message, json_t *rec)
+{
+    struct trace_ctx t;
+    trace_child(&t, &c->trace);
+    if (rec) {
+        audit_set_str(rec, "trace.id", t.trace_id);
+        audit_set_str(rec, "span.id", t.span_id);
+    }
+    export_span(c, &t, name, t0, ok, message);
 }
 
 void haudit_trace_spoke(struct spoke *sp)

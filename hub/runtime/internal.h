@@ -93,6 +93,7 @@ struct call {
     void *origin;        /* call_opts.origin, inherited by nested calls */
     const void *session; /* call_opts.session, likewise: its share of a spoke's window */
     uint64_t t_start, t_sent, deadline;
+    uint64_t t_asked; /* when its exec question went to the user (its span) */
     unsigned inflight_at_send; /* the spoke's calls in flight when it was sent, itself too */
     bool asked;                /* it asked the hub something: its round trip is not the spoke's */
     struct event *timer;
@@ -172,6 +173,7 @@ struct sreq {
     json_t *result;
     char call_id[33];
     uint64_t t_start;
+    uint64_t t_asked; /* when its question went to the user (its span) */
 };
 
 struct sreq *sreq_new(struct spoke *sp, enum sreq_kind kind, struct call *parent, json_t *id,
@@ -428,6 +430,10 @@ void call_scan_resume(struct call *c, json_t *result);
 void haudit_trace_spoke(struct spoke *sp);
 /* The call, ended, as a span for the OTLP exporter (when there is one). */
 void haudit_span(const struct call *c, bool ok, const char *message);
+/* A span of its own under c's, from t0 (monotonic) to now: a spoke's start for c, a
+ * question c waited on. Its ids go into rec too (when given), the record it covers. */
+void haudit_child_span(const struct call *c, const char *name, uint64_t t0, bool ok,
+                       const char *message, json_t *rec);
 /* The hub's own audit chained and signed; then a timer for checkpoints due by time. */
 int haudit_chain_start(struct hub *h, char *err, size_t errlen);
 void haudit_tick_start(struct hub *h);

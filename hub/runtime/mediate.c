@@ -87,6 +87,12 @@ static int audit_decision(struct sreq *r, const struct perm_request *q, enum per
     audit_set_str(rec, "isolate.call.id", q->call_id);
     audit_set(rec, "isolate.irreversible", json_boolean(q->irreversible));
     audit_set_str(rec, "event.reason", reason);
+    if (r->parent && r->t_asked) {
+        char name[200];
+        snprintf(name, sizeof(name), "question collab %s %s.%s", perm_stage_name(q->stage), q->app,
+                 q->tool);
+        haudit_child_span(r->parent, name, r->t_asked, d == PERM_ALLOW, reason, rec);
+    }
     if (r->hub->debug) {
         char *body = json_dumps(q->body, JSON_COMPACT | JSON_ENCODE_ANY);
         if (body)
@@ -114,6 +120,7 @@ static void ask(struct sreq *r, enum perm_stage stage, const json_t *body, perm_
     r->hook_pending = true;
     r->paused = true;
     call_pause(r->parent);
+    r->t_asked = now_mono_ns();
     r->hub->perm->ask(r->hub->perm, &q, done, r);
 }
 

@@ -1,5 +1,6 @@
 /* OpenTelemetry traces over OTLP/HTTP (JSON): each tool call the hub ends is a span
- * (its trace.id and span.id as in the audit, lib/traceparent.h), exported to
+ * (its trace.id and span.id as in the audit, lib/traceparent.h), and so are a spoke's
+ * start and each question, under their call (haudit_child_span), exported to
  * $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or $OTEL_EXPORTER_OTLP_ENDPOINT + "/v1/traces"
  * (the OpenTelemetry SDKs' variables), by a thread of its own in batches (up to
  * OTLP_BATCH spans, at least once a second). A call never waits for it: a span that

@@ -687,6 +687,13 @@ void spoke_ready(struct spoke *sp)
     audit_set_int(rec, "isolate.initialize_ns", (int64_t)sp->last_init_ns);
     if (sp->host_ip[0] && sp->listen_fd >= 0)
         audit_set_str(rec, "isolate.proxy.address", sp->host_ip);
+    /* A span under the call the start was for (the first waiting), when there is one. */
+    struct call *first = first_waiting(sp);
+    if (first) {
+        char name[120];
+        snprintf(name, sizeof(name), "spoke-start %s", sp->m->name);
+        haudit_child_span(first, name, sp->t_spawn, true, NULL, rec);
+    }
     haudit_note(sp->hub, rec);
     dispatch(sp);
 }

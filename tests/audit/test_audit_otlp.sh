@@ -2,7 +2,8 @@
 # OpenTelemetry export (hub/runtime/otlp.h): with OTEL_EXPORTER_OTLP_ENDPOINT set, each
 # call is a span POSTed as OTLP/HTTP JSON to a stand-in collector on loopback, in the
 # client's trace (traceparent continued), its parent the client's span, an app's call
-# through the hub a child span; a collector that never answers does not hold a call
+# through the hub a child span, and so are each spoke's start and each question (under
+# the call they were for, their ids in the records they cover); a collector that never answers does not hold a call
 # up, and the hub says how many spans it could not export.
 . "$(dirname "$0")/../lib.sh"
 require_root
@@ -46,6 +47,27 @@ for l in open(sys.argv[1]):
     if r["event"]["action"] == "tool-call" and r["isolate"]["app"] == "beta":
         print(r["span"]["id"])' "$AUDIT")" "$(echo "$echo_" | cut -d' ' -f5)"
 
+relay_span=$(echo "$relay" | cut -d' ' -f5)
+echo_span=$(echo "$echo_" | cut -d' ' -f5)
+like "each spoke's start: a span under the call it was started for (alpha's under the relay)" \
+    "$(grep '^spoke-start alpha ' "$TMP/spans.txt")" "^spoke-start alpha $TID $relay_span [0-9a-f]{16} 1 isolategpt-hub True$"
+like "... beta's under the call made through the hub" \
+    "$(grep '^spoke-start beta ' "$TMP/spans.txt")" "^spoke-start beta $TID $echo_span [0-9a-f]{16} 1 isolategpt-hub True$"
+like "the question before alpha may call beta: a span under the relay" \
+    "$(grep '^question collab call beta.echo ' "$TMP/spans.txt")" "^question collab call beta.echo $TID $relay_span [0-9a-f]{16} 1 "
+like "... and the question before the result goes back" \
+    "$(grep '^question collab relay beta.echo ' "$TMP/spans.txt")" "^question collab relay beta.echo $TID $relay_span [0-9a-f]{16} 1 "
+is "the records they cover carry their ids (spoke-start, permission)" \
+    "$($PY -c 'import json,sys
+ids = {l.split()[-4] for l in open(sys.argv[2]) if l.startswith(("spoke-start", "question"))}
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["event"]["action"] in ("spoke-start", "permission") and r.get("span", {}).get("id") in ids \
+            and r.get("trace", {}).get("id") == sys.argv[3]:
+        n += 1
+print(n)' "$AUDIT" "$TMP/spans.txt" "$TID")" 4
+
 # A collector that listens and never answers: the call is not held up by it.
 coproc HANG { exec "$PY" "$ROOT/tests/audit/otlp_collector.py" "$TMP/none" --hang; }
 at_exit "kill $HANG_PID"
@@ -57,5 +79,5 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 is "a collector that never answers: the call still succeeds" "$rc" 0
 check "... and the hub ends within its flush bound (${ms} ms)" test "$ms" -lt 8000
-like "... saying what it could not export" "$(cat "$TMP/err")" "OTLP: 1 spans not exported"
+like "... saying what it could not export" "$(cat "$TMP/err")" "OTLP: 2 spans not exported"
 done_testing
