@@ -215,6 +215,14 @@ void hub_resource_counts(const struct hub *h, size_t *procs, size_t *slots);
 json_t *haudit_new(const char *action, const char *outcome);
 void haudit_note(struct hub *h, json_t *rec);
 
+/* A span of work outside a call (a serve client's request), its ids in t (a struct
+ * trace_ctx, lib/traceparent.h), from t0 (monotonic) to now, exported over OTLP when
+ * the hub exports (hub/runtime/otlp.h); nothing otherwise. */
+struct trace_ctx;
+void haudit_export_span(struct hub *h, const struct trace_ctx *t, const char *name, uint64_t t0,
+                        bool ok, const char *message, const char *user, const char *app,
+                        const char *tool);
+
 /* The key that signs the hub's audit checkpoints (lib/auditchain.h): audit.key in the
  * hub's state directory, the folder of data_root (/var/lib/isolategpt; to free). */
 char *haudit_key_path(const struct hub_config *cfg);

@@ -269,6 +269,28 @@ void haudit_tick_start(struct hub *h)
         event_add(h->ev_audit_tick, &tv);
 }
 
+void haudit_export_span(struct hub *h, const struct trace_ctx *t, const char *name, uint64_t t0,
+                        bool ok, const char *message, const char *user, const char *app,
+                        const char *tool)
+{
+    if (!h->otlp)
+        return;
+    uint64_t mono = now_mono_ns(), real = now_real_ns();
+    struct otlp_span s = {.trace_id = t->trace_id,
+                          .span_id = t->span_id,
+                          .parent_id = t->parent_id,
+                          .name = name,
+                          .start_unix_ns = real - (mono - t0),
+                          .end_unix_ns = real,
+                          .error = !ok,
+                          .message = message,
+                          .user = user,
+                          .app = app,
+                          .tool = tool,
+                          .caller = "client"};
+    otlp_span(h->otlp, &s);
+}
+
 /* Exports a span of c's work that began at t0 (monotonic) and ends now, as t says. */
 static void export_span(const struct call *c, const struct trace_ctx *t, const char *name,
                         uint64_t t0, bool ok, const char *message)

@@ -75,11 +75,16 @@ void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const cha
         audit_set(rec, "event.reason", audit_string(message, strlen(message), 512));
     if (!ok && sc->denial[0])
         audit_set(rec, "isolate.serve.denial", audit_string(sc->denial, strlen(sc->denial), 300));
-    /* The client's trace, when it sent one: the request's record joins it too. */
-    struct trace_ctx t;
-    if (sc->traceparent[0] && trace_begin(&t, sc->traceparent)) {
-        audit_set_str(rec, "trace.id", t.trace_id);
-        audit_set_str(rec, "isolate.span.parent", t.parent_id);
+    /* The request's span (a tools/call's: others have none): its record, and OTLP. */
+    if (sc->traceparent[0]) {
+        audit_set_str(rec, "trace.id", sc->trace.trace_id);
+        audit_set_str(rec, "span.id", sc->trace.span_id);
+        if (sc->trace.parent_id[0])
+            audit_set_str(rec, "isolate.span.parent", sc->trace.parent_id);
+        char name[160];
+        snprintf(name, sizeof(name), "mcp tools/call %s.%s", sc->app, sc->tool);
+        haudit_export_span(sc->sv->hub, &sc->trace, name, sc->t0, ok, ok ? NULL : message,
+                           sc->user, sc->app, sc->tool);
     }
     if (ss)
         client(rec, ss->remote);

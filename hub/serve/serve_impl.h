@@ -8,6 +8,7 @@
 
 #include "audit.h"
 #include "jsonrpc.h"
+#include "traceparent.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -173,7 +174,10 @@ struct serve_call {
     char app[65], tool[65];
     char audit_id[33];
     char session_id[33], user[65]; /* of the session that made it */
-    char traceparent[56];          /* the client's _meta.traceparent, continued by the call; "" */
+    /* The request's own span (the client's _meta.traceparent continued, else a new
+     * trace), and its traceparent handed to the call, which is its child. */
+    struct trace_ctx trace;
+    char traceparent[56];
     uint64_t t0;
     bool cancelled;
     bool modern;         /* a 2026-07-28 request: the hub sends its client no requests */

@@ -329,11 +329,12 @@ void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *
     json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (json_is_string(token) || json_is_integer(token))
         sc->progress_token = json_deep_copy(token);
-    /* W3C trace context (lib/traceparent.h checks it): the call continues the trace. */
+    /* W3C trace context (lib/traceparent.h checks it): the request is a span of the
+     * client's trace (or of a new one), the call a child of it. */
     const char *tp =
         json_string_value(json_object_get(json_object_get(params, "_meta"), "traceparent"));
-    if (tp && strlen(tp) < sizeof(sc->traceparent))
-        memcpy(sc->traceparent, tp, strlen(tp) + 1);
+    trace_begin(&sc->trace, tp);
+    trace_format(&sc->trace, sc->traceparent);
     sc->args = args ? json_deep_copy(args) : json_object();
     ss->calls_total++;
     struct call_opts o = {.user = ss->user,

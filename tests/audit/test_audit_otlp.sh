@@ -3,8 +3,10 @@
 # call is a span POSTed as OTLP/HTTP JSON to a stand-in collector on loopback, in the
 # client's trace (traceparent continued), its parent the client's span, an app's call
 # through the hub a child span, and so are each spoke's start and each question (under
-# the call they were for, their ids in the records they cover); a collector that never answers does not hold a call
-# up, and the hub says how many spans it could not export.
+# the call they were for, their ids in the records they cover), and through hub serve
+# the client's request, between the client's span and the call's; a collector that
+# never answers does not hold a call up, and the hub says how many spans it could not
+# export.
 . "$(dirname "$0")/../lib.sh"
 require_root
 MODE=none
@@ -67,6 +69,35 @@ for l in open(sys.argv[1]):
             and r.get("trace", {}).get("id") == sys.argv[3]:
         n += 1
 print(n)' "$AUDIT" "$TMP/spans.txt" "$TID")" 4
+
+# Through hub serve: the client's request is a span between the client's and the call's.
+: >"$SPANS"
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$PORT $PY - "$BIN/hub" "$CONF" "$ROOT/tests/serve" \
+    "00-$TID-$PID-01" >"$TMP/serve.out" 2>"$TMP/serve.err" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+from mcp_stdio import StdioClient
+c = StdioClient([sys.argv[1], "serve", "--stdio", "--standalone", "--config", sys.argv[2]])
+c.initialize("otlp-client")
+r = c.request("tools/call", {"name": "alpha__echo", "arguments": {"text": "x"},
+                             "_meta": {"traceparent": sys.argv[4]}})
+print("ok" if r and "result" in r else "failed %r" % r)
+c.close()
+PYEOF
+is "hub serve --stdio --standalone: a client's traced call ran" "$(cat "$TMP/serve.out")" ok
+wait_for "the collector got serve's spans" 10 grep -q "mcp tools/call" "$SPANS"
+$PY -c 'import json,sys
+for l in open(sys.argv[1]):
+    for rs in json.loads(l)["body"]["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for s in ss["spans"]:
+                print(s["name"], s["traceId"], s.get("parentSpanId", "-"), s["spanId"])' \
+    "$SPANS" | sort >"$TMP/serve-spans.txt"
+req=$(grep '^mcp tools/call alpha.echo ' "$TMP/serve-spans.txt")
+like "the client's request: a span in the client's trace, under the client's span" "$req" \
+    "^mcp tools/call alpha.echo $TID $PID [0-9a-f]{16}$"
+like "... the call a child of it" "$(grep '^tool-call alpha.echo ' "$TMP/serve-spans.txt")" \
+    "^tool-call alpha.echo $TID $(echo "$req" | awk '{print $NF}') [0-9a-f]{16}$"
 
 # A collector that listens and never answers: the call is not held up by it.
 coproc HANG { exec "$PY" "$ROOT/tests/audit/otlp_collector.py" "$TMP/none" --hang; }

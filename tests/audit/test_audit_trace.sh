@@ -2,7 +2,8 @@
 # W3C trace context in the audit (lib/traceparent.h): a client's traceparent
 # (`hub call --traceparent`, or an MCP client's params._meta.traceparent through
 # `hub serve --stdio`) is continued: the call's records carry its trace.id, a span.id
-# of the call's own and isolate.span.parent; a call an app makes (isolate/call) is a
+# of the call's own and isolate.span.parent (through hub serve, the client's request is
+# a span between the client's and the call's); a call an app makes (isolate/call) is a
 # child span in the same trace; without one, or with one that is not valid, a new trace.
 . "$(dirname "$0")/../lib.sh"
 require_root
@@ -70,4 +71,8 @@ PYEOF
 is "hub serve: a client's call with _meta.traceparent ran" "$(cat "$TMP/serve.out")" ok
 is "... the hub's records of it carry the client's trace.id" "$(recs tool-call 'r["trace"]["id"]')" "$TID"
 is "... and so does serve's own record of the request" "$(recs serve-call 'r["trace"]["id"]')" "$TID"
+req_span=$(recs serve-call 'r["span"]["id"]')
+like "... the request is a span of its own" "$req_span" '^[0-9a-f]{16}$'
+is "... whose parent is the client's span" "$(recs serve-call 'r["isolate"]["span"]["parent"]')" "$PID"
+is "... and the hub's call is its child" "$(recs tool-call 'r["isolate"]["span"]["parent"]')" "$req_span"
 done_testing
