@@ -83,8 +83,8 @@ void serve_audit_call(struct serve_call *sc, struct serve_session *ss, const cha
             audit_set_str(rec, "isolate.span.parent", sc->trace.parent_id);
         char name[160];
         snprintf(name, sizeof(name), "mcp tools/call %s.%s", sc->app, sc->tool);
-        haudit_export_span(sc->sv->hub, &sc->trace, name, sc->t0, ok, ok ? NULL : message,
-                           sc->user, sc->app, sc->tool);
+        haudit_export_span(sc->sv->hub, &sc->trace, name, sc->t0, ok, ok ? NULL : message, sc->user,
+                           sc->app, sc->tool);
     }
     if (ss)
         client(rec, ss->remote);
