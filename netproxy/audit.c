@@ -2,11 +2,13 @@
 
 #include "addrguard.h"
 #include "conn.h"
+#include "control.h"
 #include "firstseen.h"
 #include "lib/audit.h"
 #include "lib/auditchain.h"
 #include "lib/auditkey.h"
 #include "lib/jsonline.h"
+#include "lib/traceparent.h"
 #include "log.h"
 #include "metrics.h"
 #include "netproxy.h"
@@ -57,6 +59,19 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
     struct jline j;
     const struct spoke *s = c->spoke;
     uint64_t now = now_mono_ns();
+    /* The hub's call it belongs to: taken at the decision, kept for the close. */
+    if (!close) {
+        pthread_mutex_lock(&c->px->lock);
+        memcpy(c->trace, s->trace, sizeof(c->trace));
+        c->spans = s->trace_spans;
+        pthread_mutex_unlock(&c->px->lock);
+        struct trace_ctx call, own;
+        if (c->trace[0] && trace_begin(&call, c->trace)) {
+            trace_child(&own, &call); /* the tunnel is a span of its own under the call */
+            memcpy(c->span, own.span_id, sizeof(c->span));
+        }
+    }
+    bool traced = c->trace[0] && strlen(c->trace) == 55 && c->span[0];
     jl_begin(&j, buf, sizeof(buf));
 
     jl_open(&j, "event");
@@ -95,6 +110,11 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
     jl_str(&j, "spoke", s->name);
     if (s->user)
         jl_str(&j, "user", s->user);
+    if (traced) { /* the call's span, whose child the tunnel is */
+        jl_open(&j, "span");
+        jl_strn(&j, "parent", c->trace + 36, 16, 16);
+        jl_close(&j);
+    }
     if (c->have_dst) {
         jl_str(&j, "address_class", addr_class_name(c->dst_class));
         if (c->guard)
@@ -133,18 +153,12 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
     }
     jl_close(&j);
 
-    /* The hub's call it belongs to: taken at the decision, kept for the close. */
-    if (!close) {
-        pthread_mutex_lock(&c->px->lock);
-        memcpy(c->trace, s->trace, sizeof(c->trace));
-        pthread_mutex_unlock(&c->px->lock);
-    }
-    if (c->trace[0] && strlen(c->trace) == 55) {
+    if (traced) {
         jl_open(&j, "trace");
         jl_strn(&j, "id", c->trace + 3, 32, 32);
         jl_close(&j);
         jl_open(&j, "span");
-        jl_strn(&j, "id", c->trace + 36, 16, 16);
+        jl_str(&j, "id", c->span);
         jl_close(&j);
     }
 
@@ -227,7 +241,15 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
     jl_open(&j, "service");
     jl_str(&j, "name", audit_service(c->px->audit));
     jl_close(&j);
-    return write_record(c->px, buf, jl_end(&j), close ? "close" : "decision");
+    int rc = write_record(c->px, buf, jl_end(&j), close ? "close" : "decision");
+    /* The tunnel's span ends with it: at its close, or at a refusal (no close follows). */
+    if (traced && c->spans && (close || r != R_ALLOWED)) {
+        char name[300];
+        snprintf(name, sizeof(name), "tunnel %s:%d", c->have_host ? c->host.name : "?", c->port);
+        control_notify_span(c->px, c, name, close ? c->close_reason == CLOSE_DONE : false,
+                            c->c2u.bytes + c->u2c.bytes);
+    }
+    return rc;
 }
 
 int np_audit_decision(struct conn *c, enum reason r, const char *detail, int status)

@@ -109,6 +109,10 @@ struct conn {
     /* The hub's call this tunnel belongs to (its traceparent, taken from the spoke at
      * the decision; "" for none): both records carry its trace.id (audit.c). */
     char trace[56];
+    /* The tunnel's own span under that call (its records' span.id), and whether the
+     * hub takes it as a span when the tunnel ends (control_notify_span). */
+    char span[17];
+    bool spans;
 };
 
 /* Takes over a socket accepted on l, non-blocking, on worker w's thread. */

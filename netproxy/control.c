@@ -2,6 +2,7 @@
 #include "lib/traceparent.h"
 
 #include "audit.h"
+#include "conn.h"
 #include "connect.h"
 #include "creds.h"
 #include "ctl.h"
@@ -135,7 +136,7 @@ static bool preset_synthetic(struct spoke *s, const json_t *obj, char *why, size
  * traceparent, or none to clear it. */
 static json_t *op_trace(struct proxy *px, const json_t *msg)
 {
-    static const char *const keys[] = {"op", "spoke", "traceparent", NULL};
+    static const char *const keys[] = {"op", "spoke", "traceparent", "spans", NULL};
     char err[512] = "";
     struct jf_ctx jc = {.file = "trace", .err = err, .errlen = sizeof(err)};
     const char *name = NULL, *tp = NULL;
@@ -150,6 +151,7 @@ static json_t *op_trace(struct proxy *px, const json_t *msg)
         return reply_error("no spoke named %.64s", name);
     pthread_mutex_lock(&px->lock);
     snprintf(s->trace, sizeof(s->trace), "%s", tp ? tp : "");
+    s->trace_spans = tp && json_is_true(json_object_get(msg, "spans"));
     pthread_mutex_unlock(&px->lock);
     return reply_ok();
 }
@@ -342,6 +344,22 @@ void control_notify_synthetic(struct proxy *px, const char *spoke, const char *n
      * reading) loses the note, which only matters if the proxy then restarts. */
     if (ev && ctl_send(px->control->fd, ev, -1) < 0 && errno != EAGAIN)
         log_warn("control channel: cannot tell the hub about %s", name);
+    json_decref(ev);
+}
+
+void control_notify_span(struct proxy *px, const struct conn *c, const char *name, bool ok,
+                         uint64_t bytes)
+{
+    if (!px->control)
+        return;
+    json_t *ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:I}", "event", "span", "spoke",
+                           c->spoke->name, "traceparent", c->trace, "span", c->span, "name", name,
+                           "start", (json_int_t)c->t_accept_real, "end", (json_int_t)now_real_ns(),
+                           "ok", ok, "bytes", (json_int_t)bytes);
+    /* As the synthetic notes: one datagram; a full channel loses the span, not the
+     * tunnel (its records are on file either way). */
+    if (ev && ctl_send(px->control->fd, ev, -1) < 0 && errno != EAGAIN)
+        log_warn("control channel: cannot hand the hub a tunnel's span");
     json_decref(ev);
 }
 

@@ -7,7 +7,9 @@
 #define NETPROXY_CONTROL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct proxy;
 struct control;
@@ -20,6 +22,11 @@ void control_free(struct control *ctl);
 json_t *control_handle(struct proxy *px, const json_t *msg, int *fds, size_t nfds);
 /* Tells the hub that the spoke's resolver handed out a new synthetic address (any
  * thread; nothing in standalone mode). */
+/* A traced tunnel's span for the hub to export (the spoke's op "trace" with "spans"):
+ * name says where to, ok whether it was allowed and ended cleanly. */
+struct conn;
+void control_notify_span(struct proxy *px, const struct conn *c, const char *name, bool ok,
+                         uint64_t bytes);
 void control_notify_synthetic(struct proxy *px, const char *spoke, const char *name,
                               const char *ip);
 

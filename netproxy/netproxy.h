@@ -58,6 +58,7 @@ struct spoke {
     /* The traceparent of the hub's call the spoke runs, when it runs one alone (control
      * op "trace"; "" for none), under px->lock: its tunnels' records join that trace. */
     char trace[56];
+    bool trace_spans; /* ... and the hub exports spans: each tunnel's goes to it */
     struct spoke *next;
 };
 

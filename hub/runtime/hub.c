@@ -274,6 +274,7 @@ int hub_network_up(struct hub *h, char *err, size_t errlen)
         free(log_path);
         if (!h->proxy)
             return -1;
+        proxy_set_otlp(h->proxy, h->otlp);
     }
     return 0;
 }

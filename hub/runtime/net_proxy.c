@@ -2,8 +2,10 @@
 #include "ctl.h"
 #include "hub.h"
 #include "log.h"
+#include "otlp.h"
 #include "secret.h"
 #include "pidfd.h"
+#include "traceparent.h"
 #include "util.h"
 
 #ifdef HUB_HAVE_JAIL
@@ -85,6 +87,10 @@ struct proxy_sup {
      * restarts, and the OOM kills it had seen by the last start. */
     char *cg_dir;
     uint64_t oom_seen;
+
+    /* The hub's span exporter (otlp.h; NULL: none): netproxy then hands over each
+     * traced tunnel's span when it ends (control op "trace" with "spans"). */
+    struct otlp *otlp;
 
     unsigned restarts;
     uint64_t window_start;
@@ -262,9 +268,53 @@ static void entry_clear(struct entry *e)
 }
 
 /* A note from netproxy, not a reply: a new synthetic address to keep. */
+static bool is_span_id(const char *s)
+{
+    if (!s || strlen(s) != SPAN_ID_HEX)
+        return false;
+    for (const char *q = s; *q; q++)
+        if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')))
+            return false;
+    return true;
+}
+
+/* A traced tunnel's span from netproxy (control_notify_span), checked as what it is:
+ * a message of a process that handles hostile traffic. */
+static void export_tunnel_span(struct proxy_sup *p, const json_t *msg)
+{
+    const char *tp = json_string_value(json_object_get(msg, "traceparent"));
+    const char *span = json_string_value(json_object_get(msg, "span"));
+    const char *name = json_string_value(json_object_get(msg, "name"));
+    const char *spoke = json_string_value(json_object_get(msg, "spoke"));
+    json_t *start = json_object_get(msg, "start"), *end = json_object_get(msg, "end");
+    struct trace_ctx call;
+    if (!p->otlp || !tp || !trace_begin(&call, tp) || !is_span_id(span) || !name ||
+        strlen(name) > 300 || !spoke || strlen(spoke) > 130 || !json_is_integer(start) ||
+        !json_is_integer(end) || json_integer_value(start) <= 0 ||
+        json_integer_value(end) < json_integer_value(start))
+        return;
+    bool ok = json_is_true(json_object_get(msg, "ok"));
+    /* trace_begin made call.parent_id the span the traceparent names: the call's. */
+    struct otlp_span s = {.trace_id = call.trace_id,
+                          .span_id = span,
+                          .parent_id = call.parent_id,
+                          .name = name,
+                          .start_unix_ns = (uint64_t)json_integer_value(start),
+                          .end_unix_ns = (uint64_t)json_integer_value(end),
+                          .error = !ok,
+                          .message = ok ? NULL : "refused, or ended by an error",
+                          .app = spoke,
+                          .caller = "netproxy"};
+    otlp_span(p->otlp, &s);
+}
+
 static void on_event(struct proxy_sup *p, const json_t *msg)
 {
     const char *ev = json_string_value(json_object_get(msg, "event"));
+    if (ev && strcmp(ev, "span") == 0) {
+        export_tunnel_span(p, msg);
+        return;
+    }
     const char *spoke = json_string_value(json_object_get(msg, "spoke"));
     const char *name = json_string_value(json_object_get(msg, "name"));
     json_t *ip = json_object_get(msg, "ip");
@@ -774,11 +824,16 @@ void proxy_trace(struct proxy_sup *p, const char *key, const char *traceparent)
 {
     if (!entry_find(p, key))
         return;
-    json_t *m = traceparent ? json_pack("{s:s,s:s,s:s}", "op", "trace", "spoke", key,
-                                        "traceparent", traceparent)
+    json_t *m = traceparent ? json_pack("{s:s,s:s,s:s,s:b}", "op", "trace", "spoke", key,
+                                        "traceparent", traceparent, "spans", p->otlp != NULL)
                             : json_pack("{s:s,s:s}", "op", "trace", "spoke", key);
     ctl_send_op(p, m, -1, key, false);
     json_decref(m);
+}
+
+void proxy_set_otlp(struct proxy_sup *p, struct otlp *o)
+{
+    p->otlp = o;
 }
 
 bool proxy_alive(const struct proxy_sup *p)

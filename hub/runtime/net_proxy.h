@@ -65,6 +65,9 @@ void proxy_secret_rotate(struct proxy_sup *p, const struct secret_meta *meta, co
 /* The traceparent of the call the spoke (by key) runs alone, or NULL for none: its
  * tunnels' records join that trace (netproxy's control op "trace"). */
 void proxy_trace(struct proxy_sup *p, const char *key, const char *traceparent);
+/* The hub's span exporter (otlp.h): each traced tunnel's span goes to it. */
+struct otlp;
+void proxy_set_otlp(struct proxy_sup *p, struct otlp *o);
 bool proxy_alive(const struct proxy_sup *p);
 pid_t proxy_pid(const struct proxy_sup *p);
 unsigned proxy_restarts(const struct proxy_sup *p);
