@@ -126,6 +126,10 @@ int agent_audit(struct agent *a, const char *action, const char *outcome, json_t
     audit_set_str(rec, "event.outcome", outcome);
     audit_set_str(rec, "isolate.user", a->user);
     audit_set_str(rec, "isolate.mode", isolation_name(a->cfg->isolation));
+    if (a->traced) { /* the request's span, unless fields name one of its own */
+        audit_set_str(rec, "trace.id", a->trace.trace_id);
+        audit_set_str(rec, "span.id", a->trace.span_id);
+    }
     const char *k;
     json_t *v;
     json_object_foreach(fields, k, v)
@@ -135,6 +139,17 @@ int agent_audit(struct agent *a, const char *action, const char *outcome, json_t
     json_decref(fields);
     /* A loss is counted and said once per outage by the log itself (hub.c). */
     return audit_write(a->audit, rec);
+}
+
+void agent_span(struct agent *a, const char *name, uint64_t t0, bool ok, json_t *fields)
+{
+    if (!a->traced)
+        return;
+    struct trace_ctx t;
+    trace_child(&t, &a->trace);
+    json_object_set_new(fields, "span.id", json_string(t.span_id));
+    json_object_set_new(fields, "isolate.span.parent", json_string(a->trace.span_id));
+    haudit_export_span(a->hub, &t, name, t0, ok, NULL, a->user, NULL, NULL);
 }
 
 void agent_llm_prepare(struct agent *a, struct llm_request *rq)
@@ -301,6 +316,10 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     out->warnings = json_array();
     uint64_t t0 = now_mono_ns();
     struct agent_req r = {.a = a, .request = request, .out = out};
+    /* The request is a trace of its own: its calls, extractions and decisions join it. */
+    trace_begin(&a->trace, NULL);
+    trace_format(&a->trace, a->traceparent);
+    a->traced = true;
     json_t *f = json_pack("{s:I}", "source.bytes", (json_int_t)strlen(request));
     if (a->o.debug)
         json_object_set_new(f, "isolate.request", audit_string(request, strlen(request), 4096));
@@ -354,6 +373,9 @@ int agent_run(struct agent *a, const char *request, struct agent_result *out)
     if (json_array_size(out->warnings))
         json_object_set(f, "isolate.agent.warnings", out->warnings);
     agent_audit(a, "agent-answer", rc == 0 ? "success" : "failure", f);
+    haudit_export_span(a->hub, &a->trace, "user-request", t0, rc == 0,
+                       out->error[0] ? out->error : NULL, a->user, NULL, NULL);
+    a->traced = false;
     for (size_t i = 0; i < r.n_history; i++)
         free(r.history[i]);
     free(r.history);

@@ -66,6 +66,7 @@ static json_t *error_result(const char *what, const char *detail)
 json_t *agent_extract_run(struct agent_req *r, const json_t *args, const char *source)
 {
     struct agent *a = r->a;
+    uint64_t t0 = now_mono_ns();
     const json_t *text = json_object_get(args, "text");
     const char *question = json_string_value(json_object_get(args, "question"));
     const json_t *schema = json_object_get(args, "schema");
@@ -129,6 +130,9 @@ json_t *agent_extract_run(struct agent_req *r, const json_t *args, const char *s
         json_object_set_new(f, "event.reason", json_string(reason));
     if (a->o.debug && question)
         json_object_set_new(f, "isolate.question", json_string(question));
+    char span[160];
+    snprintf(span, sizeof(span), "extract %s", source);
+    agent_span(a, span, t0, strcmp(outcome, "success") == 0, f);
     agent_audit(a, "extract", outcome, f);
     return out;
 }

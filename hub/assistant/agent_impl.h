@@ -4,6 +4,7 @@
 #ifndef HUB_AGENT_IMPL_H
 #define HUB_AGENT_IMPL_H
 
+#include "traceparent.h"
 #include "agent.h"
 #include "agent_tools.h"
 
@@ -20,6 +21,11 @@ struct agent {
     struct tool_map tools;
     struct audit *audit;
     struct manifest *extract_m; /* the hub.extract pseudo-app when o.extract; else NULL */
+    /* The user's request in progress as a span (a new trace each): the parent of its
+     * calls, extractions and policy decisions; traced false between requests. */
+    struct trace_ctx trace;
+    bool traced;
+    char traceparent[56]; /* trace as handed to the calls */
 };
 
 /* One request in progress. */
@@ -47,6 +53,9 @@ void agent_event(struct agent *a, const char *kind, json_t *detail_stolen);
 /* An audit record of the agent's own (event.action, outcome); fields are consumed.
  * 0, or -1 and errno when it could not be written. */
 int agent_audit(struct agent *a, const char *action, const char *outcome, json_t *fields);
+/* A span of the request's own (an extraction, a policy decision) from t0 (monotonic) to
+ * now, exported when the hub exports spans; its ids go into fields (for agent_audit). */
+void agent_span(struct agent *a, const char *name, uint64_t t0, bool ok, json_t *fields);
 /* Applies the common request options (user, cancel) to an LLM request. */
 void agent_llm_prepare(struct agent *a, struct llm_request *rq);
 /* One completion for the request r: 0 and *rs, or -1 with r's outcome set to

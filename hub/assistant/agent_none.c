@@ -112,7 +112,7 @@ int agent_run_none(struct agent_req *r)
                             json_pack("{s:s++,s:O}", "tool", te->m->name, ".", te->t->name,
                                       "arguments", args));
                 /* The baseline asks nobody: that is what is being compared. */
-                struct call_opts co = {.user = a->user};
+                struct call_opts co = {.user = a->user, .traceparent = a->traceparent};
                 json_t *result = NULL;
                 const char *layer = NULL;
                 int code = hub_call_sync(a->hub, &co, te->m->name, te->t->name, args, &result, err,

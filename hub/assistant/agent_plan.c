@@ -288,6 +288,7 @@ static enum policy_decision decide_policy(struct run *run, const struct plan_ste
     run->policy_why[0] = '\0';
     if (!a->o.policy)
         return POLICY_ASK;
+    uint64_t t0 = now_mono_ns();
     json_t *sources = json_object();
     const char *key;
     json_t *v;
@@ -311,6 +312,10 @@ static enum policy_decision decide_policy(struct run *run, const struct plan_ste
                           why, "isolate.decision", policy_decision_name(d));
     if (a->o.debug)
         json_object_set(f, "isolate.arguments", (json_t *)resolved);
+    char span[160];
+    snprintf(span, sizeof(span), "policy %s.%s %s", s->m->name, s->t->name,
+             policy_decision_name(d));
+    agent_span(a, span, t0, d != POLICY_DENY, f);
     agent_audit(a, "policy", d == POLICY_DENY ? "failure" : "success", f);
     json_decref(sources);
     return d;
@@ -362,7 +367,10 @@ static int run_steps(struct run *run, const struct plan *p)
             snprintf(run->denied, sizeof(run->denied), "%s.%s", s->m->name, s->t->name);
             return 1;
         }
-        struct call_opts co = {.user = a->user, .ask_exec = pd != POLICY_ALLOW, .in_plan = true};
+        struct call_opts co = {.user = a->user,
+                               .ask_exec = pd != POLICY_ALLOW,
+                               .in_plan = true,
+                               .traceparent = a->traceparent};
         json_t *result = NULL;
         const char *layer = NULL;
         int code = hub_call_sync(a->hub, &co, s->m->name, s->t->name, args, &result, err,

@@ -68,4 +68,33 @@ PYEOF
     like "$MODE, without --extract: the plan is refused, saying why" "$(echo "$out" | jget 'd["error"]')" \
         'hub.extract.*not an installed tool'
 done
+# The request as a trace (OTLP to a stand-in collector): the user's request is the root
+# span; its calls, its extraction and its policy decision are spans under it.
+MODE=process
+SPANS=$TMP/spans.jsonl
+coproc COLLECTOR { exec "$PY" "$ROOT/tests/audit/otlp_collector.py" "$SPANS"; }
+at_exit "kill $COLLECTOR_PID"
+read -r CPORT <&"${COLLECTOR[0]}"
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$CPORT run "$RULE" --extract
+wait_for "the collector got the request's spans" 10 grep -q '"user-request"' "$SPANS"
+$PY -c 'import json,sys
+for l in open(sys.argv[1]):
+    for rs in json.loads(l)["body"]["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for s in ss["spans"]:
+                print(s["name"].replace(" ", "_"), s["traceId"], s.get("parentSpanId") or "-", s["spanId"], s["status"]["code"])' \
+    "$SPANS" >"$TMP/spans.txt"
+root=$(grep '^user-request ' "$TMP/spans.txt")
+like "the user's request: a root span" "$root" '^user-request [0-9a-f]{32} - [0-9a-f]{16} 1$'
+tid=$(echo "$root" | cut -d' ' -f2)
+rid=$(echo "$root" | cut -d' ' -f4)
+like "... the policy's decision a span under it, in error (deny)" \
+    "$(grep '^policy_mail.send_deny ' "$TMP/spans.txt")" "^policy_mail.send_deny $tid $rid [0-9a-f]{16} 2$"
+like "... the extraction a span under it" "$(grep '^extract_mail.read ' "$TMP/spans.txt")" \
+    "^extract_mail.read $tid $rid [0-9a-f]{16} 1$"
+like "... and the call of mail.read" "$(grep '^tool-call_mail.read ' "$TMP/spans.txt")" \
+    "^tool-call_mail.read $tid $rid [0-9a-f]{16} 1$"
+is "the policy's record carries its span" \
+    "$(audit_count "g(r,'event.action')=='policy' and g(r,'span.id')=='$(grep '^policy_mail.send_deny ' "$TMP/spans.txt" | cut -d' ' -f4)' and g(r,'trace.id')=='$tid'")" 1
+
 done_testing
