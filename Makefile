@@ -73,7 +73,7 @@ objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 # hub/ is a folder per subsystem, each with its module.mk; they are read lowest layer
 # first (runtime, then llm, memory and cmdline, then assistant, repl, serve and casestudies, then
 # cli), so that each can name the libraries below it in its rules. hub/*.mk, if any, first.
-HUB_LAYERS := net secrets runtime llm memory cmdline assistant repl serve casestudies agentbench cli
+HUB_LAYERS := secrets config net runtime llm memory cmdline assistant repl serve casestudies agentbench cli
 include lib/module.mk lib/jsonschema/module.mk
 include $(sort $(wildcard nsjail-lite/*.mk netproxy/*.mk spokes/*.mk hub/*.mk))
 include $(foreach d,$(HUB_LAYERS),hub/$(d)/module.mk)

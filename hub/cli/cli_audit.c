@@ -47,7 +47,7 @@ static void usage(FILE *f)
 static EVP_PKEY *state_key(const struct hub_config *cfg, bool netproxy, bool quiet)
 {
     char err[512];
-    char *path = netproxy ? haudit_netproxy_key_path(cfg) : haudit_key_path(cfg);
+    char *path = netproxy ? config_netproxy_key_path(cfg) : config_audit_key_path(cfg);
     EVP_PKEY *k = access(path, F_OK) == 0 ? auditkey_load(path, err, sizeof(err)) : NULL;
     if (!k && !quiet)
         log_warnx("no audit key at %s (made when %s first writes its audit; or give --key)", path,

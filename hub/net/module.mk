@@ -1,7 +1,7 @@
-# hub/net/: the spokes' network that needs no hub (the gateway namespace, its nftables
-# for transparent egress, the veth pool, the slots), as a library below the runtime.
-# netproxy's supervision and wiring a spoke in use the hub, and stay in hub/runtime/
-# (net_proxy.c, net_spoke.c). Interface: net.h.
+# hub/net/: the spokes' network (the gateway namespace, its nftables for transparent
+# egress, the veth pool, the slots, netproxy's supervision, a spoke's registration and
+# the secrets netproxy injects), as a library below the runtime: it is handed what it
+# needs (the configuration, the store, the proxy), never the hub. Interface: net.h.
 NET_SRCS := $(sort $(wildcard hub/net/*.c))
 LIBHUBNET := $(BUILD)/lib/libhubnet.a
 

@@ -5,7 +5,6 @@
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
-#include "net_proxy.h"
 #include "spoke_env.h"
 #include "util.h"
 #include "otlp.h"
@@ -289,7 +288,9 @@ int hub_ca_up(struct hub *h, char *err, size_t errlen)
         h->ca_ready = true;
         proxy_set_ca(h->proxy, h->ca.cert_pem, h->ca.key_pem);
         char why[512];
-        if (secrets_watch_start(h, why, sizeof(why)) < 0)
+        if (!h->secrets_watch &&
+            !(h->secrets_watch = secrets_watch_start(h->base, h->secrets, h->proxy, why,
+                                                     sizeof(why))))
             log_warnx("%s: a rotated secret reaches running spokes only when they restart", why);
     }
     return 0;

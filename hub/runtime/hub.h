@@ -13,9 +13,8 @@
 #ifndef HUB_HUB_H
 #define HUB_HUB_H
 
-#include "config.h"
+#include "config/config.h"
 #include "hooks.h"
-#include "manifest.h"
 #include "permission.h"
 
 #include <event2/event.h>
@@ -223,13 +222,6 @@ void haudit_export_span(struct hub *h, const struct trace_ctx *t, const char *na
                         bool ok, const char *message, const char *user, const char *app,
                         const char *tool);
 
-/* The key that signs the hub's audit checkpoints (lib/auditchain.h): audit.key in the
- * hub's state directory, the folder of data_root (/var/lib/isolategpt; to free). */
-char *haudit_key_path(const struct hub_config *cfg);
-/* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
-char *haudit_netproxy_key_path(const struct hub_config *cfg);
-/* netproxy's first-seen store (netproxy/firstseen.h), beside them. */
-char *haudit_netproxy_first_seen_path(const struct hub_config *cfg);
 /* Chains a writer of the hub's audit file and signs its checkpoints with that key,
  * made (0600) on first use (a key that cannot be had is said on stderr; the records
  * are chained, unsigned). 0, or -1 with err filled. */

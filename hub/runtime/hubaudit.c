@@ -15,7 +15,7 @@
 #include "auditchain.h"
 #include "auditkey.h"
 #include "otlp.h"
-#include "net_proxy.h"
+#include "net/net.h"
 #include "sha256.h"
 #include "spoke_env.h"
 #include "util.h"
@@ -200,39 +200,9 @@ void haudit_result(struct hub *h, json_t *rec, const json_t *result)
         (void)audit_write(h->transcript, transcript_record(rec, "result", result));
 }
 
-/* NAME in the state directory, which holds the data root (/var/lib/isolategpt/data):
- * a test's hub, whose data root is in its own folder, gets keys of its own there. */
-static char *state_file(const struct hub_config *cfg, const char *name)
-{
-    const char *d = cfg->data_root;
-    size_t n = strlen(d);
-    while (n > 1 && d[n - 1] == '/')
-        n--;
-    while (n > 0 && d[n - 1] != '/')
-        n--;
-    if (n == 0)
-        return xstrdup(name);
-    return xasprintf("%.*s/%s", (int)(n > 1 ? n - 1 : n), d, name);
-}
-
-char *haudit_key_path(const struct hub_config *cfg)
-{
-    return state_file(cfg, "audit.key");
-}
-
-char *haudit_netproxy_key_path(const struct hub_config *cfg)
-{
-    return state_file(cfg, "netproxy-audit.key");
-}
-
-char *haudit_netproxy_first_seen_path(const struct hub_config *cfg)
-{
-    return state_file(cfg, "netproxy-first-seen.tsv");
-}
-
 int haudit_chain(const struct hub_config *cfg, struct audit *a, char *err, size_t errlen)
 {
-    char *path = haudit_key_path(cfg);
+    char *path = config_audit_key_path(cfg);
     char *dir = xstrdup(path);
     mkdir_parents(dirname(dir), 0700);
     free(dir);

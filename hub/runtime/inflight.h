@@ -34,19 +34,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* hub.json's "inflight" object. */
-struct inflight_settings {
-    bool adaptive;          /* false: the window is max_inflight, fixed */
-    unsigned initial;       /* a fresh spoke's limit (at most its max_inflight) */
-    unsigned min;           /* never below (nor below 2 when max_inflight is 2 or more) */
-    unsigned tolerance_pct; /* latency this many percent of the low-concurrency one holds */
-    unsigned slack_ms;      /* a round trip this much above that one is taken off first */
-};
+#include "config/config.h" /* struct inflight_settings, hub.json's "inflight" */
 
-#define INFLIGHT_DEFAULT_INITIAL 16
-#define INFLIGHT_DEFAULT_MIN 4
-#define INFLIGHT_DEFAULT_TOLERANCE_PCT 150
-#define INFLIGHT_DEFAULT_SLACK_MS 10
 /* Tools whose latency is tracked per spoke; beyond them the least recently used goes. */
 #define INFLIGHT_TOOLS 32
 /* The most answers in a round: the largest max_inflight (manifest.h MAX_INFLIGHT_LIMIT). */

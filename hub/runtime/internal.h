@@ -5,13 +5,13 @@
 
 #include "audit.h"
 #include "hub.h"
+#include "inflight.h"
 #include "jsonrpc.h"
 #include "mcpver.h"
 #include "tokenbucket.h"
 #include "redact.h"
 #include "secrets/secrets.h"
-#include "secrets_watch.h"
-#include "spoke_secrets.h"
+#include "net/net.h"
 #include "traceparent.h"
 
 #include <event2/buffer.h>

@@ -14,7 +14,7 @@
 #include "hooks.h"
 #include "internal.h"
 #include "log.h"
-#include "pin.h"
+#include "config/config.h"
 #include "jsonschema/jsonschema.h"
 #include "proc.h"
 #include "termtext.h"

@@ -1,22 +1,22 @@
-# hub/runtime/: the trusted core (spokes, calls, MCP, mediation, processes, netproxy's
-# supervision and a spoke's wiring into the network, manifests and the pin,
-# configuration, hooks, scripted answers, a spoke's secrets) as the runtime's library,
-# which the other hub/ folders, the hub binary (hub/cli/module.mk) and the tests link.
-# Its interface: runtime.h. Below it hub/net/ and hub/secrets/ (read before this
-# file); the JSON Schema validator is lib/jsonschema/, the sub-commands' shared code
-# hub/cmdline/.
+# hub/runtime/: the trusted core (spokes, calls, MCP, mediation, processes, the
+# in-flight limit, hooks, scripted answers, the hub's audit and spans) as the runtime's
+# library, which the other hub/ folders, the hub binary (hub/cli/module.mk) and the
+# tests link. Its interface: runtime.h. Below it, read before this file: hub/net/ (the
+# spokes' network and netproxy's supervision), hub/config/ (hub.json, manifests, the
+# catalog, the pin) and hub/secrets/ (the store, stand-ins, the CA); the JSON Schema
+# validator is lib/jsonschema/, the sub-commands' shared code hub/cmdline/.
 HUB_SRCS := $(sort $(wildcard hub/runtime/*.c))
 HUB_OBJS := $(call objs,$(HUB_SRCS))
 HUB_RUNTIME_LIB := $(BUILD)/lib/libhub.a
 # What links the runtime links these, in this order (a static library before those it
 # calls).
-HUB_LIB := $(HUB_RUNTIME_LIB) $(LIBHUBNET) $(LIBHUBSECRETS)
+HUB_LIB := $(HUB_RUNTIME_LIB) $(LIBHUBNET) $(LIBHUBCONFIG) $(LIBHUBSECRETS)
 
 # nsjail-lite as a library for the process and namespace modes: its module.mk (read
 # before this one) builds it at this fixed path. Without it those modes say that this
 # build lacks nsjail-lite.
 ifneq ($(wildcard nsjail-lite/jail.c),)
-$(call objs,hub/runtime/proc.c hub/runtime/net_proxy.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
+$(call objs,hub/runtime/proc.c hub/net/net_proxy.c): ALL_CFLAGS += -DHUB_HAVE_JAIL
 HUB_JAIL_LIB := $(BUILD)/lib/libnsjail-lite.a
 HUB_LDLIBS := $(call pkg_libs,$(PKGS)) -lpthread
 else

@@ -2,9 +2,8 @@
  * the secret store, their refresh before a start, the audit of both (oauth.h). */
 #include "oauth.h"
 #include "audit.h"
-#include "config.h"
+#include "config/config.h"
 #include "log.h"
-#include "manifest.h"
 #include "netaddr.h"
 #include "redact.h"
 #include "secret.h"

@@ -1,8 +1,7 @@
 #include "proc.h"
-#include "hostid.h"
+#include "config/config.h"
 #include "log.h"
 #include "net/net.h"
-#include "net_spoke.h"
 #include "pidfd.h"
 #include "spoke_env.h"
 #include "util.h"
@@ -196,7 +195,8 @@ static void check_start(struct proc *p)
     p->starting = false;
     if (rc > 0) {
         if (p->lo_sink >= 0)
-            net_spoke_forwards(p->hub, p->owner, p->lo_sink);
+            net_spoke_forwards(p->hub->proxy, p->owner ? p->owner->proxy_key : NULL,
+                               p->owner ? p->owner->m->name : NULL, p->lo_sink);
         p->lo_sink = -1;
         return;
     }

@@ -12,10 +12,9 @@
 #define HUB_RUNTIME_H
 
 #include "answers.h"
-#include "catalog.h"
+#include "config/config.h"
 #include "hub.h"
 #include "oauth.h"
-#include "pin.h"
 #include "secrets/secrets.h"
 #include "spoke_env.h"
 

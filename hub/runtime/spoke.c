@@ -11,17 +11,14 @@
  * (rounded up), and never more than half the window, so one session cannot fill it
  * and a session that comes later finds room at once. With max_inflight 1 the calls go
  * one at a time, each session's in the order they came. */
-#include "hostid.h"
+#include "config/config.h"
 #include "inflight.h"
 #include "net/net.h"
 #include "hostlock.h"
 #include "internal.h"
 #include "log.h"
 #include "proc.h"
-#include "net_proxy.h"
-#include "net_spoke.h"
 #include "spoke_env.h"
-#include "spoke_secrets.h"
 #include "util.h"
 #include "oauth.h"
 
@@ -307,7 +304,12 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, const struct s
                  (unsigned)getpid(), (unsigned)slot);
         str_copy(sp->host_ip, va->host_ip, sizeof(sp->host_ip));
         snprintf(sp->proxy_key, sizeof(sp->proxy_key), "%s-%.8s", sp->m->name, sp->id);
-        if (net_spoke_register(h, sp, fd, sec, err, errlen) < 0) {
+        struct net_spoke ns = {.key = sp->proxy_key,
+                               .user = sp->user,
+                               .host_ip = sp->host_ip,
+                               .m = sp->m,
+                               .proxy_port = h->cfg->proxy_port};
+        if (net_spoke_register(h->proxy, h->gw, &ns, fd, sec, err, errlen) < 0) {
             sp->proxy_key[0] = '\0';
             return -1;
         }

@@ -14,7 +14,7 @@
 #define HUB_SPOKE_ENV_H
 
 #include "secrets/secrets.h"
-#include "manifest.h"
+#include "config/config.h"
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -6,7 +6,7 @@
  * Invariants beyond "no crash": a loaded manifest has what the loader promises (a
  * valid name equal to the file's, a program, 1..64 tools with valid unique names and
  * compiled input schemas, 1..16 ports), and every lookup finds what it loaded. */
-#include "runtime/manifest.h"
+#include "config/config.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <string.h>

@@ -4,7 +4,7 @@
  *
  * Invariants beyond "no crash": a list always matches itself (up to the comparison's
  * depth bound), a refusal says why, and the one-line check and the full diff agree. */
-#include "runtime/pin.h"
+#include "config/config.h"
 #include "tests/fuzz/fuzz_json.h"
 
 #include <stdlib.h>

@@ -5,8 +5,7 @@
 #ifndef TESTS_HUB_HUB_FIXTURE_H
 #define TESTS_HUB_HUB_FIXTURE_H
 
-#include "runtime/config.h"
-#include "runtime/manifest.h"
+#include "config/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

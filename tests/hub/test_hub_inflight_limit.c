@@ -6,7 +6,7 @@
  * and the bounds: max_inflight caps it, max_inflight 1 is 1, adaptive off is fixed.
  * And hub.json's "inflight" settings, read and refused. test_hub_inflight.c shows the
  * same through the hub with a real spoke. */
-#include "runtime/config.h"
+#include "config/config.h"
 #include "runtime/inflight.h"
 #include "tests/unit/test.h"
 

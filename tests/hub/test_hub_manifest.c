@@ -1,7 +1,6 @@
 /* Manifests and hub.json: strict loading, errors that name the file and the field,
  * and the veth pool (never 169.254.169.254). */
-#include "runtime/config.h"
-#include "runtime/manifest.h"
+#include "config/config.h"
 #include "net/net.h"
 #include "tests/unit/test.h"
 #include "util.h"

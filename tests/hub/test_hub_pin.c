@@ -1,8 +1,7 @@
 /* The pin (hub/pin.c): tool objects compared as canonical JSON, differences named by
  * tool and field; and manifests that hold MCP tool objects as servers send them, with
  * "mounts". */
-#include "runtime/manifest.h"
-#include "runtime/pin.h"
+#include "config/config.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

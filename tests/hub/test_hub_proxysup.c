@@ -7,7 +7,6 @@
  *   - a refused add reaches the error callback; remove hands it back;
  *   - the published /run/netns name disappears with the gateway. */
 #include "net/net.h"
-#include "runtime/net_proxy.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

@@ -3,7 +3,7 @@
  * certificate, and the key and certificate on disk must belong together (without the
  * store's lock, two hubs each made a CA, wrote the key of one beside the certificate of
  * the other, and a third saw no ca.crt between an unlink and a rename). */
-#include "runtime/config.h"
+#include "config/config.h"
 #include "secrets/secrets.h"
 #include "tests/unit/test.h"
 #include "util.h"

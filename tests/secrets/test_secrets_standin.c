@@ -5,7 +5,7 @@
  * position is key material handed to it. */
 #include "redact.h"
 #include "secrets/secrets.h"
-#include "runtime/spoke_secrets.h"
+#include "net/net.h"
 #include "secret.h"
 #include "tests/unit/test.h"
 #include "util.h"

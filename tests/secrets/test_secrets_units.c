@@ -3,7 +3,7 @@
  * its files' modes, refusal of a file edited without the key, of a wrong key and of a
  * directory others can read). */
 #include "redact.h"
-#include "runtime/config.h"
+#include "config/config.h"
 #include "secrets/secrets.h"
 #include "secret.h"
 #include "tests/unit/test.h"

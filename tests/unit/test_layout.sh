@@ -3,10 +3,11 @@
 #
 # The layers, lowest first (a folder may include the public header of a folder in a
 # lower layer, never one in its own layer or above; lib/ is below them all):
-#   net, secrets < runtime < llm, memory, cmdline < assistant, repl, serve
+#   secrets < config < net < runtime < llm, memory, cmdline < assistant, repl, serve
 #   < casestudies, agentbench < cli
-# net (the spokes' network) and secrets (the store, stand-ins, the CA) need no hub: the
-# runtime calls them, never the other way.
+# secrets (the store, stand-ins, the CA), config (hub.json, manifests, the catalog, the
+# pin) and net (the spokes' network, netproxy's supervision) need no hub: the runtime
+# calls them and hands them what they need, never the other way.
 # casestudies and agentbench sit above assistant because they drive the agent.
 # A folder's public header is <folder>/<folder>.h (cli/ has none: nothing includes it);
 # every other header is internal to its folder. Within a folder a header is named
@@ -17,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 
-declare -A RANK=([net]=0 [secrets]=0 [runtime]=1 [llm]=2 [memory]=2 [cmdline]=2 [assistant]=3 [repl]=3 [serve]=3 [casestudies]=4 [agentbench]=4 [cli]=5)
+declare -A RANK=([secrets]=0 [config]=1 [net]=2 [runtime]=3 [llm]=4 [memory]=4 [cmdline]=4 [assistant]=5 [repl]=5 [serve]=5 [casestudies]=6 [agentbench]=6 [cli]=7)
 
 # Prints one line per violation under ROOT/hub ("file: why"); prints nothing if none.
 violations() {
@@ -69,6 +70,15 @@ if [ -z "$out" ]; then
     echo "ok - hub/: every file in a layer's folder, includes one way, only public headers across folders"
 else
     while IFS= read -r line; do echo "not ok - layout: $line"; done <<<"$out"
+fi
+
+# The runtime holds the runtime alone: the network, the secret store and the
+# configuration are folders of their own (issue 39).
+strays=$(cd hub/runtime && ls net_* secret* standin* keylike* hubca* config.* manifest.* 2>/dev/null | tr '\n' ' ')
+if [ -z "$strays" ]; then
+    echo "ok - hub/runtime/ holds no network, secret-store or configuration files"
+else
+    echo "not ok - hub/runtime/ holds files of other folders: $strays"
 fi
 
 # The public headers the check names exist (a folder whose interface went missing

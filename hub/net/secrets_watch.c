@@ -1,5 +1,4 @@
 #include "secrets_watch.h"
-#include "internal.h"
 #include "log.h"
 #include "net_proxy.h"
 #include "secret.h"
@@ -7,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +14,14 @@
 #include <unistd.h>
 
 struct secrets_watch {
-    struct hub *h;
+    struct secret_store *store;
+    struct proxy_sup *proxy;
     int fd;
     struct event *ev;
 };
 
 /* NAME.json was written (renamed into place by secret_store_set). */
-static void changed(struct hub *h, const char *file)
+static void changed(struct secrets_watch *w, const char *file)
 {
     size_t n = strlen(file);
     if (n < 6 || strcmp(file + n - 5, ".json") != 0 || file[0] == '.')
@@ -30,19 +31,19 @@ static void changed(struct hub *h, const char *file)
         return;
     memcpy(name, file, n - 5);
     name[n - 5] = '\0';
-    if (!secret_name_valid(name) || !h->proxy)
+    if (!secret_name_valid(name) || !w->proxy)
         return;
     struct secret_meta meta;
     char *value = NULL, err[512];
     size_t len = 0;
-    int rc = secret_store_get(h->secrets, name, &meta, &value, &len, err, sizeof(err));
+    int rc = secret_store_get(w->store, name, &meta, &value, &len, err, sizeof(err));
     if (rc <= 0) {
         if (rc < 0)
             log_warnx("secret %s changed but cannot be read: %s", name, err);
         return;
     }
     if (meta.hosts && meta.hosts[0] && !secret_injectable(value, len))
-        proxy_secret_rotate(h->proxy, &meta, value, len);
+        proxy_secret_rotate(w->proxy, &meta, value, len);
     secret_free(value);
     secret_meta_clear(&meta);
 }
@@ -59,31 +60,30 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
         for (char *p = buf; p < buf + n;) {
             struct inotify_event *e = (struct inotify_event *)p;
             if (e->len && (e->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)))
-                changed(w->h, e->name);
+                changed(w, e->name);
             p += sizeof(*e) + e->len;
         }
     }
 }
 
-int secrets_watch_start(struct hub *h, char *err, size_t errlen)
+struct secrets_watch *secrets_watch_start(struct event_base *base, struct secret_store *store,
+                                          struct proxy_sup *proxy, char *err, size_t errlen)
 {
-    if (h->secrets_watch)
-        return 0;
     int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (fd < 0 || inotify_add_watch(fd, secret_store_dir(h->secrets),
+    if (fd < 0 || inotify_add_watch(fd, secret_store_dir(store),
                                     IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR) < 0) {
-        snprintf(err, errlen, "watching %s: %s", secret_store_dir(h->secrets), strerror(errno));
+        snprintf(err, errlen, "watching %s: %s", secret_store_dir(store), strerror(errno));
         if (fd >= 0)
             close(fd);
-        return -1;
+        return NULL;
     }
     struct secrets_watch *w = xcalloc(1, sizeof(*w));
-    w->h = h;
+    w->store = store;
+    w->proxy = proxy;
     w->fd = fd;
-    w->ev = event_new(h->base, fd, EV_READ | EV_PERSIST, on_event, w);
+    w->ev = event_new(base, fd, EV_READ | EV_PERSIST, on_event, w);
     event_add(w->ev, NULL);
-    h->secrets_watch = w;
-    return 0;
+    return w;
 }
 
 void secrets_watch_free(struct secrets_watch *w)

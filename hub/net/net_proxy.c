@@ -1,6 +1,6 @@
 #include "net_proxy.h"
 #include "ctl.h"
-#include "hub.h"
+#include "config/config.h"
 #include "log.h"
 #include "otlp.h"
 #include "secret.h"
@@ -388,11 +388,11 @@ static int spawn_proxy(struct proxy_sup *p, char *err, size_t errlen)
     argv[n++] = c->netproxy_audit;
     /* Its records chained and signed with a key of its own (lib/auditchain.h), which
      * it reads before dropping privileges: a netproxy taken over cannot sign as the hub. */
-    char *audit_key = haudit_netproxy_key_path(c);
+    char *audit_key = config_netproxy_key_path(c);
     argv[n++] = "--audit-key";
     argv[n++] = audit_key;
     /* isolate.first_seen on its connects, from a store of its own beside the key. */
-    char *first_seen = haudit_netproxy_first_seen_path(c);
+    char *first_seen = config_netproxy_first_seen_path(c);
     argv[n++] = "--first-seen";
     argv[n++] = first_seen;
     char workers[24];

@@ -1,8 +1,9 @@
 #include "net_spoke.h"
 
-#include "internal.h"
+#include "config/config.h"
 #include "log.h"
-#include "net/net.h"
+#include "net.h"
+#include "net_gateway.h"
 #include "net_proxy.h"
 #include "util.h"
 
@@ -13,30 +14,30 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int net_spoke_register(struct hub *h, struct spoke *sp, int listen_fd,
-                       const struct spoke_secrets *sec, char *err, size_t errlen)
+int net_spoke_register(struct proxy_sup *proxy, struct gateway *gw, const struct net_spoke *s,
+                       int listen_fd, const struct spoke_secrets *sec, char *err, size_t errlen)
 {
     char listen[40], dns_listen[40];
-    snprintf(listen, sizeof(listen), "%s:%u", sp->host_ip, h->cfg->proxy_port);
-    snprintf(dns_listen, sizeof(dns_listen), "%s:53", sp->host_ip);
+    snprintf(listen, sizeof(listen), "%s:%u", s->host_ip, s->proxy_port);
+    snprintf(dns_listen, sizeof(dns_listen), "%s:53", s->host_ip);
     int dns_fd = -1;
-    if (gateway_egress(h->gw)) {
-        dns_fd = gateway_dns_socket(h->gw, sp->host_ip, err, errlen);
+    if (gateway_egress(gw)) {
+        dns_fd = gateway_dns_socket(gw, s->host_ip, err, errlen);
         if (dns_fd < 0)
             return -1;
     }
-    struct proxy_spoke ps = {.key = sp->proxy_key,
-                             .user = sp->user,
-                             .allow = sp->m->allow,
-                             .ports = sp->m->ports,
-                             .n_ports = sp->m->n_ports,
-                             .tcp = sp->m->tcp,
+    struct proxy_spoke ps = {.key = s->key,
+                             .user = s->user,
+                             .allow = s->m->allow,
+                             .ports = s->m->ports,
+                             .n_ports = s->m->n_ports,
+                             .tcp = s->m->tcp,
                              .listen = listen,
                              .fd = listen_fd,
                              .dns_listen = dns_fd >= 0 ? dns_listen : NULL,
                              .dns_fd = dns_fd,
                              .sec = sec};
-    int rc = proxy_add_spoke(h->proxy, &ps);
+    int rc = proxy_add_spoke(proxy, &ps);
     if (rc < 0)
         snprintf(err, errlen, "netproxy is not available: %s", strerror(errno));
     if (dns_fd >= 0)
@@ -58,7 +59,7 @@ char **net_spoke_loopback_grants(const struct manifest *m)
     return out;
 }
 
-void net_spoke_forwards(struct hub *h, struct spoke *sp, int sink)
+void net_spoke_forwards(struct proxy_sup *proxy, const char *key, const char *name, int sink)
 {
     for (;;) {
         char text[64];
@@ -82,12 +83,11 @@ void net_spoke_forwards(struct hub *h, struct spoke *sp, int sink)
             memcpy(&fd, CMSG_DATA(cm), sizeof(int));
         if (fd < 0)
             continue;
-        if (!sp || !sp->proxy_key[0] || !h->proxy ||
-            proxy_forward(h->proxy, sp->proxy_key, text, fd) < 0)
-            log_warnx("spoke %s: cannot forward its loopback listener %s", sp ? sp->m->name : "?",
+        if (!key || !key[0] || !proxy || proxy_forward(proxy, key, text, fd) < 0)
+            log_warnx("spoke %s: cannot forward its loopback listener %s", name ? name : "?",
                       text);
         else
-            log_debug("spoke %s: its %s goes to netproxy", sp->m->name, text);
+            log_debug("spoke %s: its %s goes to netproxy", name, text);
     }
     close(sink);
 }

@@ -1,4 +1,8 @@
-/* config/hub.json: the hub's settings. Relative paths in the file are resolved
+/* hub/config/'s interface: what the operator wrote, read and checked. Besides hub.json
+ * (below): the manifests (manifest.h), the catalog (catalog.h), the host ids (hostid.h)
+ * and the pin (pin.h), included at the end.
+ *
+ * config/hub.json: the hub's settings. Relative paths in the file are resolved
  * against the file's own directory, so the same file works from any working
  * directory. Command-line options override the file. Unknown keys are errors; the
  * "llm" and "memory" objects belong to the agent (issue 5) and are kept as JSON for
@@ -7,7 +11,6 @@
 #ifndef HUB_CONFIG_H
 #define HUB_CONFIG_H
 
-#include "inflight.h"
 #include "manifest.h"
 #include "netaddr.h"
 #include "secrets/secrets.h"
@@ -31,6 +34,20 @@ const char *audit_content_name(enum audit_content v);
 bool audit_content_parse(const char *s, enum audit_content *out);
 
 #define HUB_NETPROXY_UNSET UINT64_MAX
+
+/* hub.json's "inflight" object. */
+struct inflight_settings {
+    bool adaptive;          /* false: the window is max_inflight, fixed */
+    unsigned initial;       /* a fresh spoke's limit (at most its max_inflight) */
+    unsigned min;           /* never below (nor below 2 when max_inflight is 2 or more) */
+    unsigned tolerance_pct; /* latency this many percent of the low-concurrency one holds */
+    unsigned slack_ms;      /* a round trip this much above that one is taken off first */
+};
+
+#define INFLIGHT_DEFAULT_INITIAL 16
+#define INFLIGHT_DEFAULT_MIN 4
+#define INFLIGHT_DEFAULT_TOLERANCE_PCT 150
+#define INFLIGHT_DEFAULT_SLACK_MS 10
 
 struct hub_config {
     char *file;
@@ -134,5 +151,17 @@ int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, siz
 /* Sets the veth pool from "A.B.C.D/N": IPv4, a prefix of 8..30, not holding
  * 169.254.169.254 in a way that would leave no usable /30. */
 bool config_set_veth_pool(struct hub_config *c, const char *cidr, char *err, size_t errlen);
+
+/* The key that signs the hub's audit checkpoints (lib/auditchain.h): audit.key in the
+ * hub's state directory, the folder of data_root (/var/lib/isolategpt; to free). */
+char *config_audit_key_path(const struct hub_config *cfg);
+/* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
+char *config_netproxy_key_path(const struct hub_config *cfg);
+/* netproxy's first-seen store (netproxy/firstseen.h), beside them. */
+char *config_netproxy_first_seen_path(const struct hub_config *cfg);
+
+#include "catalog.h"
+#include "hostid.h"
+#include "pin.h"
 
 #endif

@@ -8,11 +8,15 @@
 
 #include <stddef.h>
 
-struct hub;
+struct event_base;
+struct proxy_sup;
+struct secret_store;
 struct secrets_watch;
 
-/* 0, or -1 and err (the store cannot be watched: rotation then waits for a restart). */
-int secrets_watch_start(struct hub *h, char *err, size_t errlen);
+/* Watches store on base; each injected secret replaced goes to proxy. The watch, or
+ * NULL and err (the store cannot be watched: rotation then waits for a restart). */
+struct secrets_watch *secrets_watch_start(struct event_base *base, struct secret_store *store,
+                                          struct proxy_sup *proxy, char *err, size_t errlen);
 void secrets_watch_free(struct secrets_watch *w);
 
 #endif

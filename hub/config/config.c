@@ -569,3 +569,33 @@ int hubca_ensure(const struct hub_config *cfg, struct hub_ca *ca, char *err, siz
 {
     return hubca_load(cfg->secrets_dir, ca, err, errlen);
 }
+
+/* NAME in the state directory, which holds the data root (/var/lib/isolategpt/data):
+ * a test's hub, whose data root is in its own folder, gets keys of its own there. */
+static char *state_file(const struct hub_config *cfg, const char *name)
+{
+    const char *d = cfg->data_root;
+    size_t n = strlen(d);
+    while (n > 1 && d[n - 1] == '/')
+        n--;
+    while (n > 0 && d[n - 1] != '/')
+        n--;
+    if (n == 0)
+        return xstrdup(name);
+    return xasprintf("%.*s/%s", (int)(n > 1 ? n - 1 : n), d, name);
+}
+
+char *config_audit_key_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "audit.key");
+}
+
+char *config_netproxy_key_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "netproxy-audit.key");
+}
+
+char *config_netproxy_first_seen_path(const struct hub_config *cfg)
+{
+    return state_file(cfg, "netproxy-first-seen.tsv");
+}

@@ -1,7 +1,7 @@
 #include "spoke_secrets.h"
 #include "secrets/secrets.h"
 #include "log.h"
-#include "manifest.h"
+#include "config/config.h"
 #include "redact.h"
 #include "secret.h"
 #include "util.h"

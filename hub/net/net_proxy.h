@@ -9,7 +9,7 @@
 #define HUB_NET_PROXY_H
 
 #include "audit.h"
-#include "config.h"
+#include "config/config.h"
 #include "spoke_secrets.h"
 
 #include <event2/event.h>
