@@ -1,5 +1,9 @@
 # netproxy: the HTTPS CONNECT egress proxy (build/netproxy).
-NETPROXY_SRCS := $(filter-out netproxy/main.c,$(wildcard netproxy/*.c))
+# A folder per path a connection takes, each with one header (docs/netproxy.md, "Source"):
+# core/ (accept to splice, CONNECT's request), egress/ (the transparent path and the jail's
+# resolver), intercept/ (TLS interception and injection), audit/ (records, metrics),
+# control/ (the hub's channel, the configuration, privileges); netproxy.h the process.
+NETPROXY_SRCS := $(sort $(wildcard netproxy/*/*.c))
 NETPROXY_OBJS := $(call objs,$(NETPROXY_SRCS))
 NETPROXY_LIB := $(BUILD)/lib/libnetproxy.a
 # OpenSSL and nghttp2: the TLS it opens to put a secret in, HTTP/2 inside (intercept.h).

@@ -3,9 +3,8 @@
 #ifndef NETPROXY_NETPROXY_H
 #define NETPROXY_NETPROXY_H
 
-#include "config.h"
-#include "policy.h"
-#include "refusalbudget.h"
+#include "netproxy/control/control.h"
+#include "netproxy/core/core.h"
 
 #include <pthread.h>
 #include <stdbool.h>

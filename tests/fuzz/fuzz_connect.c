@@ -7,9 +7,7 @@
  *   them) ends in the same status, error and head length as feeding them at once;
  * - the parser never reads or reports past the bytes it was given;
  * - the redacted target never contains the userinfo it replaced. */
-#include "netproxy/connect.h"
-#include "netproxy/host.h"
-#include "netproxy/policy.h"
+#include "netproxy/core/core.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <string.h>

@@ -6,7 +6,7 @@
  * - an accepted question lies within the message and its text name fits its buffer;
  * - every answer fits the buffer it was given (also a UDP size the client asks for),
  *   starts with the query's id and QR set, and repeats the question byte for byte. */
-#include "netproxy/dnsmsg.h"
+#include "netproxy/egress/egress.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <arpa/inet.h>

@@ -9,8 +9,7 @@
  *   policy check and the audit record cannot disagree about which host it is;
  * - an address's canonical text parses back to the same address;
  * - the registrable domain is a suffix of the name at a label boundary. */
-#include "netproxy/host.h"
-#include "netproxy/policy.h"
+#include "netproxy/core/core.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <arpa/inet.h>

@@ -7,7 +7,7 @@
  *   the same status, protocol and name as feeding them at once;
  * - a name found is shorter than its buffer; a refusal has a reason;
  * - the hello parser alone (sniff_client_hello) on the same bytes never breaks either. */
-#include "netproxy/sniff.h"
+#include "netproxy/core/core.h"
 #include "tests/fuzz/fuzz.h"
 
 #include <string.h>

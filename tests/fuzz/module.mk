@@ -7,16 +7,16 @@ FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_COMMON := $(call objs,tests/fuzz/fuzz_file.c)
 # The sources each harness needs besides lib/ (only these are compiled in the fuzz build,
 # which keeps `make check` short; a new dependency shows up as a link error here).
-FUZZ_SRCS_connect := netproxy/connect.c netproxy/host.c netproxy/policy.c
-FUZZ_SRCS_host := netproxy/host.c netproxy/policy.c netproxy/connect.c
-FUZZ_SRCS_dns := netproxy/dnsmsg.c
-FUZZ_SRCS_sniff := netproxy/sniff.c netproxy/connect.c
+FUZZ_SRCS_connect := netproxy/core/connect.c netproxy/core/host.c netproxy/core/policy.c
+FUZZ_SRCS_host := netproxy/core/host.c netproxy/core/policy.c netproxy/core/connect.c
+FUZZ_SRCS_dns := netproxy/egress/dnsmsg.c
+FUZZ_SRCS_sniff := netproxy/core/sniff.c netproxy/core/connect.c
 FUZZ_SRCS_jsonrpc :=
-FUZZ_SRCS_manifest := hub/runtime/manifest.c hub/secrets/keylike.c hub/secrets/secrets_store.c \
+FUZZ_SRCS_manifest := hub/config/manifest.c hub/secrets/keylike.c hub/secrets/secrets_store.c \
 	hub/secrets/secretscan.c \
 	hub/runtime/spoke_env.c \
 	$(wildcard lib/jsonschema/*.c)
-FUZZ_SRCS_pin := hub/runtime/pin.c
+FUZZ_SRCS_pin := hub/config/pin.c
 FUZZ_SRCS_auditline := hub/secrets/secretscan.c hub/secrets/keylike.c
 FUZZ_SRCS_profile := nsjail-lite/profile.c nsjail-lite/seccomp.c nsjail-lite/channel.c
 FUZZ_OBJS_profile := $(NSJAIL_BUILTIN_O)

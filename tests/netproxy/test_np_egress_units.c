@@ -3,10 +3,8 @@
  * hand-made hostile ones, the synthetic address map and the raw TCP grants. */
 #include "tests/unit/test.h"
 
-#include "netproxy/dnsmsg.h"
-#include "netproxy/policy.h"
-#include "netproxy/sniff.h"
-#include "netproxy/synth.h"
+#include "netproxy/egress/egress.h"
+#include "netproxy/core/core.h"
 
 #include <arpa/inet.h>
 #include <openssl/ssl.h>

@@ -3,9 +3,7 @@
  * whole and byte by byte, against the attacks a tool holding a stand-in would try:
  * another host, another header, Basic, the query, the body, a chunk boundary through
  * the stand-in, smuggling (CL+TE, two lengths, folding, bare LF), oversize heads. */
-#include "netproxy/creds.h"
-#include "netproxy/h1rewrite.h"
-#include "netproxy/inject.h"
+#include "netproxy/intercept/intercept.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

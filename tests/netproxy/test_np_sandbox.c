@@ -5,7 +5,7 @@
  * the filter, as a control, where it succeeds. */
 #include "tests/unit/test.h"
 
-#include "netproxy/sandbox.h"
+#include "netproxy/control/control.h"
 
 #include <errno.h>
 #include <fcntl.h>

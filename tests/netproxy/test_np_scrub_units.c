@@ -3,9 +3,7 @@
  * offset, cut at every byte; and the HTTP/1.1 answers' framing (h1answer.c): a value
  * cut by chunking at every position, Content-Length kept true, HEAD, 1xx and pipelined
  * answers, trailers, and a head that does not parse (scrubbed as a plain stream). */
-#include "netproxy/creds.h"
-#include "netproxy/h1answer.h"
-#include "netproxy/scrub.h"
+#include "netproxy/intercept/intercept.h"
 #include "tests/unit/test.h"
 #include "util.h"
 

@@ -2,7 +2,7 @@
  * never given under another key (host, port or spoke), the newest first, each taken
  * once while others remain and the last offered again, expired and unresumable ones
  * never offered, a failed handshake's key emptied, and the bounds held. */
-#include "netproxy/tlssess.h"
+#include "netproxy/intercept/intercept.h"
 #include "tests/unit/test.h"
 
 #include <openssl/ssl.h>

@@ -2,12 +2,8 @@
  * the eTLD+1 policy, the address guard, answers and durations. */
 #include "tests/unit/test.h"
 
-#include "netproxy/addrguard.h"
-#include "netproxy/config.h"
-#include "netproxy/connect.h"
-#include "netproxy/host.h"
-#include "netproxy/policy.h"
-#include "netproxy/response.h"
+#include "netproxy/core/core.h"
+#include "netproxy/control/control.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #ifndef NETPROXY_AUDIT_H
 #define NETPROXY_AUDIT_H
 
-#include "reason.h"
+#include "netproxy/core/core.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,5 +50,12 @@ void np_audit_tick_stop(void);
 void np_audit_spoke(struct proxy *px, const struct spoke *s, const char *action, const char *error);
 /* The hub gave a spoke a secret's new value (event.action "secret-update"). */
 void np_audit_secret(struct proxy *px, const struct spoke *s, const char *secret);
+
+/* The rest of netproxy/audit/'s interface (this header is the folder's): the metrics
+ * (metrics.h), the first-seen store (firstseen.h) and the log files opened for the
+ * writers (logopener.h). */
+#include "metrics.h"
+#include "firstseen.h"
+#include "logopener.h"
 
 #endif

@@ -1,8 +1,8 @@
 #include "egress.h"
 
-#include "host.h"
+#include "netproxy/core/core.h"
 #include "log.h"
-#include "netproxy.h"
+#include "netproxy/netproxy.h"
 #include "synth.h"
 #include "util.h"
 

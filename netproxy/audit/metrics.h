@@ -3,7 +3,7 @@
 #ifndef NETPROXY_METRICS_H
 #define NETPROXY_METRICS_H
 
-#include "reason.h"
+#include "netproxy/core/core.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -21,7 +21,7 @@
 #ifndef NETPROXY_EGRESS_H
 #define NETPROXY_EGRESS_H
 
-#include "conn.h"
+#include "netproxy/core/core.h"
 
 struct listener;
 
@@ -31,5 +31,12 @@ enum conn_mode egress_classify(struct conn *c, const struct listener *l);
 void egress_start(struct conn *c, const struct listener *l);
 /* The first bytes so far (c->buf, c->len): false once decided. */
 bool egress_feed(struct conn *c);
+
+/* The rest of netproxy/egress/'s interface (this header is the folder's): the synthetic
+ * addresses a jail's names resolve to (synth.h) and the jail's resolver (dnsmsg.h,
+ * dnsserver.h). */
+#include "synth.h"
+#include "dnsmsg.h"
+#include "dnsserver.h"
 
 #endif

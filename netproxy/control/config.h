@@ -3,9 +3,8 @@
 #ifndef NETPROXY_CONFIG_H
 #define NETPROXY_CONFIG_H
 
-#include "connect.h"
+#include "netproxy/core/core.h"
 #include "netaddr.h"
-#include "policy.h"
 
 #include <stdbool.h>
 #include <stdint.h>

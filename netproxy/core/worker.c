@@ -15,7 +15,7 @@
  * listeners, then wakes every worker; a worker whose last connection ends leaves its
  * loop and tells the main thread, which exits once they all have. */
 #include "log.h"
-#include "netproxy.h"
+#include "netproxy/netproxy.h"
 #include "resolve.h"
 #include "tunnel.h"
 #include "util.h"

@@ -1,12 +1,11 @@
 /* Spokes: their lifetime and their listeners. */
-#include "addrguard.h"
-#include "creds.h"
-#include "dnsserver.h"
+#include "netproxy/core/core.h"
+#include "netproxy/intercept/intercept.h"
+#include "netproxy/egress/egress.h"
 #include "log.h"
-#include "netproxy.h"
+#include "netproxy/netproxy.h"
 #include "util.h"
 
-#include "synth.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
 #define NETPROXY_INJECT_H
 
 #include "creds.h"
-#include "reason.h"
+#include "netproxy/core/core.h"
 
 #include <stdbool.h>
 #include <stddef.h>

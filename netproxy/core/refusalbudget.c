@@ -2,8 +2,8 @@
 
 #include "lib/audit.h"
 #include "log.h"
-#include "metrics.h"
-#include "netproxy.h"
+#include "netproxy/audit/audit.h"
+#include "netproxy/netproxy.h"
 #include "util.h"
 
 #include <errno.h>

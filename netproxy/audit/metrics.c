@@ -1,7 +1,7 @@
 #include "metrics.h"
 
-#include "netproxy.h"
-#include "tunnel.h"
+#include "netproxy/netproxy.h"
+#include "netproxy/core/core.h"
 #include "util.h"
 
 #include <event2/buffer.h>

@@ -1,8 +1,7 @@
 #include "audit.h"
 
-#include "addrguard.h"
-#include "conn.h"
-#include "control.h"
+#include "netproxy/core/core.h"
+#include "netproxy/control/control.h"
 #include "firstseen.h"
 #include "lib/audit.h"
 #include "lib/auditchain.h"
@@ -11,7 +10,7 @@
 #include "lib/traceparent.h"
 #include "log.h"
 #include "metrics.h"
-#include "netproxy.h"
+#include "netproxy/netproxy.h"
 #include "util.h"
 
 #include <arpa/inet.h>

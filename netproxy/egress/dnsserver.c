@@ -1,12 +1,11 @@
 #include "dnsserver.h"
 
-#include "conn.h"
-#include "control.h"
-#include "host.h"
+#include "netproxy/core/core.h"
+#include "netproxy/control/control.h"
 #include "lib/audit.h"
 #include "log.h"
-#include "metrics.h"
-#include "netproxy.h"
+#include "netproxy/audit/audit.h"
+#include "netproxy/netproxy.h"
 #include "synth.h"
 #include "util.h"
 

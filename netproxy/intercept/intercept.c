@@ -7,15 +7,14 @@
  * memory. */
 #include "intercept.h"
 
-#include "audit.h"
-#include "conn.h"
+#include "netproxy/audit/audit.h"
+#include "netproxy/core/core.h"
 #include "creds.h"
 #include "h1answer.h"
 #include "h1rewrite.h"
 #include "h2proxy.h"
 #include "log.h"
-#include "netproxy.h"
-#include "response.h"
+#include "netproxy/netproxy.h"
 #include "scrub.h"
 #include "tlsca.h"
 #include "tlsctx.h"

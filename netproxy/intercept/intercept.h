@@ -36,4 +36,19 @@ struct tlsctx *intercept_tls_new(const char *ca_file, char *err, size_t errlen);
 /* conn_free's part: the TLS state, events and buffers (the sockets are c's). */
 void intercept_free(struct intercept *ic);
 
+/* The rest of netproxy/intercept/'s interface (this header is the folder's): the
+ * secrets and their stand-ins (creds.h, scrub.h, inject.h), HTTP/1.1 and HTTP/2 through
+ * the interception (h1answer.h, h1rewrite.h, h2proxy.h), the TLS it terminates and
+ * opens (tlsca.h, tlsctx.h, tlssess.h) and the pool of upstream connections (upool.h). */
+#include "creds.h"
+#include "scrub.h"
+#include "inject.h"
+#include "h1answer.h"
+#include "h1rewrite.h"
+#include "h2proxy.h"
+#include "tlsca.h"
+#include "tlsctx.h"
+#include "tlssess.h"
+#include "upool.h"
+
 #endif

@@ -1,7 +1,7 @@
 #include "upool.h"
 
 #include "log.h"
-#include "netproxy.h"
+#include "netproxy/netproxy.h"
 #include "util.h"
 
 #include <event2/event.h>

@@ -30,4 +30,11 @@ void control_notify_span(struct proxy *px, const struct conn *c, const char *nam
 void control_notify_synthetic(struct proxy *px, const char *spoke, const char *name,
                               const char *ip);
 
+/* The rest of netproxy/control/'s interface (this header is the folder's): the
+ * configuration (config.h), the privileges dropped (privdrop.h) and the process's own
+ * sandbox (sandbox.h). The spokes' registry (spoke.c) is reached through netproxy.h. */
+#include "config.h"
+#include "privdrop.h"
+#include "sandbox.h"
+
 #endif

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "synth.h"
+#include "netproxy/egress/egress.h"
 #include "util.h"
 
 #include <string.h>

@@ -15,7 +15,7 @@
 #define NETPROXY_H1REWRITE_H
 
 #include "inject.h"
-#include "reason.h"
+#include "netproxy/core/core.h"
 
 #include <stdbool.h>
 #include <stddef.h>
