@@ -200,218 +200,11 @@ struct serve_ask {
     void *ud;
 };
 
-/* ---- serve_session.c ---- */
-struct serve_session *serve_session_new(struct serve *sv, const struct serve_transport *tr, void *t,
-                                        const char *user, const char *remote,
-                                        const char *transport);
-/* One message from the client (a parsed frame, root owned by the caller). */
-void serve_session_on_message(struct serve_session *ss, struct jrpc_msg *msg);
-/* A frame that did not parse: answered with the JSON-RPC error code. */
-void serve_session_on_bad_frame(struct serve_session *ss, int code, const char *why);
-/* Ends the session: audited, its calls detached, its questions answered no. */
-void serve_session_close(struct serve_session *ss, const char *reason);
-void serve_session_send(struct serve_session *ss, json_t *msg, const json_t *related);
-void serve_session_error(struct serve_session *ss, const json_t *id, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* Sends a request to the client; done runs exactly once (answer, error, or the session
- * ending). 0, or -1 when the client has too many open already (done not called). */
-int serve_session_request(struct serve_session *ss, const json_t *related, const char *method,
-                          json_t *params, serve_answer_fn done, void *ud);
-struct serve_session *serve_session_find(struct serve *sv, const char *id);
-/* The client's request related was cancelled: the questions asked for it are taken
- * back (notifications/cancelled to the client) and settled as not answered. */
-void serve_session_withdraw(struct serve_session *ss, const json_t *related, const char *why);
-/* 0 (debug) .. 7 (emergency), or -1 for a name that is not a level. */
-int serve_log_level(const char *name);
-
-/* ---- serve_control.c ---- */
-struct ctl_conn;
-/* For the control socket's other requests: the user the peer acts as (want, or the
- * hub's, for a privileged peer; its account for control_users "unix"), NULL after
- * refusing it. */
-const char *serve_control_user(struct ctl_conn *c, const char *want, char *buf, size_t len);
-void serve_control_reply(struct ctl_conn *c, json_t *msg);
-/* Root, or the account this hub runs as: it may act as any user (and see every user's
- * questions), since it could run a hub of its own as any of them. */
-bool serve_control_peer_privileged(const struct ctl_conn *c);
-unsigned serve_control_peer_uid(const struct ctl_conn *c);
-struct serve *serve_control_serve(const struct ctl_conn *c);
-/* Closes the socket and every connection (attached sessions end). */
-void serve_control_stop(struct serve *sv);
-void serve_control_refuse(struct ctl_conn *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* ---- serve_attach.c ---- */
-/* A connection to the control socket: its descriptor, -2 when no hub listens there
- * (or none is configured), -1 with err. */
-int serve_control_connect(const struct hub_config *cfg, char *err, size_t errlen);
-
-/* ---- serve_queue.c ---- */
-/* A queued question's end: answered (with ans) by hub approvals, or not (withdrawn,
- * expired, the hub ending), reason saying which. Runs exactly once. */
-typedef void (*serve_approval_fn)(void *ud, bool answered, enum perm_answer ans,
-                                  const char *reason);
-/* Queues question q of user for call sc (its text for the person who answers) and tells
- * the client: 0 and its id, or -1 when the queue is full (done not called). */
-int serve_queue_add(struct serve *sv, struct serve_call *sc, const char *user,
-                    const struct perm_request *q, const char *question, serve_approval_fn done,
-                    void *ud, char *id, size_t idlen);
-/* Withdraws the questions of call sc (cancelled, its session gone): not answered. */
-void serve_queue_withdraw(struct serve *sv, const struct serve_call *sc, const char *why);
-void serve_queue_withdraw_session(struct serve *sv, const struct serve_session *ss,
-                                  const char *why);
-void serve_queue_free(struct serve *sv);
-/* The control socket's approvals requests; false for an op that is not one. */
-bool serve_queue_control(struct ctl_conn *c, const char *op, const json_t *req);
-
-/* ---- serve_stdio.c ---- */
-struct serve_stream;
-/* The stream pair is over (why; by_client: the client's doing, as closing it or a frame
- * too long, not the hub's): called once, possibly from inside the session's own handling, so the
- * owner closes the stream later (serve_stream_close) rather than from here. */
-typedef void (*serve_stream_end_fn)(void *ud, struct serve_stream *st, const char *why,
-                                    bool by_client);
-/* A session on in_fd/out_fd (made non-blocking; the caller keeps them and closes them
- * after serve_stream_close). NULL with err when they cannot be polled. */
-struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,
-                                       const char *remote, const char *transport,
-                                       serve_stream_end_fn end, void *ud, char *err, size_t errlen);
-struct serve_session *serve_stream_session(struct serve_stream *st);
-/* Ends the session and frees the stream; drain: wait until the last answers are
- * written (the hub's own stdout), else write what goes at once. */
-void serve_stream_close(struct serve_stream *st, const char *why, bool drain);
-
-/* The methods after initialize (or of a modern request), for either. */
-void serve_session_dispatch(struct serve_session *ss, struct jrpc_msg *msg);
-
-/* Whether the session may reach app (its token's scopes, --oauth). */
-bool serve_session_app_ok(const struct serve_session *ss, const char *app);
-
-/* ---- serve_modern.c ---- */
-/* Whether a request's params name a protocol version in _meta (2026-07-28 and on). */
-bool serve_modern_meta(const json_t *params);
-/* Serves it statelessly: checks its _meta, answers server/discover, else dispatches. */
-void serve_modern_request(struct serve_session *ss, struct jrpc_msg *msg);
-/* Completes an answer to a modern request on its way out (resultType, serverInfo,
- * caching hints). */
-void serve_modern_outgoing(struct serve_session *ss, json_t *msg);
-/* The log level for messages about request related (a modern one's own, else the
- * session's); 8: none at all. */
-int serve_session_level_for(const struct serve_session *ss, const json_t *related);
-bool serve_session_modern(const struct serve_session *ss, const json_t *related);
-
-/* The request id will get no answer: forgotten (a cancelled subscription). */
-void serve_modern_forget(struct serve_session *ss, const json_t *id);
-
-/* ---- serve_subscribe.c ---- */
-enum { SERVE_LIST_TOOLS = 1, SERVE_LIST_PROMPTS = 2, SERVE_LIST_RESOURCES = 4 };
-struct serve_sub;
-/* A modern subscriptions/listen request: acknowledged, and held open. */
-void serve_subscribe_listen(struct serve_session *ss, const json_t *id, const json_t *params);
-/* The client cancelled request id: true when it was a subscription (now ended). */
-bool serve_subscribe_cancel(struct serve_session *ss, const json_t *id);
-/* The lists in which (SERVE_LIST_*) changed: every subscription that asked hears it. */
-void serve_subscribe_changed(struct serve *sv, unsigned which);
-/* The session ends: each subscription is answered (ended by the hub) and freed. */
-void serve_subscribe_end(struct serve_session *ss);
-
-/* ---- serve_tools.c ---- */
-json_t *serve_tools_list(struct serve_session *ss);
-/* A tool as the client sees it (APP__TOOL in the gateway shape). */
-json_t *serve_tool_object(const struct manifest *m, const struct manifest_tool *t, bool gateway);
-
-/* ---- serve_toolsearch.c ---- */
-/* Whether the session is offered find_tools, call_tool and list_apps (hub.json
- * serve.tools) instead of every tool. */
-bool serve_toolsearch_on(struct serve_session *ss);
-json_t *serve_toolsearch_list(void);
-/* True when the call was answered (find_tools, list_apps, a bad call_tool); false
- * with *inner the direct call that a call_tool wraps, or NULL for any other tool. */
-bool serve_toolsearch_call(struct serve_session *ss, const json_t *id, const json_t *params,
-                           json_t **inner);
-void serve_tools_call(struct serve_session *ss, const json_t *id, const json_t *params);
-void serve_tools_cancel(struct serve_session *ss, const json_t *request_id);
-/* Resources, prompts and completion/complete to the app's spoke (--app), or every
- * app's (the gateway shape, serve_gateway.c), through the hub's read-only request
- * path. */
-void serve_forward(struct serve_session *ss, const json_t *id, const char *method,
-                   const json_t *params);
-/* One request to app's spoke, its answer rewritten by rewrite (NULL: as it is). */
-void serve_forward_app(struct serve_session *ss, const json_t *id, const char *app,
-                       const char *method, const json_t *params, serve_rewrite_fn rewrite);
-/* A client's request in flight, counted against the session's limit (NULL after
- * answering the client that it is over); detached when it is answered or the session
- * ends. */
-struct serve_call *serve_call_start(struct serve_session *ss, const json_t *id, const char *app,
-                                    const char *tool);
-void serve_call_detach(struct serve_call *sc);
-/* The call's request is ss's again (a 2026-07-28 retry). */
-void serve_call_attach(struct serve_call *sc, struct serve_session *ss);
-
-/* ---- serve_mrtr.c ---- */
-/* Sends a request of method (elicitation/create or sampling/createMessage; params
- * stolen) as the answer input_required to the modern request of sc, when its client
- * declared that capability in it: true (done runs once, with the
- * answer of the retry or an error), else false (params freed). */
-bool serve_mrtr_ask(struct serve_call *sc, const char *method, json_t *params, serve_answer_fn done,
-                    void *ud);
-/* A tools/call that carries requestState/inputResponses: resumes the call waiting under
- * it (true; an unknown or foreign state answered with an error), false for a request
- * that carries neither. */
-bool serve_mrtr_retry(struct serve_session *ss, const json_t *id, const json_t *params);
-/* Ends the waits of sc (NULL: all) unanswered. */
-void serve_mrtr_withdraw(struct serve *sv, const struct serve_call *sc, const char *why);
-void serve_call_unref(struct serve_call *sc);
-
-/* ---- serve_gateway.c ---- */
-/* A spoke's answer (a tool result, a read, a prompt) as the client gets it: keys of the
- * hub's own _meta namespace ("isolategpt/...") taken out, and in the gateway shape the
- * URIs of its resources and resource links under the app's name (isolategpt:APP:URI),
- * so that an app cannot point the client at another app's resource. A new value. */
-json_t *serve_result_for_client(const struct serve_session *ss, const char *app,
-                                const json_t *result);
-/* Takes the hub's _meta keys out of result and its content items. */
-void serve_strip_hub_meta(json_t *result);
-void serve_gateway_forward(struct serve_session *ss, const json_t *id, const char *method,
-                           const json_t *params);
-
-/* ---- serve_ask.c ---- */
-void serve_install_hooks(struct serve *sv);
-/* The data question: a gateway session that received the output of sources (app names,
- * ", "-joined) calls app.tool with args. Asked, remembered and answered as the hub's own
- * questions are; done runs once. */
-void serve_ask_data_flow(struct serve_call *sc, const char *app, const char *tool,
-                         bool irreversible, const char *sources, const json_t *args,
-                         perm_done_fn done, void *ud);
-/* Follows the spokes directory: apps added, changed or removed are offered at once and
- * the clients told (notifications/tools/list_changed). */
-int serve_watch_start(struct serve *sv, char *err, size_t errlen);
-/* The fallback for a spoke's sampling request when the client has none: the hub's own
- * LLM, on a thread of its own (serve_sampling.c). Takes llm over. */
-struct sampling_hook *serve_llm_sampling_hook(struct event_base *base, struct llm *llm,
-                                              const struct llm_sampling_limits *limits, char *err,
-                                              size_t errlen);
-void serve_watch_stop(struct serve *sv);
-struct serve_user *serve_user_get(struct serve *sv, const char *name);
-
-/* ---- serve_prestart.c ---- */
-/* Starts the user's apps whose prestart asks for it at when (a session's start: every
- * app with "session" or "service"; the service's: "service"); only only_app when it
- * names one (a session or service of --app's shape). */
-void serve_prestart(struct serve *sv, const char *user, const char *only_app, enum prestart when);
-
 /* ---- serve_metrics.c ---- */
 void serve_metrics_call(struct serve *sv, const char *outcome, const char *layer,
                         uint64_t duration_ns);
 int serve_metrics_listen(struct serve *sv, const char *addr, char *err, size_t errlen);
 char *serve_metrics_text(const struct serve *sv);
-
-/* ---- serve_listen.c ---- */
-/* A listening TCP socket (non-blocking, close-on-exec) on "ADDR:PORT" or "[V6]:PORT";
- * *loopback says whether ADDR is a loopback address. Beyond loopback only when
- * beyond_loopback_ok, checked before anything is bound. -1 and err on failure. */
-int serve_listen_socket(const char *hostport, bool beyond_loopback_ok, bool *loopback, char *err,
-                        size_t errlen);
 
 /* ---- serve_audit.c ---- */
 void serve_audit_session(struct serve_session *ss, const char *action, const char *reason);
@@ -423,5 +216,11 @@ void serve_audit_http(struct serve *sv, const char *remote, const char *outcome,
  * suppressed: how many such records were left out since the last one. */
 void serve_audit_conn(struct serve *sv, const char *remote, const char *reason, int status,
                       uint64_t suppressed);
+
+/* Each folder's interface, after the types above that they use. */
+#include "transport/transport.h"
+#include "session/session.h"
+#include "background/background.h"
+#include "auth/auth.h"
 
 #endif

@@ -26,15 +26,37 @@ violations() {
     for f in "$root"/hub/*.[ch]; do
         [ -e "$f" ] && echo "${f#$root/}: stands outside hub/'s folders"
     done
-    for f in "$root"/hub/*/*.[ch]; do
+    for f in "$root"/hub/*/*.[ch] "$root"/hub/*/*/*.[ch]; do
         [ -e "$f" ] || continue
         folder=${f#$root/hub/}
         folder=${folder%%/*}
+        # A sub-folder (hub/serve/auth/): its own headers plainly, its folder's shared
+        # headers as "serve/x.h", a sibling sub-folder only by its one header
+        # "serve/S/S.h" (from the folder's top: "S/S.h").
+        local dir=${f%/*} sub=""
+        [ "$dir" != "$root/hub/$folder" ] && sub=${dir##*/}
         if [ -z "${RANK[$folder]:-}" ]; then
             echo "${f#$root/}: hub/$folder/ is not a known layer (add it to tests/unit/test_layout.sh)"
             continue
         fi
         while IFS= read -r inc; do
+            if [ -n "$sub" ] && [[ "$inc" == "$folder"/* ]]; then
+                local rest=${inc#"$folder"/}
+                if [[ "$rest" == */* ]]; then
+                    local s2=${rest%%/*}
+                    [ "$rest" = "$s2/$s2.h" ] && [ -d "$root/hub/$folder/$s2" ] ||
+                        echo "${f#$root/}: includes \"$inc\", internal to hub/$folder/$s2/ (its interface is $folder/$s2/$s2.h)"
+                elif [ ! -e "$root/hub/$folder/$rest" ]; then
+                    echo "${f#$root/}: includes \"$inc\", which hub/$folder/ does not have"
+                fi
+                continue
+            fi
+            if [ -z "$sub" ] && [[ "$inc" == */* ]] && [ -d "$root/hub/$folder/${inc%%/*}" ]; then
+                local s2=${inc%%/*}
+                [ "$inc" = "$s2/$s2.h" ] ||
+                    echo "${f#$root/}: includes \"$inc\", internal to hub/$folder/$s2/ (its interface is $s2/$s2.h)"
+                continue
+            fi
             case "$inc" in
             hub/* | ../* | ./*)
                 echo "${f#$root/}: includes \"$inc\" (write \"folder/x.h\" across folders, \"x.h\" within)"
@@ -54,7 +76,7 @@ violations() {
             *)
                 # A plain name is this folder's header or lib/'s; another folder's header
                 # named plainly would only resolve through an -I of its own.
-                [ -e "$root/hub/$folder/$inc" ] && continue
+                [ -e "$dir/$inc" ] && continue
                 local other
                 for other in "$root"/hub/*/"$inc"; do
                     [ -e "$other" ] && echo "${f#$root/}: includes \"$inc\" of ${other#$root/} by its plain name"
@@ -92,6 +114,36 @@ for folder in "${!RANK[@]}"; do
     fi
 done
 
+# netproxy/: a folder per path a connection takes, each with one header
+# (netproxy/F/F.h) that the other folders include; at the top only main.c and
+# netproxy.h (the process-wide state).
+np_out=""
+for f in netproxy/*.[ch]; do
+    case "$f" in netproxy/main.c | netproxy/netproxy.h) ;; *) np_out+="$f: stands outside netproxy/'s folders"$'\n' ;; esac
+done
+for d in netproxy/*/; do
+    d=${d%/}
+    [ -f "$d/${d##*/}.h" ] || np_out+="$d/: has no header ${d##*/}.h"$'\n'
+done
+while IFS=: read -r f inc; do
+    [ -n "$f" ] || continue
+    own=${f#netproxy/}
+    own=${own%%/*}
+    t=${inc#netproxy/}
+    t=${t%%/*}
+    [ "$inc" = "netproxy/netproxy.h" ] && continue
+    if [ "$t" = "$own" ]; then
+        np_out+="$f: names its own folder's \"$inc\" by path"$'\n'
+    elif [ "$inc" != "netproxy/$t/$t.h" ]; then
+        np_out+="$f: includes \"$inc\", internal to netproxy/$t/"$'\n'
+    fi
+done < <(grep -o '^#include "netproxy/[^"]*"' netproxy/*.[ch] netproxy/*/*.[ch] | sed 's/#include "\(.*\)"/\1/')
+if [ -z "$np_out" ]; then
+    echo "ok - netproxy/: every file in a path's folder, each folder reached by its one header"
+else
+    while IFS= read -r line; do [ -n "$line" ] && echo "not ok - netproxy layout: $line"; done <<<"$np_out"
+fi
+
 # The check itself, against a scratch tree with one violation of each kind.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/test_layout.$$.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
@@ -106,6 +158,13 @@ printf '#include "hub/runtime/runtime.h"\n' >"$scratch/hub/cli/old.c"
 printf '#include "assistant/assistant.h"\n' >"$scratch/hub/assistant/self.c"
 printf '#include "llm/llm.h"\n' >"$scratch/hub/odd/new.c"
 touch "$scratch/hub/loose.c"
+mkdir -p "$scratch"/hub/assistant/{talk,plan}
+touch "$scratch"/hub/assistant/talk/{talk.h,inner.h} "$scratch"/hub/assistant/plan/plan.h \
+    "$scratch"/hub/assistant/shared.h
+printf '#include "assistant/shared.h"\n#include "assistant/plan/plan.h"\n#include "inner.h"\n' \
+    >"$scratch/hub/assistant/talk/fine2.c"
+printf '#include "assistant/talk/inner.h"\n' >"$scratch/hub/assistant/plan/sibling.c"
+printf '#include "talk/inner.h"\n' >"$scratch/hub/assistant/top.c"
 bad=$(violations "$scratch")
 expect() { # what, pattern
     if grep -q -- "$2" <<<"$bad"; then
@@ -121,7 +180,9 @@ expect "the old hub/ path style" 'hub/cli/old.c: includes "hub/runtime/runtime.h
 expect "its own folder named by folder" 'hub/assistant/self.c: includes its own folder'
 expect "a folder that is not a layer" 'hub/odd/new.c: hub/odd/ is not a known layer'
 expect "a file outside the folders" 'hub/loose.c: stands outside'
-if grep -q 'fine.c' <<<"$bad"; then
+expect "a sibling sub-folder's internal header" 'hub/assistant/plan/sibling.c: includes "assistant/talk/inner.h", internal to hub/assistant/talk/'
+expect "a sub-folder's internal header from its folder's top" 'hub/assistant/top.c: includes "talk/inner.h", internal to hub/assistant/talk/'
+if grep -q 'fine2\?.c' <<<"$bad"; then
     echo "not ok - the check lets a higher layer include a lower one's public header: $bad"
 else
     echo "ok - the check lets a higher layer include a lower one's public header"

@@ -12,7 +12,7 @@
  * the one app its name says, with the app's own name, and the answer comes back in the
  * gateway's names (the URIs of what a read or a prompt returns). */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdio.h>

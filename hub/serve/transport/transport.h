@@ -1,3 +1,6 @@
+/* hub/serve/transport/'s interface: the transports a client reaches the hub by: stdio (serve_stdio.c), Streamable HTTP
+ * (serve_http.c, its connections serve_http_conn.c) and the listening sockets (serve_listen.c).
+ * Below, first what was serve_http.h. */
 /* hub serve --http's own pieces, shared by its files: the MCP endpoint and its sessions
  * (serve_http.c), the checks every request passes before anything else (Host, Origin,
  * the bearer token; serve_http_gate.c) and the connections under them (caps, deadlines,
@@ -6,8 +9,8 @@
 #ifndef HUB_SERVE_HTTP_H
 #define HUB_SERVE_HTTP_H
 
-#include "serve_impl.h"
-#include "serve_oauth.h"
+#include "serve/serve_impl.h"
+#include "serve/auth/auth.h"
 
 #include <event2/http.h>
 #include <event2/listener.h>
@@ -126,5 +129,36 @@ void http_conns_revoke(struct http_server *srv, const size_t *map, size_t n_old)
 /* A connection-level refusal (too many connections, a deadline, an oversized anonymous
  * body), audited at most a few times a second (the rest counted in the next record). */
 void http_conn_audit(struct http_server *srv, const char *remote, const char *reason, int status);
+
+
+/* ---- serve_stdio.c ---- */
+struct serve_stream;
+/* The stream pair is over (why; by_client: the client's doing, as closing it or a frame
+ * too long, not the hub's): called once, possibly from inside the session's own handling, so the
+ * owner closes the stream later (serve_stream_close) rather than from here. */
+typedef void (*serve_stream_end_fn)(void *ud, struct serve_stream *st, const char *why,
+                                    bool by_client);
+/* A session on in_fd/out_fd (made non-blocking; the caller keeps them and closes them
+ * after serve_stream_close). NULL with err when they cannot be polled. */
+struct serve_stream *serve_stream_open(struct serve *sv, int in_fd, int out_fd, const char *user,
+                                       const char *remote, const char *transport,
+                                       serve_stream_end_fn end, void *ud, char *err, size_t errlen);
+struct serve_session *serve_stream_session(struct serve_stream *st);
+/* Ends the session and frees the stream; drain: wait until the last answers are
+ * written (the hub's own stdout), else write what goes at once. */
+void serve_stream_close(struct serve_stream *st, const char *why, bool drain);
+
+/* The methods after initialize (or of a modern request), for either. */
+void serve_session_dispatch(struct serve_session *ss, struct jrpc_msg *msg);
+
+/* Whether the session may reach app (its token's scopes, --oauth). */
+bool serve_session_app_ok(const struct serve_session *ss, const char *app);
+
+/* ---- serve_listen.c ---- */
+/* A listening TCP socket (non-blocking, close-on-exec) on "ADDR:PORT" or "[V6]:PORT";
+ * *loopback says whether ADDR is a loopback address. Beyond loopback only when
+ * beyond_loopback_ok, checked before anything is bound. -1 and err on failure. */
+int serve_listen_socket(const char *hostport, bool beyond_loopback_ok, bool *loopback, char *err,
+                        size_t errlen);
 
 #endif

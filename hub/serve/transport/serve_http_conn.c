@@ -26,7 +26,7 @@
  * connection with its last reply unsent.) */
 #include "log.h"
 #include "netaddr.h"
-#include "serve_http.h"
+#include "transport.h"
 #include "util.h"
 
 #include <errno.h>

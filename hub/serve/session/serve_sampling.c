@@ -12,7 +12,7 @@
  * (the client's cancel flag) and the thread joined; what was still queued is dropped,
  * since the hub that asked is gone by then. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

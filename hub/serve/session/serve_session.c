@@ -2,7 +2,7 @@
  * version negotiation, ping, tools/list and tools/call (serve_tools.c), the client's
  * answers to the hub's questions, and cancellation. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdarg.h>

@@ -13,7 +13,7 @@
  * The client ends a subscription with notifications/cancelled (stdio) or by closing
  * the stream (HTTP); the hub ends it, when it shuts down, with the request's answer
  * {"resultType":"complete"}. */
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  * The session keeps the ids of its modern requests in flight, so that their answers,
  * whoever sends them, are completed here on the way out (serve_session_send). */
 #include "mcpver.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * reaches the client as a tool result with isError, saying which layer stopped the
  * call and why, so that the model reading it can tell a "no" from a crash. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdio.h>

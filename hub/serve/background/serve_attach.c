@@ -7,7 +7,7 @@
  * the client so, on the stream, before it ends); this process ending (the client
  * killed it) ends the session. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * that starts now (the service) asks for the socket while it serves nobody (op yield,
  * serve_control.c), so that the host's spokes are that hub's alone. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

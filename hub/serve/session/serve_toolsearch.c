@@ -15,7 +15,7 @@
  * (1), and its app's description (0.5). scripts/bench/toolsearch measures it on the
  * catalog's apps. */
 #include "bm25.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdio.h>

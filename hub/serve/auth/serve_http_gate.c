@@ -11,7 +11,7 @@
  * user, ends its sessions. A file that does
  * not load keeps the tokens of the last good one, said once per change. */
 #include "log.h"
-#include "serve_http.h"
+#include "serve/transport/transport.h"
 #include "tokens.h"
 #include "util.h"
 

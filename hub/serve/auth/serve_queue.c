@@ -13,7 +13,7 @@
  * Root sees and answers every user's questions (or one user's, with "user"); another
  * account (serve.control_users "unix") only its own. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdio.h>

@@ -21,7 +21,7 @@
  * sessions are theirs whichever of their tokens comes (a refreshed one). */
 #include "jwt.h"
 #include "log.h"
-#include "serve_oauth.h"
+#include "auth.h"
 #include "util.h"
 
 #include <curl/curl.h>

@@ -26,7 +26,7 @@
  * PATH.lock (which holds its pid) binds it; a hub that finds it held leaves it to that
  * one. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
  * would have anyway, and one that comes later finds the spoke ready. A spoke stopped
  * afterwards (idle_s, a crash) pays its start at its next call, or the next session. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "tokens.h"
 
 #include <stdio.h>

@@ -12,7 +12,7 @@
  * retry becomes the call's request (its result, or the next question, answers it). A
  * wait no retry comes for ends after SERVE_MRTR_WAIT_S with the question answered no. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * that the address is parsed strictly and classified: beyond loopback needs TLS or an
  * explicit --insecure-http (serve_http.c). */
 #include "netaddr.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

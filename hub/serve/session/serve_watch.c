@@ -6,7 +6,7 @@
  * manifest) changes nothing: the apps stay as they were, and the log and the audit
  * say why. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 
 #include <errno.h>
 #include <event2/event.h>

@@ -16,7 +16,7 @@
  * descriptor but the ready pipe (3), the signal mask and dispositions reset, then the
  * hub binary exec'd anew. It runs as the user who started it. */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

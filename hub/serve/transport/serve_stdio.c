@@ -6,7 +6,7 @@
  * reading while the hub has more than the output bound to say ends it too. The client
  * closing its output ends the session (and, on the hub's own stdin, the hub). */
 #include "log.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "util.h"
 
 #include <errno.h>

@@ -13,7 +13,7 @@
  * that with many clients it reaches the one that caused it. */
 #include "log.h"
 #include "memory/memory.h"
-#include "serve_impl.h"
+#include "serve/serve_impl.h"
 #include "termtext.h"
 #include "util.h"
 

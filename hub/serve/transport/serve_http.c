@@ -20,7 +20,7 @@
 #include "log.h"
 #include "mcpver.h"
 #include "notify.h"
-#include "serve_http.h"
+#include "transport.h"
 #include "tokens.h"
 #include "util.h"
 
