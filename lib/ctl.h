@@ -22,7 +22,7 @@
  *   that an address stays the name's for the spoke's whole life.
  * The proxy never binds spoke addresses itself: it only accepts on what it is given.
  *
- * netproxy's reading of "add" (netproxy/control.c):
+ * netproxy's reading of "add" (netproxy/control/control.c):
  *   spoke   required, 1-64 of [A-Za-z0-9_.-], unique among live spokes
  *   allow   required array (may be empty: deny all) of registrable domains (eTLD+1) or
  *           exact IP literals; a public suffix or a subdomain is refused with a reason

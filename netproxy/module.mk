@@ -1,5 +1,5 @@
 # netproxy: the HTTPS CONNECT egress proxy (build/netproxy).
-# A folder per path a connection takes, each with one header (docs/netproxy.md, "Source"):
+# A folder per path a connection takes, each with one header (docs/operations.md, "The source tree"):
 # core/ (accept to splice, CONNECT's request), egress/ (the transparent path and the jail's
 # resolver), intercept/ (TLS interception and injection), audit/ (records, metrics),
 # control/ (the hub's channel, the configuration, privileges); netproxy.h the process.

@@ -1,5 +1,5 @@
 /* `hub approvals`: the questions a running hub serve could not put to a client, waiting
- * for an answer out of band (hub/serve/serve_queue.c), listed and answered through its
+ * for an answer out of band (hub/serve/auth/serve_queue.c), listed and answered through its
  * control socket. */
 #include "cmdline/cmdline.h"
 #include "log.h"

@@ -1,5 +1,5 @@
 /* `hub catalog [search WORDS...]` and `hub spokes add NAME` with no command: the
- * catalog's vetted entries (hub/runtime/catalog.h) on the command line.
+ * catalog's vetted entries (hub/config/catalog.h) on the command line.
  *
  * An add from the catalog is an ordinary `hub spokes add` built from the entry: its
  * --allow, --secret, --tcp, --exec, --env and limits, the package as npm:NAME@VERSION,

@@ -385,7 +385,7 @@ static bool load_inflight(struct jf_ctx *jc, const json_t *root, struct hub_conf
     return true;
 }
 
-/* hub serve's control socket (hub/serve/serve_control.c). */
+/* hub serve's control socket (hub/serve/background/serve_control.c). */
 static bool load_serve(struct jf_ctx *jc, const json_t *root, struct hub_config *c)
 {
     static const char *const keys[] = {"control_socket",

@@ -157,7 +157,7 @@ bool config_set_veth_pool(struct hub_config *c, const char *cidr, char *err, siz
 char *config_audit_key_path(const struct hub_config *cfg);
 /* netproxy's own key, beside it (netproxy-audit.key): netproxy signs its log with it. */
 char *config_netproxy_key_path(const struct hub_config *cfg);
-/* netproxy's first-seen store (netproxy/firstseen.h), beside them. */
+/* netproxy's first-seen store (netproxy/audit/firstseen.h), beside them. */
 char *config_netproxy_first_seen_path(const struct hub_config *cfg);
 
 #include "catalog.h"

@@ -216,7 +216,7 @@ void haudit_note(struct hub *h, json_t *rec);
 
 /* A span of work outside a call (a serve client's request), its ids in t (a struct
  * trace_ctx, lib/traceparent.h), from t0 (monotonic) to now, exported over OTLP when
- * the hub exports (hub/runtime/otlp.h); nothing otherwise. */
+ * the hub exports (lib/otlp.h); nothing otherwise. */
 struct trace_ctx;
 void haudit_export_span(struct hub *h, const struct trace_ctx *t, const char *name, uint64_t t0,
                         bool ok, const char *message, const char *user, const char *app,

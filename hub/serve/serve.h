@@ -128,7 +128,7 @@ struct serve_http_opts {
      * request_timeout_s. */
     size_t max_connections, max_connections_per_source;
     uint64_t request_timeout_s;
-    /* --oauth: access tokens are JWTs of this issuer (serve_oauth.h), for this audience
+    /* --oauth: access tokens are JWTs of this issuer (auth/auth.h), for this audience
      * (NULL: http(s)://LISTEN/mcp), its keys from oauth_jwks (NULL: its metadata), the
      * hub user in oauth_user_claim (NULL: sub). Instead of tokens_file. */
     const char *oauth_issuer, *oauth_audience, *oauth_jwks, *oauth_user_claim;

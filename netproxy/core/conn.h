@@ -23,7 +23,7 @@ struct worker;
 struct listener;
 struct intercept;
 
-/* How the connection reached us (netproxy/egress.c tells them apart at accept). */
+/* How the connection reached us (netproxy/egress/egress.c tells them apart at accept). */
 enum conn_mode {
     MODE_PROXY,       /* a CONNECT request to the proxy's own address */
     MODE_TRANSPARENT, /* straight to its destination, taken on the gateway by tproxy */

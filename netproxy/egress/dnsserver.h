@@ -3,7 +3,7 @@
  * from the internet:
  *
  *   a name the spoke may reach (its registrable domain is in the allowlist, or it is a
- *   raw TCP grant's name): A -> the name's synthetic address (netproxy/synth.h),
+ *   raw TCP grant's name): A -> the name's synthetic address (netproxy/egress/synth.h),
  *   handed out on first ask and the same for the spoke's life; AAAA and every other
  *   type -> NOERROR with no record (the jail has no IPv6; clients fall back to A at
  *   once instead of waiting);

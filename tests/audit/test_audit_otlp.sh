@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OpenTelemetry export (hub/runtime/otlp.h): with OTEL_EXPORTER_OTLP_ENDPOINT set, each
+# OpenTelemetry export (lib/otlp.h): with OTEL_EXPORTER_OTLP_ENDPOINT set, each
 # call is a span POSTed as OTLP/HTTP JSON to a stand-in collector on loopback, in the
 # client's trace (traceparent continued), its parent the client's span, an app's call
 # through the hub a child span, and so are each spoke's start and each question (under

@@ -1,4 +1,4 @@
-/* The CONNECT request as netproxy reads it from a spoke (netproxy/conn.c): the
+/* The CONNECT request as netproxy reads it from a spoke (netproxy/core/conn.c): the
  * incremental request-head parser, then for a CONNECT the authority, the canonical host
  * and the spoke's policy, and the redacted target that the audit log gets.
  *

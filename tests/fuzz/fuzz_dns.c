@@ -1,4 +1,4 @@
-/* A DNS query as the jail's resolver reads it from a spoke (netproxy/dnsmsg.c), and the
+/* A DNS query as the jail's resolver reads it from a spoke (netproxy/egress/dnsmsg.c), and the
  * answer it builds for it.
  *
  * Invariants beyond "no crash":

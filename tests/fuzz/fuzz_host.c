@@ -1,4 +1,4 @@
-/* Host canonicalisation (netproxy/host.c): the one spelling of a destination that the
+/* Host canonicalisation (netproxy/core/host.c): the one spelling of a destination that the
  * policy, DNS and the audit record all use, and the registrable domain libpsl gives it.
  * The first input byte chooses bracketed ("[v6]") or not; the rest is the raw host.
  *

@@ -1,4 +1,4 @@
-/* Spoke manifests (hub/runtime/manifest.c, with the JSON Schema compiler it calls for every
+/* Spoke manifests (hub/config/manifest.c, with the JSON Schema compiler it calls for every
  * tool): the file the hub plans from. Loaded through manifest_load() from a real file
  * named after the input's "name" when that is a valid app name (the loader insists
  * that they match), so that most mutations get past the first check.

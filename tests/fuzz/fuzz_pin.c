@@ -1,4 +1,4 @@
-/* The pin (hub/runtime/pin.c): what a spoke lists in tools/list, held against the tool
+/* The pin (hub/config/pin.c): what a spoke lists in tools/list, held against the tool
  * objects a manifest pinned. The input is the pinned list (the first JSON value) and
  * the listed one (the rest, any JSON value): the second comes from the hostile side.
  *

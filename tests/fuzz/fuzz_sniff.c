@@ -1,5 +1,5 @@
 /* The first bytes of a transparent connection as netproxy reads them from a spoke
- * (netproxy/sniff.c): a TLS ClientHello (its server_name) or an HTTP/1 request (its
+ * (netproxy/core/sniff.c): a TLS ClientHello (its server_name) or an HTTP/1 request (its
  * Host), fed incrementally.
  *
  * Invariants beyond "no crash":

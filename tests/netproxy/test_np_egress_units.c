@@ -1,5 +1,5 @@
-/* The pure parts of transparent egress: the DNS wire format (netproxy/dnsmsg.c), the
- * first-flight sniffer (netproxy/sniff.c) against a real ClientHello from OpenSSL and
+/* The pure parts of transparent egress: the DNS wire format (netproxy/egress/dnsmsg.c), the
+ * first-flight sniffer (netproxy/core/sniff.c) against a real ClientHello from OpenSSL and
  * hand-made hostile ones, the synthetic address map and the raw TCP grants. */
 #include "tests/unit/test.h"
 
