@@ -23,6 +23,20 @@
  * (\u00XX) still fits twice over. */
 #define RECORD_MAX 16384
 
+/* What every tunnel record ends with: its time, the ECS version, the service. */
+static void put_envelope(struct jline *j, struct proxy *px)
+{
+    char ts[40];
+    format_iso8601(now_real_ns(), ts, sizeof(ts));
+    jl_str(j, "@timestamp", ts);
+    jl_open(j, "ecs");
+    jl_str(j, "version", AUDIT_ECS_VERSION);
+    jl_close(j);
+    jl_open(j, "service");
+    jl_str(j, "name", audit_service(px->audit));
+    jl_close(j);
+}
+
 static void put_ip(struct jline *j, const char *key, const struct sockaddr_storage *ss)
 {
     char ip[INET6_ADDRSTRLEN];
@@ -231,15 +245,7 @@ static int tunnel_record(struct conn *c, bool close, enum reason r, const char *
     if (!close && detail)
         jl_strn(&j, "message", detail, strlen(detail), 512);
 
-    char ts[40];
-    format_iso8601(now_real_ns(), ts, sizeof(ts));
-    jl_str(&j, "@timestamp", ts);
-    jl_open(&j, "ecs");
-    jl_str(&j, "version", AUDIT_ECS_VERSION);
-    jl_close(&j);
-    jl_open(&j, "service");
-    jl_str(&j, "name", audit_service(c->px->audit));
-    jl_close(&j);
+    put_envelope(&j, c->px);
     int rc = write_record(c->px, buf, jl_end(&j), close ? "close" : "decision");
     /* The tunnel's span ends with it: at its close, or at a refusal (no close follows). */
     if (traced && c->spans && (close || r != R_ALLOWED)) {
@@ -324,15 +330,7 @@ int np_audit_request(struct conn *c, const struct np_request_record *r)
     jl_close(&j);
     if (r->detail)
         jl_strn(&j, "message", r->detail, strlen(r->detail), 512);
-    char ts[40];
-    format_iso8601(now_real_ns(), ts, sizeof(ts));
-    jl_str(&j, "@timestamp", ts);
-    jl_open(&j, "ecs");
-    jl_str(&j, "version", AUDIT_ECS_VERSION);
-    jl_close(&j);
-    jl_open(&j, "service");
-    jl_str(&j, "name", audit_service(c->px->audit));
-    jl_close(&j);
+    put_envelope(&j, c->px);
     return write_record(c->px, buf, jl_end(&j), r->action);
 }
 

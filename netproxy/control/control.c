@@ -127,23 +127,41 @@ static bool preset_synthetic(struct spoke *s, const json_t *obj, char *why, size
     return true;
 }
 
+/* The spoke a message names in "spoke", once the message has only the keys given:
+ * NULL with *reply the error otherwise. */
+static struct spoke *msg_spoke(struct proxy *px, const json_t *msg, const char *op,
+                               const char *const *keys, json_t **reply)
+{
+    char err[512] = "";
+    struct jf_ctx jc = {.file = op, .err = err, .errlen = sizeof(err)};
+    const char *name = NULL;
+    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name)) {
+        *reply = reply_error("%s", err);
+        return NULL;
+    }
+    struct spoke *s = spoke_find(px, name);
+    if (!s)
+        *reply = reply_error("no spoke named %.64s", name);
+    return s;
+}
+
 /* The call a spoke runs now, alone, for its tunnels' records (netproxy.h): a
  * traceparent, or none to clear it. */
 static json_t *op_trace(struct proxy *px, const json_t *msg)
 {
     static const char *const keys[] = {"op", "spoke", "traceparent", "spans", NULL};
+    json_t *reply = NULL;
+    struct spoke *s = msg_spoke(px, msg, "trace", keys, &reply);
+    if (!s)
+        return reply;
     char err[512] = "";
     struct jf_ctx jc = {.file = "trace", .err = err, .errlen = sizeof(err)};
-    const char *name = NULL, *tp = NULL;
-    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name) ||
-        !jf_string(&jc, msg, "", "traceparent", false, 55, &tp))
+    const char *tp = NULL;
+    if (!jf_string(&jc, msg, "", "traceparent", false, 55, &tp))
         return reply_error("%s", err);
     struct trace_ctx t;
     if (tp && !trace_begin(&t, tp))
         return reply_error("traceparent: not a W3C traceparent");
-    struct spoke *s = spoke_find(px, name);
-    if (!s)
-        return reply_error("no spoke named %.64s", name);
     pthread_mutex_lock(&px->lock);
     snprintf(s->trace, sizeof(s->trace), "%s", tp ? tp : "");
     s->trace_spans = tp && json_is_true(json_object_get(msg, "spans"));
@@ -259,14 +277,10 @@ static json_t *op_add(struct proxy *px, const json_t *msg, int *fds, size_t nfds
 static json_t *op_remove(struct proxy *px, const json_t *msg)
 {
     static const char *const keys[] = {"op", "spoke", NULL};
-    char err[512] = "";
-    struct jf_ctx jc = {.file = "remove", .err = err, .errlen = sizeof(err)};
-    const char *name = NULL;
-    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name))
-        return reply_error("%s", err);
-    struct spoke *s = spoke_find(px, name);
+    json_t *reply = NULL;
+    struct spoke *s = msg_spoke(px, msg, "remove", keys, &reply);
     if (!s)
-        return reply_error("no spoke named %.64s", name);
+        return reply;
     np_audit_spoke(px, s, "spoke-remove", NULL);
     pthread_mutex_lock(&px->lock);
     unsigned tunnels = s->tunnels;
@@ -281,15 +295,15 @@ static json_t *op_remove(struct proxy *px, const json_t *msg)
 static json_t *op_forward(struct proxy *px, const json_t *msg, int *fd)
 {
     static const char *const keys[] = {"op", "spoke", "to", NULL};
+    json_t *reply = NULL;
+    struct spoke *s = msg_spoke(px, msg, "forward", keys, &reply);
+    if (!s)
+        return reply;
     char err[512] = "";
     struct jf_ctx jc = {.file = "forward", .err = err, .errlen = sizeof(err)};
-    const char *name = NULL, *to = NULL;
-    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name) ||
-        !jf_string(&jc, msg, "", "to", true, 300, &to))
+    const char *to = NULL;
+    if (!jf_string(&jc, msg, "", "to", true, 300, &to))
         return reply_error("%s", err);
-    struct spoke *s = spoke_find(px, name);
-    if (!s)
-        return reply_error("no spoke named %.64s", name);
     if (*fd < 0)
         return reply_error("forward needs the listening socket attached (SCM_RIGHTS)");
     struct authority a;
@@ -315,31 +329,34 @@ static json_t *op_forward(struct proxy *px, const json_t *msg, int *fd)
 static json_t *op_synthetic(struct proxy *px, const json_t *msg)
 {
     static const char *const keys[] = {"op", "spoke", "names", NULL};
-    char err[512] = "";
-    struct jf_ctx jc = {.file = "synthetic", .err = err, .errlen = sizeof(err)};
-    const char *name = NULL;
-    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name))
-        return reply_error("%s", err);
-    struct spoke *s = spoke_find(px, name);
+    json_t *reply = NULL;
+    struct spoke *s = msg_spoke(px, msg, "synthetic", keys, &reply);
     if (!s)
-        return reply_error("no spoke named %.64s", name);
+        return reply;
     char why[300];
     if (!preset_synthetic(s, json_object_get(msg, "names"), why, sizeof(why)))
         return reply_error("%s", why);
     return reply_ok();
 }
 
+/* Sends an event (taken) to the hub as one whole datagram: safe from any worker's
+ * thread. A full channel (the hub not reading) loses it; what says what was lost. */
+static void notify_hub(struct proxy *px, json_t *ev, const char *what)
+{
+    if (ev && ctl_send(px->control->fd, ev, -1) < 0 && errno != EAGAIN)
+        log_warn("control channel: cannot hand the hub %s", what);
+    json_decref(ev);
+}
+
 void control_notify_synthetic(struct proxy *px, const char *spoke, const char *name, const char *ip)
 {
     if (!px->control)
         return;
-    json_t *ev = json_pack("{s:s,s:s,s:s,s:s}", "event", "synthetic", "spoke", spoke, "name", name,
-                           "ip", ip);
-    /* One whole datagram: safe from any worker's thread. A full channel (the hub not
-     * reading) loses the note, which only matters if the proxy then restarts. */
-    if (ev && ctl_send(px->control->fd, ev, -1) < 0 && errno != EAGAIN)
-        log_warn("control channel: cannot tell the hub about %s", name);
-    json_decref(ev);
+    /* A lost note only matters if the proxy then restarts. */
+    notify_hub(px,
+               json_pack("{s:s,s:s,s:s,s:s}", "event", "synthetic", "spoke", spoke, "name", name,
+                         "ip", ip),
+               "a synthetic address");
 }
 
 void control_notify_span(struct proxy *px, const struct conn *c, const char *name, bool ok,
@@ -347,15 +364,13 @@ void control_notify_span(struct proxy *px, const struct conn *c, const char *nam
 {
     if (!px->control)
         return;
-    json_t *ev = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:I}", "event", "span", "spoke",
-                           c->spoke->name, "traceparent", c->trace, "span", c->span, "name", name,
-                           "start", (json_int_t)c->t_accept_real, "end", (json_int_t)now_real_ns(),
-                           "ok", ok, "bytes", (json_int_t)bytes);
-    /* As the synthetic notes: one datagram; a full channel loses the span, not the
-     * tunnel (its records are on file either way). */
-    if (ev && ctl_send(px->control->fd, ev, -1) < 0 && errno != EAGAIN)
-        log_warn("control channel: cannot hand the hub a tunnel's span");
-    json_decref(ev);
+    /* A lost span loses no record: the tunnel's are on file either way. */
+    notify_hub(px,
+               json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:I}", "event", "span", "spoke",
+                         c->spoke->name, "traceparent", c->trace, "span", c->span, "name", name,
+                         "start", (json_int_t)c->t_accept_real, "end", (json_int_t)now_real_ns(),
+                         "ok", ok, "bytes", (json_int_t)bytes),
+               "a tunnel's span");
 }
 
 /* A secret's new value (rotation) or a new binding for a spoke: requests that start
@@ -363,14 +378,11 @@ void control_notify_span(struct proxy *px, const struct conn *c, const char *nam
 static json_t *op_secret(struct proxy *px, const json_t *msg)
 {
     static const char *const keys[] = {"op", "spoke", "secret", NULL};
-    char err[512] = "";
-    struct jf_ctx jc = {.file = "secret", .err = err, .errlen = sizeof(err)};
-    const char *name = NULL;
-    if (!jf_object(&jc, msg, "", keys) || !jf_string(&jc, msg, "", "spoke", true, 64, &name))
-        return reply_error("%s", err);
-    struct spoke *s = spoke_find(px, name);
+    json_t *reply = NULL;
+    struct spoke *s = msg_spoke(px, msg, "secret", keys, &reply);
     if (!s)
-        return reply_error("no spoke named %.64s", name);
+        return reply;
+    char err[512] = "";
     struct cred cred;
     if (!cred_parse(json_object_get(msg, "secret"), &cred, err, sizeof(err)))
         return reply_error("%s", err);

@@ -90,6 +90,15 @@ static enum h1_status fail(struct h1rw *r, enum reason why, int status, const ch
     return why == R_ALLOWED ? H1_OUT : H1_ERROR;
 }
 
+/* The caller's scan refused the request (r->detail says why): it ends here. */
+static enum h1_status refused(struct h1rw *r, enum reason why)
+{
+    r->state = S_DEAD;
+    r->reason = why;
+    r->status = reason_status(why);
+    return H1_REFUSED;
+}
+
 static bool append(struct h1rw *r, const char *buf, size_t len, size_t max)
 {
     if (r->head_len + len > max)
@@ -244,12 +253,10 @@ static enum h1_status handle_head(struct h1rw *r, size_t n)
     struct inject_result res;
     r->ops.head(r->ops.ud, &rq, &res);
     if (res.verdict != R_ALLOWED) {
-        r->state = S_DEAD;
-        r->reason = res.verdict;
-        r->status = reason_status(res.verdict);
         str_copy(r->detail, res.detail, sizeof(r->detail));
+        enum reason why = res.verdict;
         inject_result_free(&res);
-        return H1_REFUSED;
+        return refused(r, why);
     }
     /* Written back: the request line (its target rewritten or not), then each field
      * as it came (the name's spelling kept) with its value rewritten or not. */
@@ -293,12 +300,8 @@ static enum h1_status body_bytes(struct h1rw *r, const char *buf, size_t len)
     if (!len)
         return H1_OK;
     enum reason why = r->ops.body(r->ops.ud, buf, len, r->detail, sizeof(r->detail));
-    if (why != R_ALLOWED) {
-        r->state = S_DEAD;
-        r->reason = why;
-        r->status = reason_status(why);
-        return H1_REFUSED;
-    }
+    if (why != R_ALLOWED)
+        return refused(r, why);
     return emit(r, buf, len);
 }
 
@@ -372,12 +375,8 @@ enum h1_status h1rw_feed(struct h1rw *r, const char *buf, size_t len)
             if (r->state == S_TRAILER) {
                 /* Trailer fields are shown to the caller like body bytes. */
                 enum reason w = r->ops.body(r->ops.ud, l, ll, r->detail, sizeof(r->detail));
-                if (w != R_ALLOWED) {
-                    r->state = S_DEAD;
-                    r->reason = w;
-                    r->status = reason_status(w);
-                    return H1_REFUSED;
-                }
+                if (w != R_ALLOWED)
+                    return refused(r, w);
                 st = emit(r, l, ll);
                 if (ll == 2 && st == H1_OK)
                     r->state = S_HEAD;
@@ -400,12 +399,8 @@ enum h1_status h1rw_feed(struct h1rw *r, const char *buf, size_t len)
             if (i < ll - 2) {
                 enum reason w = (r->ops.piece ? r->ops.piece : r->ops.body)(
                     r->ops.ud, l + i, ll - 2 - i, r->detail, sizeof(r->detail));
-                if (w != R_ALLOWED) {
-                    r->state = S_DEAD;
-                    r->reason = w;
-                    r->status = reason_status(w);
-                    return H1_REFUSED;
-                }
+                if (w != R_ALLOWED)
+                    return refused(r, w);
             }
             st = emit(r, l, ll);
             r->head_len = 0;

@@ -242,15 +242,10 @@ static int add_hdr(struct hdr *v, size_t *n, size_t *bytes, const uint8_t *name,
     return 0;
 }
 
-static int s_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
-                    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-                    void *user_data)
+/* A header of the client's request (on_header). */
+static int request_header(struct pair *p, const nghttp2_frame *frame, const uint8_t *name,
+                          size_t namelen, const uint8_t *value, size_t valuelen)
 {
-    (void)flags;
-    (void)user_data;
-    struct pair *p = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
-    if (!p)
-        return 0;
     if (frame->headers.cat == NGHTTP2_HCAT_HEADERS) {
         /* Trailers of the request: shown to the scan like its body. */
         char detail[300];
@@ -373,18 +368,12 @@ static int s_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, co
     return 0;
 }
 
-static int s_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
-                          void *user_data)
+/* The client's stream ended (on_stream_close). */
+static void request_stream_closed(struct h2proxy *h, struct pair *p, uint32_t error_code)
 {
-    struct h2proxy *h = user_data;
-    struct pair *p = nghttp2_session_get_stream_user_data(session, stream_id);
-    if (!p)
-        return 0;
     p->s_closed = true;
     if (error_code && p->c_id >= 0 && !p->c_closed)
         nghttp2_submit_rst_stream(h->client, NGHTTP2_FLAG_NONE, p->c_id, error_code);
-    maybe_free(p);
-    return 0;
 }
 
 /* ---- the upstream's answers (client session) ---- */
@@ -412,15 +401,10 @@ static void release_hold(struct pair *p)
     scrub_flush(p->scrub, p->down_body);
 }
 
-static int c_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
-                    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-                    void *user_data)
+/* A header of the upstream's answer (on_header). */
+static int response_header(struct pair *p, const nghttp2_frame *frame, const uint8_t *name,
+                           size_t namelen, const uint8_t *value, size_t valuelen)
 {
-    (void)flags;
-    (void)user_data;
-    struct pair *p = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
-    if (!p)
-        return 0;
     if (frame->headers.cat == NGHTTP2_HCAT_HEADERS && !p->resp_in_trailers) {
         hdrs_free(p->resp, &p->n_resp);
         p->resp_bytes = 0;
@@ -489,13 +473,9 @@ static int c_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, co
     return 0;
 }
 
-static int c_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
-                          void *user_data)
+/* Our stream to the upstream ended (on_stream_close). */
+static void answer_stream_closed(struct h2proxy *h, struct pair *p, uint32_t error_code)
 {
-    struct h2proxy *h = user_data;
-    struct pair *p = nghttp2_session_get_stream_user_data(session, stream_id);
-    if (!p)
-        return 0;
     p->c_closed = true;
     if (!p->s_closed) {
         if (error_code || !p->down_submitted)
@@ -507,6 +487,34 @@ static int c_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t 
             nghttp2_session_resume_data(h->server, p->s_id);
         }
     }
+}
+
+/* Both sessions' headers and stream ends come here: the server session's are the
+ * client's request, the client session's the upstream's answer. */
+static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user_data)
+{
+    (void)flags;
+    struct h2proxy *h = user_data;
+    struct pair *p = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    if (!p)
+        return 0;
+    return session == h->server ? request_header(p, frame, name, namelen, value, valuelen)
+                                : response_header(p, frame, name, namelen, value, valuelen);
+}
+
+static int on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
+                           void *user_data)
+{
+    struct h2proxy *h = user_data;
+    struct pair *p = nghttp2_session_get_stream_user_data(session, stream_id);
+    if (!p)
+        return 0;
+    if (session == h->server)
+        request_stream_closed(h, p, error_code);
+    else
+        answer_stream_closed(h, p, error_code);
     maybe_free(p);
     return 0;
 }
@@ -529,18 +537,18 @@ struct h2proxy *h2proxy_new(const struct h2proxy_ops *ops)
     nghttp2_session_callbacks *cb;
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, s_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cb, s_header);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, s_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, s_data);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, s_stream_close);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
     int rc = nghttp2_session_server_new2(&h->server, cb, h, opt);
     nghttp2_session_callbacks_del(cb);
 
     nghttp2_session_callbacks_new(&cb);
-    nghttp2_session_callbacks_set_on_header_callback(cb, c_header);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, c_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, c_data);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, c_stream_close);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
     if (rc == 0)
         rc = nghttp2_session_client_new2(&h->client, cb, h, opt);
     nghttp2_session_callbacks_del(cb);

@@ -107,6 +107,28 @@ struct intercept {
 
 static bool side_flush(struct side *s);
 static bool deliver(struct intercept *ic, struct side *from, const char *buf, size_t len);
+/* A handshake step's outcome: SSL_do_handshake's rc, and when it is 1 (done) the
+ * protocol ALPN chose (sel[0..sl), none: sl 0). */
+struct hs_step {
+    int rc;
+    const unsigned char *sel;
+    unsigned sl;
+};
+
+/* One step of s's handshake: false if its output cannot be flushed. */
+static bool handshake_step(struct side *s, struct hs_step *st)
+{
+    ERR_clear_error();
+    st->rc = SSL_do_handshake(s->ssl);
+    if (!side_flush(s))
+        return false;
+    st->sel = NULL;
+    st->sl = 0;
+    if (st->rc == 1)
+        SSL_get0_alpn_selected(s->ssl, &st->sel, &st->sl);
+    return true;
+}
+
 static bool client_handshake(struct intercept *ic);
 static void on_reflected(void *ud, const struct cred *c);
 
@@ -857,18 +879,14 @@ static bool start_flow(struct intercept *ic)
 static bool client_handshake(struct intercept *ic)
 {
     struct side *s = &ic->cl;
-    ERR_clear_error();
-    int rc = SSL_do_handshake(s->ssl);
-    if (!side_flush(s))
+    struct hs_step st;
+    if (!handshake_step(s, &st))
         return false;
-    if (rc == 1) {
-        const unsigned char *sel = NULL;
-        unsigned sl = 0;
-        SSL_get0_alpn_selected(s->ssl, &sel, &sl);
-        ic->proto = sl == 2 && memcmp(sel, "h2", 2) == 0 ? PR_H2 : PR_H1;
+    if (st.rc == 1) {
+        ic->proto = st.sl == 2 && memcmp(st.sel, "h2", 2) == 0 ? PR_H2 : PR_H1;
         return start_flow(ic);
     }
-    int e = SSL_get_error(s->ssl, rc);
+    int e = SSL_get_error(s->ssl, st.rc);
     if (e == SSL_ERROR_WANT_READ) {
         reading(s, true); /* it took what it had (side_read_socket's cap) */
         return true;
@@ -963,18 +981,14 @@ static bool upstream_handshake(struct intercept *ic)
         SSL_set_alpn_protos(s->ssl, offer, (unsigned)ol);
         reading(s, true);
     }
-    ERR_clear_error();
-    int rc = SSL_do_handshake(s->ssl);
-    if (!side_flush(s))
+    struct hs_step st;
+    if (!handshake_step(s, &st))
         return false;
-    if (rc == 1) {
-        const unsigned char *sel = NULL;
-        unsigned sl = 0;
-        SSL_get0_alpn_selected(s->ssl, &sel, &sl);
-        if (sl && sl < sizeof(ic->chosen)) {
-            memcpy(ic->chosen, sel, sl);
-            ic->chosen[sl] = '\0';
-            ic->chosen_len = sl;
+    if (st.rc == 1) {
+        if (st.sl && st.sl < sizeof(ic->chosen)) {
+            memcpy(ic->chosen, st.sel, st.sl);
+            ic->chosen[st.sl] = '\0';
+            ic->chosen_len = st.sl;
         }
         /* An upstream that only speaks h2 to a client that did not offer it. */
         if (ic->chosen_len == 2 && !alpn_has(ic->alpn, ic->alpn_len, "h2"))
@@ -984,7 +998,7 @@ static bool upstream_handshake(struct intercept *ic)
         ic->phase = P_CLIENT_HS;
         return client_handshake(ic);
     }
-    int e = SSL_get_error(s->ssl, rc);
+    int e = SSL_get_error(s->ssl, st.rc);
     if (e == SSL_ERROR_WANT_READ)
         return true;
     char detail[400];

@@ -29,6 +29,7 @@ struct pool {
 static pthread_key_t key;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Unlinks e and frees it with what it still holds (a taken entry holds no fd or SSL). */
 static void entry_drop(struct pool *p, struct entry *e)
 {
     if (e->prev)
@@ -42,7 +43,8 @@ static void entry_drop(struct pool *p, struct entry *e)
     p->n--;
     event_free(e->ev);
     SSL_free(e->ssl);
-    close(e->fd);
+    if (e->fd >= 0)
+        close(e->fd);
     spoke_unref(e->spoke);
     free(e);
 }
@@ -138,18 +140,7 @@ bool upool_take(struct spoke *spoke, const char *host, uint16_t port, int *fd, S
         *ssl = e->ssl;
         e->fd = -1;
         e->ssl = NULL;
-        if (e->prev)
-            e->prev->next = e->next;
-        else
-            p->head = e->next;
-        if (e->next)
-            e->next->prev = e->prev;
-        else
-            p->tail = e->prev;
-        p->n--;
-        event_free(e->ev);
-        spoke_unref(e->spoke);
-        free(e);
+        entry_drop(p, e);
         return true;
     }
     return false;
