@@ -1,4 +1,5 @@
 #include "hubca.h"
+#include "filewrite.h"
 #include "secret.h"
 #include "util.h"
 #include "x509ext.h"
@@ -47,7 +48,8 @@ static int make_ca(char **cert_pem, char **key_pem, char *err, size_t errlen)
          X509_set_pubkey(x, key) == 1 &&
          x509_add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
          x509_add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
-         x509_add_ext(x, x, NID_subject_key_identifier, "hash") && X509_sign(x, key, EVP_sha256()) > 0;
+         x509_add_ext(x, x, NID_subject_key_identifier, "hash") &&
+         X509_sign(x, key, EVP_sha256()) > 0;
     BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
     ok = ok && cb && kb && PEM_write_bio_X509(cb, x) == 1 &&
          PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL) == 1;
@@ -96,25 +98,6 @@ static char *slurp(const char *path, size_t max, bool secret, size_t *len)
     return buf;
 }
 
-static int write_file(const char *path, const char *a, size_t al, const char *b, size_t bl,
-                      mode_t mode, char *err, size_t errlen)
-{
-    char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-    int rc = -1;
-    if (fd >= 0 && write_all(fd, a, al) == 0 && (!b || write_all(fd, b, bl) == 0) &&
-        fchmod(fd, mode) == 0 && fsync(fd) == 0 && rename(tmp, path) == 0)
-        rc = 0;
-    else
-        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0)
-        unlink(tmp);
-    free(tmp);
-    return rc;
-}
-
 /* The system's bundle with the CA added, made again when the system's is newer. */
 static int ensure_bundle(struct hub_ca *ca, char *err, size_t errlen)
 {
@@ -126,8 +109,8 @@ static int ensure_bundle(struct hub_ca *ca, char *err, size_t errlen)
     char *system = have_sys ? slurp(HUBCA_SYSTEM_BUNDLE, BUNDLE_MAX, false, &len) : NULL;
     bool nl = len && system[len - 1] != '\n';
     char *tail = xasprintf("%s%s", nl ? "\n" : "", ca->cert_pem);
-    int rc = write_file(ca->bundle_path, system ? system : "", len, tail, strlen(tail), 0644, err,
-                        errlen);
+    int rc = file_write_atomic(ca->bundle_path, system ? system : "", len, tail, strlen(tail), 0644,
+                               err, errlen);
     free(tail);
     free(system);
     return rc;
@@ -175,10 +158,10 @@ int hubca_load(const char *secrets_dir, struct hub_ca *ca, char *err, size_t err
         free(ca->cert_pem);
         ca->key_pem = ca->cert_pem = NULL;
         if (make_ca(&ca->cert_pem, &ca->key_pem, err, errlen) < 0 ||
-            write_file(key_path, ca->key_pem, strlen(ca->key_pem), NULL, 0, 0600, err, errlen) <
-                0 ||
-            write_file(ca->cert_path, ca->cert_pem, strlen(ca->cert_pem), NULL, 0, 0644, err,
-                       errlen) < 0)
+            file_write_atomic(key_path, ca->key_pem, strlen(ca->key_pem), NULL, 0, 0600, err,
+                              errlen) < 0 ||
+            file_write_atomic(ca->cert_path, ca->cert_pem, strlen(ca->cert_pem), NULL, 0, 0644, err,
+                              errlen) < 0)
             goto out;
         unlink(ca->bundle_path); /* made again with the new CA */
     } else if (stat(key_path, &st) == 0 && (st.st_mode & 077)) {

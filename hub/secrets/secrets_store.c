@@ -1,5 +1,6 @@
 /* The secret store's files and their encryption (secrets.h). */
 #include "secrets.h"
+#include "filewrite.h"
 #include "jsonfile.h"
 #include "secret.h"
 #include "util.h"
@@ -505,37 +506,6 @@ out:
     return rc;
 }
 
-/* Writes the file beside its final name, then renames it over: a reader sees the old
- * secret or the new one, never half of either. */
-static int write_atomic(const char *dir, const char *path, const char *text, char *err,
-                        size_t errlen)
-{
-    char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    int rc = -1;
-    if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
-        snprintf(err, errlen, "writing %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (rename(tmp, path) < 0) {
-        snprintf(err, errlen, "renaming %s to %s: %s", tmp, path, strerror(errno));
-        goto out;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    rc = 0;
-out:
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0)
-        unlink(tmp);
-    free(tmp);
-    return rc;
-}
-
 int secret_store_set(struct secret_store *st, struct secret_meta *meta, const char *value,
                      size_t len, bool *created_key, char *err, size_t errlen)
 {
@@ -583,7 +553,7 @@ int secret_store_set(struct secret_store *st, struct secret_meta *meta, const ch
     json_decref(o);
     char *path = secret_path(st, meta->name);
     char *line = xasprintf("%s\n", text);
-    rc = write_atomic(st->dir, path, line, err, errlen);
+    rc = file_write_atomic(path, line, strlen(line), NULL, 0, 0600, err, errlen);
     free(line);
     free(text);
     free(path);
