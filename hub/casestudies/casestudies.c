@@ -170,10 +170,8 @@ int cmd_casestudies(int argc, char **argv)
 
     struct hub_config cfg;
     struct manifest_set ms;
-    if (cli_load(&a.common, &cfg, &ms) != EXIT_OK) {
-        config_free(&cfg);
+    if (cli_load(&a.common, &cfg, &ms) != EXIT_OK)
         return EXIT_USAGE;
-    }
     manifest_set_free(&ms);
     char *cases_dir = cases_dir_opt ? xstrdup(cases_dir_opt) : default_cases_dir(&a.common);
     char *llm_spec = llm ? xstrdup(llm) : xasprintf("replay:%s", cases_dir);

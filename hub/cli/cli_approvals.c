@@ -82,8 +82,7 @@ int cmd_approvals(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct hub_config cfg;
-    struct manifest_set ms;
-    int rc = cli_load(&a.common, &cfg, &ms);
+    int rc = cli_load(&a.common, &cfg, NULL); /* hub.json alone: its control socket */
     if (rc != EXIT_OK)
         return rc;
     json_t *req = answer ? json_pack("{s:s,s:s,s:s,s:s}", "op", "answer", "id", id, "decision",
@@ -116,7 +115,6 @@ int cmd_approvals(int argc, char **argv)
         rc = show(json_object_get(ans, "approvals"));
     }
     json_decref(ans);
-    manifest_set_free(&ms);
     config_free(&cfg);
     return rc;
 }

@@ -537,10 +537,8 @@ int cmd_catalog(int argc, char **argv)
     struct manifest_set ms;
     int rc = cli_load(&a.common, &cfg, &ms);
     manifest_set_free(&ms);
-    if (rc != EXIT_OK) {
-        config_free(&cfg);
+    if (rc != EXIT_OK)
         return rc;
-    }
     char *dir = catalog_dir(&cfg);
     struct catalog cat;
     char err[512];

@@ -568,10 +568,8 @@ int cmd_spokes_login(int argc, char **argv)
     struct hub_config cfg;
     struct manifest_set ms;
     int rc = cli_load(&a.common, &cfg, &ms);
-    if (rc != EXIT_OK) {
-        config_free(&cfg);
+    if (rc != EXIT_OK)
         return rc;
-    }
     char err[1024] = "";
     if (refresh) {
         struct secret_store *st = secret_store_new(&cfg);

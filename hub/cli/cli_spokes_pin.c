@@ -115,11 +115,11 @@ struct pin_opts {
     char *exec[MANIFEST_MAX_EXEC];
     size_t n_exec;
     bool yes, no_roots, npm_scripts;
-    unsigned node; /* --node MAJOR: npm's node build of that version */
+    unsigned node;               /* --node MAJOR: npm's node build of that version */
     const char *registry_secret; /* --registry-secret: an oci: image's registry login */
-    const char *installed;     /* --installed: npm: from this prefix */
-    const char *catalog_entry; /* --catalog-entry: the checks of the catalog */
-    const char *vars[MAX_ENV]; /* --var, for an add from the catalog */
+    const char *installed;       /* --installed: npm: from this prefix */
+    const char *catalog_entry;   /* --catalog-entry: the checks of the catalog */
+    const char *vars[MAX_ENV];   /* --var, for an add from the catalog */
     size_t n_vars;
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
     struct {
@@ -131,12 +131,9 @@ struct pin_opts {
 static const struct {
     const char *option, *key;
     uint64_t max;
-} limit_opts[] = {{"memory-mb", "memory_mb", 1 << 20},
-                  {"nofile", "nofile", 1 << 20},
-                  {"pids", "pids", 1 << 16},
-                  {"cpu-percent", "cpu_percent", 100000},
-                  {"timeout-s", "call_s", 86400},
-                  {"nproc", "nproc", 1 << 16}};
+} limit_opts[] = {{"memory-mb", "memory_mb", 1 << 20}, {"nofile", "nofile", 1 << 20},
+                  {"pids", "pids", 1 << 16},           {"cpu-percent", "cpu_percent", 100000},
+                  {"timeout-s", "call_s", 86400},      {"nproc", "nproc", 1 << 16}};
 
 /* --exec: an absolute path as given, or a name looked up where the jails' PATH looks;
  * an executable regular file either way. */
@@ -938,8 +935,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         if (form == NPX_PACKAGE) {
             spec = npx.spec;
             rest = npx.rest;
-            printf("spoke %s: \"%s\" is an npx command: taken as npm:%s%s%s\n", name, cmd[0],
-                   spec, npx.bin ? ", its program " : "", npx.bin ? npx.bin : "");
+            printf("spoke %s: \"%s\" is an npx command: taken as npm:%s%s%s\n", name, cmd[0], spec,
+                   npx.bin ? ", its program " : "", npx.bin ? npx.bin : "");
             fflush(stdout); /* before npm's progress on stderr */
         }
     }
@@ -956,8 +953,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         json_t *args = json_array(); /* ARG... replace the image's Cmd */
         for (int i = 1; i < ncmd; i++)
             json_array_append_new(args, json_string(cmd[i]));
-        int pulled = oci_pull(cfg, name, cmd[0] + 4, args, po->registry_secret, po->runtime,
-                              &img, err, sizeof(err));
+        int pulled = oci_pull(cfg, name, cmd[0] + 4, args, po->registry_secret, po->runtime, &img,
+                              err, sizeof(err));
         json_decref(args);
         if (pulled < 0) {
             if (!strstr(err, "its output"))
@@ -971,9 +968,9 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
         if (root)
             oci_apply(root, &img);
     } else if (spec) {
-        int r = po->installed ? npm_installed(po->installed, spec, &pkg, err, sizeof(err))
-                              : npm_install(cfg, name, spec, po->npm_scripts, &pkg, err,
-                                            sizeof(err));
+        int r = po->installed
+                    ? npm_installed(po->installed, spec, &pkg, err, sizeof(err))
+                    : npm_install(cfg, name, spec, po->npm_scripts, &pkg, err, sizeof(err));
         if (r == 0 && po->catalog_entry)
             r = catalog_check_package(po->catalog_entry, pkg.package, err, sizeof(err));
         if (r < 0) {
@@ -1001,8 +998,8 @@ static int cmd_add(struct hub_config *cfg, const struct cli_common *common, cons
                 with.exec[i] = NULL;
                 continue;
             }
-            if (!(with.exec[i] = package_file_path(pkg.package, po->exec[i] + 4, err,
-                                                   sizeof(err)))) {
+            if (!(with.exec[i] =
+                      package_file_path(pkg.package, po->exec[i] + 4, err, sizeof(err)))) {
                 log_warnx("%s; nothing written", err);
                 resolved = false;
             }
@@ -1422,18 +1419,15 @@ int cmd_spokes_pin(int argc, char **argv)
     bool is_add = strcmp(verb, "add") == 0;
     /* add NAME with no command: the catalog's entry NAME. */
     bool from_catalog = is_add && name && rest >= argc;
-    if ((is_add && !name) || (!is_add && rest < argc) ||
-        (strcmp(verb, "update") == 0 && !name)) {
+    if ((is_add && !name) || (!is_add && rest < argc) || (strcmp(verb, "update") == 0 && !name)) {
         usage(stderr);
         return EXIT_USAGE;
     }
     struct hub_config cfg;
     struct manifest_set ms;
     int rc = cli_load(&a.common, &cfg, &ms);
-    if (rc != EXIT_OK) {
-        config_free(&cfg);
+    if (rc != EXIT_OK)
         return rc;
-    }
     if (po.n_vars && !from_catalog) {
         log_warnx("--var is for an add from the catalog (hub spokes add NAME with no command)");
         rc = EXIT_USAGE;

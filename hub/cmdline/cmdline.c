@@ -83,8 +83,8 @@ int cli_next_option(struct cli_args *a)
     return CLI_OPTS_EXIT;
 }
 
-bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
-                    const char *unit, uint64_t *out)
+bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max, const char *unit,
+                    uint64_t *out)
 {
     if (parse_u64(arg, min, max, out))
         return true;
@@ -92,10 +92,11 @@ bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t ma
     return false;
 }
 
-int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms)
+static int load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms)
 {
     char err[1024];
-    memset(ms, 0, sizeof(*ms)); /* config_defaults() clears cfg */
+    if (ms)
+        memset(ms, 0, sizeof(*ms)); /* config_defaults() clears cfg */
     char *dir = paths_exe_dir();
     config_defaults(cfg, dir);
     free(dir);
@@ -155,15 +156,26 @@ int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest
     /* Taken out of the environment before anything is started: no child of the hub,
      * and no reader of /proc/<hub>/environ, sees it. */
     cfg->llm_api_key = secret_env_take(cfg->llm_key_env);
-    if (manifest_set_load(cfg->spokes_dir, ms, err, sizeof(err)) < 0) {
+    if (ms && manifest_set_load(cfg->spokes_dir, ms, err, sizeof(err)) < 0) {
         log_warnx("%s", err);
         return EXIT_USAGE;
     }
     return EXIT_OK;
 }
 
-struct hub *cli_hub_new(const struct cli_common *c, struct hub_config *cfg,
-                        struct manifest_set *ms, struct event_base **base)
+int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms)
+{
+    int rc = load(c, cfg, ms);
+    if (rc != EXIT_OK) { /* nothing left for the caller to free */
+        config_free(cfg);
+        if (ms)
+            manifest_set_free(ms);
+    }
+    return rc;
+}
+
+struct hub *cli_hub_new(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms,
+                        struct event_base **base)
 {
     char err[1024];
     *base = event_base_new();

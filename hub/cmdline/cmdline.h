@@ -30,7 +30,10 @@ struct cli_common {
 /* --model and --api-key-env, for the sub-commands that ask the hub's LLM (the
  * assistant, hub serve's --llm); cli_common_option() handles them too. */
 #define CLI_LLM_OPTIONS                                                                            \
-    {"model", required_argument, NULL, 1010}, {"api-key-env", required_argument, NULL, 1011}
+    {"model", required_argument, NULL, 1010},                                                      \
+    {                                                                                              \
+        "api-key-env", required_argument, NULL, 1011                                               \
+    }
 
 /* Long options every sub-command takes (ids >= 1000), terminated for appending. */
 #define CLI_COMMON_OPTIONS                                                                         \
@@ -95,19 +98,21 @@ int cli_next_option(struct cli_args *a);
 bool cli_common_option(struct cli_common *c, int opt, const char *arg);
 /* A numeric option's value in [min, max]; false after saying "--NAME must be MIN to
  * MAX" and unit (" seconds", "" for none). */
-bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
-                    const char *unit, uint64_t *out);
+bool cli_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max, const char *unit,
+                    uint64_t *out);
 
-/* Defaults, config file, then the options, into cfg and ms (cleared first: free both with
- * config_free and manifest_set_free whatever it returns). 0, or EXIT_USAGE after printing
- * why. */
+/* Defaults, config file, then the options, into cfg and ms (cleared first; ms NULL: the
+ * manifests are not read, for a command that needs hub.json alone, which a broken
+ * manifest then does not stop). 0 (free both with config_free and manifest_set_free),
+ * or EXIT_USAGE after printing why, with both freed already (freeing them again is
+ * harmless). */
 int cli_load(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms);
 
 struct event_base;
 struct hub;
 /* The hub of a command, on an event loop of its own (*base, NULL on failure too: free
  * it with event_base_free after the hub). NULL after printing why. */
-struct hub *cli_hub_new(const struct cli_common *c, struct hub_config *cfg,
-                        struct manifest_set *ms, struct event_base **base);
+struct hub *cli_hub_new(const struct cli_common *c, struct hub_config *cfg, struct manifest_set *ms,
+                        struct event_base **base);
 
 #endif

@@ -239,26 +239,31 @@ void haudit_tick_start(struct hub *h)
         event_add(h->ev_audit_tick, &tv);
 }
 
+/* Exports s, whose who-fields are set, as the span t of work that began at t0
+ * (monotonic) and ends now. */
+static void send_span(struct hub *h, const struct trace_ctx *t, const char *name, uint64_t t0,
+                      bool ok, const char *message, struct otlp_span *s)
+{
+    uint64_t mono = now_mono_ns(), real = now_real_ns();
+    s->trace_id = t->trace_id;
+    s->span_id = t->span_id;
+    s->parent_id = t->parent_id;
+    s->name = name;
+    s->start_unix_ns = real - (mono - t0);
+    s->end_unix_ns = real;
+    s->error = !ok;
+    s->message = message;
+    otlp_span(h->otlp, s);
+}
+
 void haudit_export_span(struct hub *h, const struct trace_ctx *t, const char *name, uint64_t t0,
                         bool ok, const char *message, const char *user, const char *app,
                         const char *tool)
 {
     if (!h->otlp)
         return;
-    uint64_t mono = now_mono_ns(), real = now_real_ns();
-    struct otlp_span s = {.trace_id = t->trace_id,
-                          .span_id = t->span_id,
-                          .parent_id = t->parent_id,
-                          .name = name,
-                          .start_unix_ns = real - (mono - t0),
-                          .end_unix_ns = real,
-                          .error = !ok,
-                          .message = message,
-                          .user = user,
-                          .app = app,
-                          .tool = tool,
-                          .caller = "client"};
-    otlp_span(h->otlp, &s);
+    struct otlp_span s = {.user = user, .app = app, .tool = tool, .caller = "client"};
+    send_span(h, t, name, t0, ok, message, &s);
 }
 
 /* Exports a span of c's work that began at t0 (monotonic) and ends now, as t says. */
@@ -268,21 +273,12 @@ static void export_span(const struct call *c, const struct trace_ctx *t, const c
     struct hub *h = c->hub;
     if (!h->otlp)
         return;
-    uint64_t mono = now_mono_ns(), real = now_real_ns();
-    struct otlp_span s = {.trace_id = t->trace_id,
-                          .span_id = t->span_id,
-                          .parent_id = t->parent_id,
-                          .name = name,
-                          .start_unix_ns = real - (mono - t0),
-                          .end_unix_ns = real,
-                          .error = !ok,
-                          .message = message,
-                          .user = c->target->user,
+    struct otlp_span s = {.user = c->target->user,
                           .app = c->m->name,
                           .tool = c->tool->name,
                           .call_id = c->id,
                           .caller = c->caller ? c->caller->m->name : "user"};
-    otlp_span(h->otlp, &s);
+    send_span(h, t, name, t0, ok, message, &s);
 }
 
 void haudit_span(const struct call *c, bool ok, const char *message)

@@ -102,21 +102,26 @@ static int audit_decision(struct sreq *r, const struct perm_request *q, enum per
     return haudit_write(r->hub, rec);
 }
 
+/* The collab question of r at stage (the call, or its result in body). */
+static struct perm_request collab_question(const struct sreq *r, enum perm_stage stage,
+                                           const json_t *body)
+{
+    return (struct perm_request){.category = PERM_COLLAB,
+                                 .stage = stage,
+                                 .user = r->sp->user,
+                                 .app = r->target_m->name,
+                                 .tool = r->target_t->name,
+                                 .caller = r->sp->m->name,
+                                 .body = body,
+                                 .irreversible = r->target_t->irreversible,
+                                 .in_plan = false,
+                                 .call_id = r->call_id};
+}
+
 static void ask(struct sreq *r, enum perm_stage stage, const json_t *body, perm_done_fn done)
 {
-    struct perm_request q = {
-        .category = PERM_COLLAB,
-        .stage = stage,
-        .user = r->sp->user,
-        .app = r->target_m->name,
-        .tool = r->target_t->name,
-        .caller = r->sp->m->name,
-        .body = body,
-        .irreversible = r->target_t->irreversible,
-        .in_plan = false,
-        .call_id = r->call_id,
-        .origin = r->parent ? r->parent->origin : NULL,
-    };
+    struct perm_request q = collab_question(r, stage, body);
+    q.origin = r->parent ? r->parent->origin : NULL;
     r->hook_pending = true;
     r->paused = true;
     call_pause(r->parent);
@@ -139,15 +144,7 @@ static bool answered(struct sreq *r, enum perm_stage stage, const json_t *body,
         r->paused = false;
         call_resume(r->parent);
     }
-    struct perm_request q = {.category = PERM_COLLAB,
-                             .stage = stage,
-                             .user = r->sp->user,
-                             .app = r->target_m->name,
-                             .tool = r->target_t->name,
-                             .caller = r->sp->m->name,
-                             .body = body,
-                             .irreversible = r->target_t->irreversible,
-                             .call_id = r->call_id};
+    struct perm_request q = collab_question(r, stage, body);
     if (audit_decision(r, &q, d, reason ? reason : "") < 0 && d == PERM_ALLOW) {
         char msg[512];
         if (stage == PERM_STAGE_CALL)
@@ -168,8 +165,9 @@ static void on_relay_answer(void *ud, enum perm_decision d, const char *reason)
     if (!answered(r, PERM_STAGE_RELAY, r->result, d, reason))
         return;
     if (d != PERM_ALLOW) {
-        refuse(r, HUB_ERR_DENIED, "permission", "relaying the result of %s.%s to %s was denied%s%.300s",
-               r->target_m->name, r->target_t->name, r->sp->m->name, reason && *reason ? ": " : "",
+        refuse(r, HUB_ERR_DENIED, "permission",
+               "relaying the result of %s.%s to %s was denied%s%.300s", r->target_m->name,
+               r->target_t->name, r->sp->m->name, reason && *reason ? ": " : "",
                reason ? reason : "");
         return;
     }

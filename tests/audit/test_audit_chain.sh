@@ -162,6 +162,11 @@ is "an unreadable file: exit 5" "$?" 5
 is "no file: exit 2 (usage)" "$?" 2
 "$HUB" audit verify --key "$TMP/nonexistent.pem" "$S/a.jsonl" >/dev/null 2>&1
 is "a key that cannot be read: exit 2" "$?" 2
+# A spokes folder with a broken manifest (an attacker who can write one there, or a
+# typo) does not stop a verification: hub.json alone is read.
+mkdir -p "$TMP/broken-spokes" && echo '{"name": ' >"$TMP/broken-spokes/bad.json"
+"$HUB" audit verify --spokes "$TMP/broken-spokes" --key "$KEY" "$S"/a.jsonl* >/dev/null 2>"$TMP/err"
+is "a broken manifest in the spokes folder: still verified, exit 0" "$?" 0
 
 # ---- writers sharing one file ----
 rm -rf "$TMP/m" && mkdir "$TMP/m"

@@ -298,6 +298,19 @@ static void ephemeral_done(struct http_sess *hs)
     evtimer_add(hs->ev_end, &now);
 }
 
+/* A request beyond the token's requests in flight, or beyond the streams open at
+ * once, is answered 429 with Retry-After: true when req was answered so. */
+static bool refused_over_limit(struct http_server *srv, struct evhttp_request *req, size_t token)
+{
+    if (srv->use[token].inflight < srv->o->max_inflight_per_token &&
+        srv->n_streams < HTTP_MAX_STREAMS)
+        return false;
+    srv->sv->m.http_limited++;
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+    reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many requests in flight");
+    return true;
+}
+
 /* A header value as sent, or the UTF-8 text of its "=?base64?...?=" form; NULL when
  * that does not decode. */
 static char *header_value(const char *v)
@@ -393,13 +406,8 @@ static void modern_post(struct http_server *srv, struct evhttp_request *req, str
     }
     if (!modern_headers_ok(req, msg))
         return;
-    if (srv->use[token].inflight >= srv->o->max_inflight_per_token ||
-        srv->n_streams >= HTTP_MAX_STREAMS) {
-        srv->sv->m.http_limited++;
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
-        reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many requests in flight");
+    if (refused_over_limit(srv, req, token))
         return;
-    }
     struct http_sess *hs = xcalloc(1, sizeof(*hs));
     hs->srv = srv;
     hs->token = token;
@@ -736,11 +744,7 @@ static void on_post(struct http_server *srv, struct evhttp_request *req, size_t 
         evhttp_send_reply(req, 202, "Accepted", NULL);
         return;
     }
-    if (srv->use[token].inflight >= srv->o->max_inflight_per_token ||
-        srv->n_streams >= HTTP_MAX_STREAMS) {
-        srv->sv->m.http_limited++;
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
-        reply_rpc_error(req, 429, "Too Many Requests", -32005, "too many requests in flight");
+    if (refused_over_limit(srv, req, token)) {
         jrpc_msg_free(&msg);
         return;
     }
