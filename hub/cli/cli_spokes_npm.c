@@ -6,6 +6,7 @@
  * installs the same spec again and moves the pin when the version changed. */
 #include "cli_logtail.h"
 #include "cli_spokes_npm.h"
+#include "cli_run.h"
 #include "jsonfile.h"
 #include "log.h"
 #include "rmtree.h"
@@ -49,25 +50,9 @@ static int run_logged(char *const argv[], const char *log_path)
     int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        execvp(argv[0], argv);
-        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
+    int rc = cli_run(argv, fd, NULL, NULL, 0);
     close(fd);
-    if (pid < 0)
-        return -1;
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return rc;
 }
 
 /* Whether path, every symlink and ".." resolved, is a regular file inside pkg_dir: a

@@ -22,6 +22,7 @@
  * removed after it: never on a command line, in the manifest or in a log. */
 #include "cli_logtail.h"
 #include "cli_spokes_oci.h"
+#include "cli_run.h"
 #include "jsonfile.h"
 #include "log.h"
 #include "rmtree.h"
@@ -122,67 +123,6 @@ static bool loopback_host(const char *host)
     return false;
 }
 
-/* Runs argv, its stderr (and stdout unless out) appended to log_fd; with out, stdout
- * is read into *out (at most max bytes, *len). Its exit status, or -1. */
-static int run(char *const argv[], int log_fd, char **out, size_t *len, size_t max)
-{
-    int pipefd[2] = {-1, -1};
-    if (out && pipe2(pipefd, O_CLOEXEC) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out ? pipefd[1] : log_fd, 1);
-        dup2(log_fd, 2);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        execvp(argv[0], argv);
-        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (out)
-        close(pipefd[1]);
-    if (pid < 0) {
-        if (out)
-            close(pipefd[0]);
-        return -1;
-    }
-    int rc = 0;
-    if (out) {
-        size_t cap = 65536, n = 0;
-        char *buf = xmalloc(cap + 1);
-        for (;;) {
-            if (n == cap && cap < max) {
-                cap = cap * 2 > max ? max : cap * 2;
-                buf = xrealloc(buf, cap + 1);
-            }
-            if (n == cap) {
-                rc = -1; /* too large: read on so the child can finish */
-                char sink[4096];
-                if (read(pipefd[0], sink, sizeof(sink)) <= 0)
-                    break;
-                continue;
-            }
-            ssize_t r = read(pipefd[0], buf + n, cap - n);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            n += (size_t)r;
-        }
-        close(pipefd[0]);
-        buf[n] = '\0';
-        *out = buf;
-        *len = n;
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (rc < 0)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static void base64(const unsigned char *in, size_t n, char *out)
 {
@@ -596,7 +536,7 @@ static int pull(const struct hub_config *cfg, const char *app, const char *ref, 
         argv[n++] = src_ref;
         argv[n] = NULL;
         size_t len = 0;
-        int st = run(argv, log_fd, &raw, &len, MANIFEST_MAX);
+        int st = cli_run(argv, log_fd, &raw, &len, MANIFEST_MAX);
         free(src_ref);
         char hex[2 * SHA256_LEN + 1];
         if (st != 0 || !sha256_hex(raw, len, hex)) {
@@ -631,7 +571,7 @@ static int pull(const struct hub_config *cfg, const char *app, const char *ref, 
         argv[n++] = src_ref;
         argv[n++] = dst_ref;
         argv[n] = NULL;
-        int st = run(argv, log_fd, NULL, NULL, 0);
+        int st = cli_run(argv, log_fd, NULL, NULL, 0);
         free(src_ref);
         free(dst_ref);
         if (st != 0) {
@@ -650,7 +590,7 @@ static int pull(const struct hub_config *cfg, const char *app, const char *ref, 
         if (ufd < 0 || mkdir(unpacking, 0700) < 0)
             st = -1;
         else
-            st = run(uargv, ufd, NULL, NULL, 0);
+            st = cli_run(uargv, ufd, NULL, NULL, 0);
         free(img);
         if (ufd >= 0) {
             if (st == 0)
@@ -802,8 +742,8 @@ void oci_drop(const char *dir)
     int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
     char *rm[] = {UMOCI, "rm", "--image", img, NULL};
     char *gc[] = {UMOCI, "gc", "--layout", layout, NULL};
-    if (devnull >= 0 && run(rm, devnull, NULL, NULL, 0) == 0)
-        run(gc, devnull, NULL, NULL, 0);
+    if (devnull >= 0 && cli_run(rm, devnull, NULL, NULL, 0) == 0)
+        cli_run(gc, devnull, NULL, NULL, 0);
     if (devnull >= 0)
         close(devnull);
     free(img);
