@@ -43,6 +43,16 @@ static void write_status_line(struct monitor *m, const struct jail_status *st)
         log_warn("writing the status line");
 }
 
+/* A child of the monitor keeps neither of its pipes to the caller: only the monitor
+ * reports, and the caller sees their end when the monitor ends. */
+static void close_monitor_pipes(const struct monitor *m)
+{
+    if (m->report_fd >= 0)
+        close(m->report_fd);
+    if (m->status_fd >= 0)
+        close(m->status_fd);
+}
+
 static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
 {
     if (m->report_fd >= 0) {
@@ -414,10 +424,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
         report_error(m, 125, why);
     }
     if (pid == 0) {
-        if (m->report_fd >= 0)
-            close(m->report_fd);
-        if (m->status_fd >= 0)
-            close(m->status_fd);
+        close_monitor_pipes(m);
         if (p->lock_fd >= 0)
             close(p->lock_fd);
         if (p->veth_netns_fd >= 0)
@@ -486,10 +493,7 @@ static _Noreturn void run_plain(struct monitor *m)
         report_error(m, 125, why);
     }
     if (pid == 0) {
-        if (m->report_fd >= 0)
-            close(m->report_fd);
-        if (m->status_fd >= 0)
-            close(m->status_fd);
+        close_monitor_pipes(m);
         close(exec_p[0]);
         /* Its own session and process group: no terminal to inject into, and one
          * kill(-pgid) ends the program with what it started. */

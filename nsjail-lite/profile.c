@@ -93,13 +93,7 @@ int jail_config_set_rootfs(struct jail_config *cfg, const char *dir)
         return -1;
     /* The system binds present now (a profile's, or the built-in ones) show the
      * host's /usr and /etc: not in an image's root. Binds added later stay. */
-    for (size_t i = 0; i < cfg->n_binds; i++) {
-        free(cfg->binds[i].src);
-        free(cfg->binds[i].dst);
-    }
-    free(cfg->binds);
-    cfg->binds = NULL;
-    cfg->n_binds = 0;
+    binds_clear(cfg);
     free(cfg->rootfs);
     cfg->rootfs = xstrdup(dir);
     return 0;

@@ -33,6 +33,15 @@
 #error "nsjail-lite's seccomp policy is written for x86_64"
 #endif
 
+/* Reading extended attributes: ls, cp -a and Python's shutil.copystat do. Each of the
+ * C and Python lists has them (Node's does not). */
+#define XATTR_READ "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr"
+/* Waiting for a signal and the old timers: the C list's programs (sleep, timeout) and
+ * the Python runner's interrupt timer, signal and faulthandler. */
+#define SIGNAL_WAITS_AND_TIMERS                                                                    \
+    "rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend", "pause", "alarm", "getitimer",            \
+        "setitimer", "time"
+
 /* What both interpreter runtimes, CPython and Node.js, need: the calls the traces of
  * each (below) have in common. Every preset is this list and its own additions. */
 static const char *const runtime_common[] = {
@@ -193,12 +202,7 @@ static const char *const c_only[] = {
     "utime",
     "utimes",
     "futimesat",
-    "getxattr",
-    "lgetxattr",
-    "fgetxattr",
-    "listxattr",
-    "llistxattr",
-    "flistxattr",
+    XATTR_READ,
     "setxattr",
     "lsetxattr",
     "fsetxattr",
@@ -274,16 +278,9 @@ static const char *const c_only[] = {
     "pidfd_open",
     "pidfd_send_signal",
     /* signals and time */
-    "rt_sigpending",
-    "rt_sigtimedwait",
+    SIGNAL_WAITS_AND_TIMERS,
     "rt_sigqueueinfo",
     "rt_tgsigqueueinfo",
-    "rt_sigsuspend",
-    "pause",
-    "alarm",
-    "getitimer",
-    "setitimer",
-    "time",
     "timer_create",
     "timer_settime",
     "timer_gettime",
@@ -333,12 +330,7 @@ static const char *const python_only[] = {
     "truncate",
     "fadvise64",
     "splice",
-    "getxattr",
-    "lgetxattr",
-    "fgetxattr",
-    "listxattr",
-    "llistxattr",
-    "flistxattr",
+    XATTR_READ,
     "pipe",
     /* waiting for events: select, selectors */
     "select",
@@ -364,14 +356,7 @@ static const char *const python_only[] = {
     "setrlimit",
     "times",
     /* signals and time: the runner's interrupt timer, signal, faulthandler */
-    "rt_sigpending",
-    "rt_sigtimedwait",
-    "rt_sigsuspend",
-    "pause",
-    "alarm",
-    "getitimer",
-    "setitimer",
-    "time",
+    SIGNAL_WAITS_AND_TIMERS,
     /* sockets */
     "accept",
 };
