@@ -12,21 +12,10 @@
 
 #define DATA_MAX (1u << 20)
 
-static json_t *load_array(struct mcp_server *s, const char *name)
-{
-    char err[256];
-    json_t *a = mcp_data_load(s, name, DATA_MAX, err, sizeof(err));
-    if (!json_is_array(a)) {
-        json_decref(a);
-        a = json_array();
-    }
-    return a;
-}
-
 static int tool_book(struct mcp_server *s, const json_t *args, json_t **result, void *ud)
 {
     (void)ud;
-    json_t *appts = load_array(s, "appointments.json");
+    json_t *appts = mcp_data_load_list(s, "appointments.json", DATA_MAX);
     char id[32], err[256];
     size_t n = json_array_size(appts) + 1;
     snprintf(id, sizeof(id), "HC-%04zu", n);
@@ -59,7 +48,7 @@ static int tool_list(struct mcp_server *s, const json_t *args, json_t **result, 
     (void)args;
     (void)ud;
     *result = mcp_structured_result(
-        json_pack("{s:o}", "appointments", load_array(s, "appointments.json")));
+        json_pack("{s:o}", "appointments", mcp_data_load_list(s, "appointments.json", DATA_MAX)));
     return 0;
 }
 

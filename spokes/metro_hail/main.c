@@ -13,17 +13,6 @@
 
 #define DATA_MAX 65536
 
-/* Rounding to cents and absolute values without libm. */
-static double cents(double v)
-{
-    return (double)(long long)(v * 100.0 + (v < 0 ? -0.5 : 0.5)) / 100.0;
-}
-
-static double absd(double v)
-{
-    return v < 0 ? -v : v;
-}
-
 /* The fare table in memory. The magic marks it for humans reading a core dump (and,
  * in the case study, for the attacker who goes looking for it in this process). */
 static struct rates {
@@ -62,7 +51,7 @@ static bool trip(struct mcp_server *s, const char *from, const char *to, double 
     }
     double dx = json_number_value(json_array_get(a, 0)) - json_number_value(json_array_get(b, 0));
     double dy = json_number_value(json_array_get(a, 1)) - json_number_value(json_array_get(b, 1));
-    *miles = absd(dx) + absd(dy);
+    *miles = mcp_abs(dx) + mcp_abs(dy);
     *minutes = (double)(long long)(*miles / 18.0 * 60.0 + 3.5);
     json_decref(map);
     return true;
@@ -71,7 +60,7 @@ static bool trip(struct mcp_server *s, const char *from, const char *to, double 
 static double fare_of(double miles, double minutes)
 {
     double f = rates.base + rates.per_mile * miles + rates.per_minute * minutes + rates.booking_fee;
-    return cents(f);
+    return mcp_round_cents(f);
 }
 
 static int tool_estimate(struct mcp_server *s, const json_t *args, json_t **result, void *ud)
@@ -86,10 +75,10 @@ static int tool_estimate(struct mcp_server *s, const json_t *args, json_t **resu
     else if (!trip(s, from, to, &miles, &minutes, err, sizeof(err)))
         *result = mcp_error_result("%s", err);
     else
-        *result = mcp_structured_result(json_pack("{s:s,s:s,s:s,s:f,s:f,s:f}", "service",
-                                                  "MetroHail", "from", from, "to", to,
-                                                  "distance_miles", cents(miles), "duration_min",
-                                                  minutes, "fare_usd", fare_of(miles, minutes)));
+        *result = mcp_structured_result(
+            json_pack("{s:s,s:s,s:s,s:f,s:f,s:f}", "service", "MetroHail", "from", from, "to", to,
+                      "distance_miles", mcp_round_cents(miles), "duration_min", minutes, "fare_usd",
+                      fare_of(miles, minutes)));
     return 0;
 }
 
@@ -104,21 +93,10 @@ static int tool_book(struct mcp_server *s, const json_t *args, json_t **result, 
         *result = mcp_error_result("cannot book: %s", rates_loaded ? err : rates_error);
         return 0;
     }
-    json_t *rides = mcp_data_load(s, "rides.json", DATA_MAX, err, sizeof(err));
-    if (!json_is_array(rides)) {
-        json_decref(rides);
-        rides = json_array();
-    }
-    char id[32];
-    snprintf(id, sizeof(id), "MH-%04zu", json_array_size(rides) + 1);
     double fare = fare_of(miles, minutes);
-    json_array_append_new(
-        rides, json_pack("{s:s,s:O,s:f}", "booking_id", id, "ride", args, "fare_usd", fare));
-    if (mcp_data_save(s, "rides.json", rides, err, sizeof(err)) < 0)
-        *result = mcp_error_result("cannot book: %s", err);
-    else
-        *result = mcp_structured_result(json_pack("{s:s,s:f}", "booking_id", id, "fare_usd", fare));
-    json_decref(rides);
+    *result = mcp_data_book(s, "rides.json", DATA_MAX, "MH",
+                            json_pack("{s:O,s:f}", "ride", args, "fare_usd", fare),
+                            json_pack("{s:f}", "fare_usd", fare));
     return 0;
 }
 

@@ -16,16 +16,6 @@
 
 #define DATA_MAX 65536
 
-static double cents(double v)
-{
-    return (double)(long long)(v * 100.0 + (v < 0 ? -0.5 : 0.5)) / 100.0;
-}
-
-static double absd(double v)
-{
-    return v < 0 ? -v : v;
-}
-
 /* The fare: base + per mile + per minute, times the current surge (fares.json). */
 static bool quote(struct mcp_server *s, const char *from, const char *to, double *miles,
                   double *minutes, double *fare, char *err, size_t errlen)
@@ -38,16 +28,17 @@ static bool quote(struct mcp_server *s, const char *from, const char *to, double
         if (!json_is_array(a) || !json_is_array(b)) {
             snprintf(err, errlen, "unknown place \"%s\"", json_is_array(a) ? to : from);
         } else {
-            *miles = absd(json_number_value(json_array_get(a, 0)) -
-                          json_number_value(json_array_get(b, 0))) +
-                     absd(json_number_value(json_array_get(a, 1)) -
-                          json_number_value(json_array_get(b, 1)));
+            *miles = mcp_abs(json_number_value(json_array_get(a, 0)) -
+                             json_number_value(json_array_get(b, 0))) +
+                     mcp_abs(json_number_value(json_array_get(a, 1)) -
+                             json_number_value(json_array_get(b, 1)));
             *minutes = (double)(long long)(*miles / 18.0 * 60.0 + 3.5);
             double base = json_number_value(json_object_get(f, "base"));
             double pm = json_number_value(json_object_get(f, "per_mile"));
             double pmin = json_number_value(json_object_get(f, "per_minute"));
             double surge = json_number_value(json_object_get(f, "surge"));
-            *fare = cents((base + pm * *miles + pmin * *minutes) * (surge > 0 ? surge : 1.0));
+            *fare =
+                mcp_round_cents((base + pm * *miles + pmin * *minutes) * (surge > 0 ? surge : 1.0));
             ok = true;
         }
     }
@@ -76,9 +67,9 @@ static int tool_estimate(struct mcp_server *s, const json_t *args, json_t **resu
     if (!quote_args(s, args, &from, &to, &miles, &minutes, &fare, err, sizeof(err)))
         *result = mcp_error_result("%s", err);
     else
-        *result = mcp_structured_result(
-            json_pack("{s:s,s:s,s:s,s:f,s:f,s:f}", "service", "QuickRide", "from", from, "to", to,
-                      "distance_miles", cents(miles), "duration_min", minutes, "fare_usd", fare));
+        *result = mcp_structured_result(json_pack(
+            "{s:s,s:s,s:s,s:f,s:f,s:f}", "service", "QuickRide", "from", from, "to", to,
+            "distance_miles", mcp_round_cents(miles), "duration_min", minutes, "fare_usd", fare));
     return 0;
 }
 
@@ -92,20 +83,9 @@ static int tool_book(struct mcp_server *s, const json_t *args, json_t **result, 
         *result = mcp_error_result("cannot book: %s", err);
         return 0;
     }
-    json_t *rides = mcp_data_load(s, "rides.json", DATA_MAX, err, sizeof(err));
-    if (!json_is_array(rides)) {
-        json_decref(rides);
-        rides = json_array();
-    }
-    char id[32];
-    snprintf(id, sizeof(id), "QR-%04zu", json_array_size(rides) + 1);
-    json_array_append_new(
-        rides, json_pack("{s:s,s:O,s:f}", "booking_id", id, "ride", args, "fare_usd", fare));
-    if (mcp_data_save(s, "rides.json", rides, err, sizeof(err)) < 0)
-        *result = mcp_error_result("cannot book: %s", err);
-    else
-        *result = mcp_structured_result(json_pack("{s:s,s:f}", "booking_id", id, "fare_usd", fare));
-    json_decref(rides);
+    *result = mcp_data_book(s, "rides.json", DATA_MAX, "QR",
+                            json_pack("{s:O,s:f}", "ride", args, "fare_usd", fare),
+                            json_pack("{s:f}", "fare_usd", fare));
     return 0;
 }
 

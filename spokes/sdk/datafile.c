@@ -62,3 +62,37 @@ int mcp_data_save(const struct mcp_server *s, const char *name, const json_t *va
     free(path);
     return rc;
 }
+
+json_t *mcp_data_load_list(const struct mcp_server *s, const char *name, size_t max)
+{
+    char err[256];
+    json_t *a = mcp_data_load(s, name, max, err, sizeof(err));
+    if (!json_is_array(a)) {
+        json_decref(a);
+        a = json_array();
+    }
+    return a;
+}
+
+json_t *mcp_data_book(const struct mcp_server *s, const char *name, size_t max, const char *prefix,
+                      json_t *record, json_t *answer)
+{
+    json_t *list = mcp_data_load_list(s, name, max);
+    char id[64], err[256];
+    snprintf(id, sizeof(id), "%.32s-%04zu", prefix, json_array_size(list) + 1);
+    json_t *kept = json_pack("{s:s}", "booking_id", id);
+    json_object_update(kept, record);
+    json_array_append_new(list, kept);
+    json_decref(record);
+    json_t *res;
+    if (mcp_data_save(s, name, list, err, sizeof(err)) < 0) {
+        res = mcp_error_result("cannot book: %s", err);
+    } else {
+        json_t *out = json_pack("{s:s}", "booking_id", id);
+        json_object_update(out, answer);
+        res = mcp_structured_result(out);
+    }
+    json_decref(answer);
+    json_decref(list);
+    return res;
+}

@@ -69,23 +69,12 @@ static int tool_book(struct mcp_server *s, const json_t *args, json_t **result, 
         return 0;
     }
     json_t *flight = json_array_get(fl, 0);
-    json_t *bookings = mcp_data_load(s, "bookings.json", DATA_MAX, err, sizeof(err));
-    if (!json_is_array(bookings)) {
-        json_decref(bookings);
-        bookings = json_array();
-    }
-    char id[32];
-    snprintf(id, sizeof(id), "TM-%04zu", json_array_size(bookings) + 1);
     const char *number = json_string_value(json_object_get(flight, "flight"));
     double price = json_number_value(json_object_get(flight, "price_usd"));
-    json_array_append_new(bookings, json_pack("{s:s,s:s,s:O}", "booking_id", id, "flight",
-                                              number ? number : "?", "request", args));
-    if (mcp_data_save(s, "bookings.json", bookings, err, sizeof(err)) < 0)
-        *result = mcp_error_result("cannot book: %s", err);
-    else
-        *result = mcp_structured_result(json_pack("{s:s,s:s,s:f}", "booking_id", id, "flight",
-                                                  number ? number : "?", "price_usd", price));
-    json_decref(bookings);
+    *result =
+        mcp_data_book(s, "bookings.json", DATA_MAX, "TM",
+                      json_pack("{s:s,s:O}", "flight", number ? number : "?", "request", args),
+                      json_pack("{s:s,s:f}", "flight", number ? number : "?", "price_usd", price));
     json_decref(fl);
     return 0;
 }
