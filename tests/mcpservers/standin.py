@@ -33,6 +33,14 @@ ANSWERS = {
     "api.search.brave.com": {("GET", "/res/v1/web/search"): (200, "application/json", {
         "web": {"results": [{"title": "stand-in answer from api.search.brave.com",
                              "description": "stand-in", "url": "https://standin.example/brave"}]}})},
+    # @zereight/mcp-gitlab's whoami checks the answer against its user schema.
+    "gitlab.com": {("GET", "/api/v4/user"): (200, "application/json", {
+        "id": 4242, "username": "standin", "name": "stand-in user from gitlab.com",
+        "state": "active", "avatar_url": None, "web_url": "https://gitlab.com/standin",
+        "created_at": "2026-01-01T00:00:00Z", "bio": None, "location": None,
+        "public_email": None, "website_url": None, "organization": None, "job_title": None,
+        "email": None, "last_sign_in_at": None, "confirmed_at": None,
+        "last_activity_on": None})},
     "api.tavily.com": {("POST", "/search"): (200, "application/json", {
         "query": "q", "results": [{"title": "stand-in answer from api.tavily.com",
                                    "url": "https://standin.example/tavily", "content": "x",

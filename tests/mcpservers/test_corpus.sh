@@ -6,8 +6,9 @@
 # on protocol 2024-11-05 (server-github, -brave-search, -slack, -google-maps, -postgres,
 # -gitlab), one that prints text on stdout before its first frame (time-mcp),
 # one that sends log notifications at start (desktop-commander), one that asks
-# roots/list (server-pdf) and one that needs more than 256 open files
-# (mcp-server-kubernetes).
+# roots/list (server-pdf), one that needs more than 256 open files
+# (mcp-server-kubernetes) and one with 118 tools (@zereight/mcp-gitlab: more than the
+# old cap of 64, issue 38).
 #
 # Then the corpus is called. API servers reach a stand-in upstream (standin.py, on a
 # loopback address of this test's own at port 443) through the jail's egress: netproxy
@@ -31,10 +32,10 @@ CONF=$TMP/hub.json
 HOST_ID_BASE=$((1800000 + ($$ % 4000) * 64))
 # The stand-in's own loopback address (port 443 there is this test's alone).
 UP=127.77.$((($$ >> 8) % 256)).$(($$ % 256))
-API_HOSTS="api.exa.ai context7.com api.github.com api.search.brave.com api.tavily.com"
+API_HOSTS="api.exa.ai context7.com api.github.com api.search.brave.com api.tavily.com gitlab.com"
 mkdir -p "$SPOKES"
 test_cert $API_HOSTS
-for name in github brave exa context7 tavily; do
+for name in github brave exa context7 tavily gitlabx; do
     mkdir -p "$TMP/data/tester/$name" && cp "$TMP/ca.pem" "$TMP/data/tester/$name/ca.pem"
 done
 chmod 711 "$TMP/data" "$TMP/data/tester"
@@ -73,7 +74,8 @@ git|git-mcp-server||--exec git
 exa|exa-mcp-server||--env EXA_API_KEY=none --allow exa.ai --env $CA
 context7|context7-mcp||--allow context7.com --env $CA
 tavily|tavily-mcp||--env TAVILY_API_KEY=none --allow tavily.example --env $CA
-firecrawl|firecrawl-mcp||--env FIRECRAWL_API_KEY=none"
+firecrawl|firecrawl-mcp||--env FIRECRAWL_API_KEY=none
+gitlabx|zereight-mcp-gitlab||--env GITLAB_PERSONAL_ACCESS_TOKEN=none --allow gitlab.com --env $CA"
 N_CORPUS=$(wc -l <<<"$CORPUS")
 wait_for "the stand-in upstream on $UP:443" 20 bash -c "echo >/dev/tcp/$UP/443"
 wait_for "redis-server" 20 bash -c "echo >/dev/tcp/127.0.0.1/$rport"
@@ -129,7 +131,8 @@ t0=$(date +%s)
     tavily.tavily_search '{"query":"standin"}' \
     redis.set '{"key":"corpus","value":"stand-in value"}' \
     git.git_init '{"path":"/data/repo"}' \
-    time.current_time '{"format":"YYYY-MM-DD"}' >"$TMP/out.1" 2>"$TMP/err.1"
+    time.current_time '{"format":"YYYY-MM-DD"}' \
+    gitlabx.whoami '{}' >"$TMP/out.1" 2>"$TMP/err.1"
 diag "the corpus called in $(($(date +%s) - t0)) s"
 [ -s "$TMP/err.1" ] && diag "$(head -c 3000 "$TMP/err.1")"
 # jlines_durations: "TOOL N ms, ..." of hub call's lines on stdin (each start included).
@@ -178,6 +181,15 @@ check "... through the transparent path" test "$(egressed github api.github.com 
 like "brave-search (2024-11-05, built-in fetch) answers from its stand-in API" "$(text brave.brave_web_search)" \
     "stand-in answer from api.search.brave.com"
 check "... which saw the request for api.search.brave.com" test "$(arrived api.search.brave.com)" -ge 1
+# More tools than the old cap of 64 (issue 38): @zereight/mcp-gitlab lists 118 by default.
+if [ -f "$SPOKES/gitlabx.json" ]; then
+    check "@zereight/mcp-gitlab is pinned with more than 64 tools (hub.json max_tools)" \
+        test "$(jget 'len(d.get("tools") or [])' <"$SPOKES/gitlabx.json")" -gt 64
+fi
+like "... and its whoami answers from its stand-in API" "$(text gitlabx.whoami)" "stand-in user from gitlab.com"
+check "... which saw the request for gitlab.com" test "$(arrived gitlab.com)" -ge 1
+check "... through netproxy by CONNECT (its client takes HTTPS_PROXY)" \
+    test "$(egressed gitlabx gitlab.com connect)" -ge 1
 unlike "tavily, whose API is outside its allowlist, gets no answer from it" "$(text tavily.tavily_search)" "stand-in answer"
 is "... the stand-in never saw a request for api.tavily.com" "$(arrived api.tavily.com)" 0
 check "... and netproxy refused api.tavily.com, with an audit record" test "$(pa '(g(r,"isolate.spoke") or "").startswith("tavily-") and
