@@ -41,6 +41,10 @@ ANSWERS = {
         "public_email": None, "website_url": None, "organization": None, "job_title": None,
         "email": None, "last_sign_in_at": None, "confirmed_at": None,
         "last_activity_on": None})},
+    # @apify/actors-mcp-server's get-actor-run: the run is not there (the tool says so).
+    "api.apify.com": {("GET", "/v2/actor-runs/"): (404, "application/json", {
+        "error": {"type": "record-not-found",
+                  "message": "stand-in answer from api.apify.com: no such run"}})},
     "api.tavily.com": {("POST", "/search"): (200, "application/json", {
         "query": "q", "results": [{"title": "stand-in answer from api.tavily.com",
                                    "url": "https://standin.example/tavily", "content": "x",
