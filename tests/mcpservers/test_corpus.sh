@@ -7,8 +7,9 @@
 # -gitlab), one that prints text on stdout before its first frame (time-mcp),
 # one that sends log notifications at start (desktop-commander), one that asks
 # roots/list (server-pdf), one that needs more than 256 open files
-# (mcp-server-kubernetes) and one with 118 tools (@zereight/mcp-gitlab: more than the
-# old cap of 64, issue 38).
+# (mcp-server-kubernetes), one with 118 tools (@zereight/mcp-gitlab: more than the
+# old cap of 64, issue 38) and a node wrapper around a native .NET program of its
+# platform package (@azure/mcp, given with --exec).
 #
 # Then the corpus is called. API servers reach a stand-in upstream (standin.py, on a
 # loopback address of this test's own at port 443) through the jail's egress: netproxy
@@ -75,7 +76,8 @@ exa|exa-mcp-server||--env EXA_API_KEY=none --allow exa.ai --env $CA
 context7|context7-mcp||--allow context7.com --env $CA
 tavily|tavily-mcp||--env TAVILY_API_KEY=none --allow tavily.example --env $CA
 firecrawl|firecrawl-mcp||--env FIRECRAWL_API_KEY=none
-gitlabx|zereight-mcp-gitlab||--env GITLAB_PERSONAL_ACCESS_TOKEN=none --allow gitlab.com --env $CA"
+gitlabx|zereight-mcp-gitlab||--env GITLAB_PERSONAL_ACCESS_TOKEN=none --allow gitlab.com --env $CA
+azure|azmcp||--exec $MODS/@azure/mcp-linux-x64/dist/azmcp --env DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 --env AZURE_MCP_COLLECT_TELEMETRY=false -- server start"
 N_CORPUS=$(wc -l <<<"$CORPUS")
 wait_for "the stand-in upstream on $UP:443" 20 bash -c "echo >/dev/tcp/$UP/443"
 wait_for "redis-server" 20 bash -c "echo >/dev/tcp/127.0.0.1/$rport"
@@ -132,7 +134,8 @@ t0=$(date +%s)
     redis.set '{"key":"corpus","value":"stand-in value"}' \
     git.git_init '{"path":"/data/repo"}' \
     time.current_time '{"format":"YYYY-MM-DD"}' \
-    gitlabx.whoami '{}' >"$TMP/out.1" 2>"$TMP/err.1"
+    gitlabx.whoami '{}' \
+    azure.get_azure_bestpractices '{"intent":"list the commands","learn":true}' >"$TMP/out.1" 2>"$TMP/err.1"
 diag "the corpus called in $(($(date +%s) - t0)) s"
 [ -s "$TMP/err.1" ] && diag "$(head -c 3000 "$TMP/err.1")"
 # jlines_durations: "TOOL N ms, ..." of hub call's lines on stdin (each start included).
@@ -190,6 +193,23 @@ like "... and its whoami answers from its stand-in API" "$(text gitlabx.whoami)"
 check "... which saw the request for gitlab.com" test "$(arrived gitlab.com)" -ge 1
 check "... through netproxy by CONNECT (its client takes HTTPS_PROXY)" \
     test "$(egressed gitlabx gitlab.com connect)" -ge 1
+# A package whose node wrapper spawns a native program of its platform package
+# (@azure/mcp: a 140 MB .NET binary), given with --exec and .NET's globalization off (no
+# ICU to dlopen in the jail).
+if [ -f "$SPOKES/azure.json" ]; then
+    is "@azure/mcp's .NET binary lists its 61 tools in the jail, pinned" \
+        "$(jget 'len(d.get("tools") or [])' <"$SPOKES/azure.json")" 61
+fi
+like "... and answers a call itself (get_azure_bestpractices, learn)" \
+    "$(text azure.get_azure_bestpractices)" "available command and their parameters"
+mkdir -p "$TMP/noexec"
+"$BIN/hub" spokes add azure_noexec --config "$CONF" --spokes "$TMP/noexec" --yes --timeout-s 60 \
+    --env DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 -- "$MODS/.bin/azmcp" server start \
+    >"$TMP/add.noexec" 2>&1
+rc=$?
+check "... without --exec for its binary, the same add fails" test "$rc" -ne 0
+like "... because the jail refused the wrapper's spawn of it" "$(cat "$TMP/add.noexec")" 'EPERM|EACCES'
+check "... and writes no manifest" test ! -e "$TMP/noexec/azure_noexec.json"
 unlike "tavily, whose API is outside its allowlist, gets no answer from it" "$(text tavily.tavily_search)" "stand-in answer"
 is "... the stand-in never saw a request for api.tavily.com" "$(arrived api.tavily.com)" 0
 check "... and netproxy refused api.tavily.com, with an audit record" test "$(pa '(g(r,"isolate.spoke") or "").startswith("tavily-") and
