@@ -8,6 +8,7 @@
  * what is installed against what the servers list now. */
 #include "cli_catalog.h"
 #include "cli_spokes_allow.h"
+#include "cli_spokes_browser.h"
 #include "cli_spokes_npm.h"
 #include "cli_spokes_node.h"
 #include "cli_spokes_npx.h"
@@ -86,6 +87,11 @@ static void usage(FILE *f)
                "                     build installed into the hub's store, bound read-only);\n"
                "                     without it, an npm: package whose engines.node wants a\n"
                "                     newer Node than the host's gets that one\n"
+               "  --browser chromium a browser in the jail (Debian's chromium: apt-get install\n"
+               "                     chromium): the program, its resources and fonts bound,\n"
+               "                     a launcher with the flags a jail needs at\n"
+               "                     " BROWSER_LAUNCHER " (CHROME_PATH, PUPPETEER_EXECUTABLE_PATH\n"
+               "                     name it), processes and memory for a browser\n"
                "  --npm-scripts      run the install scripts of an npm: package (by default\n"
                "                     npm runs with --ignore-scripts)\n"
                "  --registry-secret S  an oci: image's registry credentials: secret S of the\n"
@@ -119,6 +125,7 @@ struct pin_opts {
     const char *registry_secret; /* --registry-secret: an oci: image's registry login */
     const char *installed;       /* --installed: npm: from this prefix */
     const char *catalog_entry;   /* --catalog-entry: the checks of the catalog */
+    const char *browser;         /* --browser: the browser profile (cli_spokes_browser.h) */
     const char *vars[MAX_ENV];   /* --var, for an add from the catalog */
     size_t n_vars;
     /* --memory-mb, --nofile, --pids, --cpu-percent, --timeout-s: manifest limits */
@@ -1249,6 +1256,47 @@ out:
     return rc;
 }
 
+/* --browser: the profile's programs, binds and variables added to the command line's,
+ * its limits where the command line set none (bp keeps the strings po points to). */
+static int apply_browser(const struct hub_config *cfg, struct pin_opts *po,
+                         struct browser_profile *bp)
+{
+    char err[512];
+    if (browser_profile(po->browser, cfg, bp, err, sizeof(err)) < 0) {
+        log_warnx("%s", err);
+        return -1;
+    }
+    for (size_t i = 0; bp->exec[i]; i++) {
+        if (po->n_exec == MANIFEST_MAX_EXEC) {
+            log_warnx("--browser: at most %d --exec with the browser's", MANIFEST_MAX_EXEC);
+            return -1;
+        }
+        po->exec[po->n_exec++] = xstrdup(bp->exec[i]);
+    }
+    for (size_t i = 0; bp->binds[i]; i++) {
+        if (po->n_binds == MAX_BINDS) {
+            log_warnx("--browser: at most %d --bind-ro with the browser's", MAX_BINDS);
+            return -1;
+        }
+        po->binds[po->n_binds++] = bp->binds[i];
+    }
+    for (size_t i = 0; bp->env[i]; i++) {
+        if (po->n_env == MAX_ENV) {
+            log_warnx("--browser: at most %d --env with the browser's", MAX_ENV);
+            return -1;
+        }
+        po->env[po->n_env++] = bp->env[i];
+    }
+    const struct {
+        size_t index; /* into limit_opts */
+        uint64_t value;
+    } limits[] = {{0, bp->memory_mb}, {2, bp->pids}, {5, bp->nproc}};
+    for (size_t i = 0; i < ARRAY_LEN(limits); i++)
+        if (!po->limits[limits[i].index].value)
+            po->limits[limits[i].index].value = limits[i].value;
+    return 0;
+}
+
 int cmd_spokes_pin(int argc, char **argv)
 {
     static const struct option opts[] = {{"runtime", required_argument, NULL, 'r'},
@@ -1275,6 +1323,7 @@ int cmd_spokes_pin(int argc, char **argv)
                                          {"installed", required_argument, NULL, 2101},
                                          {"catalog-entry", required_argument, NULL, 2102},
                                          {"var", required_argument, NULL, 2103},
+                                         {"browser", required_argument, NULL, 2104},
                                          CLI_COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0];
@@ -1389,6 +1438,9 @@ int cmd_spokes_pin(int argc, char **argv)
         case 2102:
             po.catalog_entry = optarg;
             break;
+        case 2104:
+            po.browser = optarg;
+            break;
         case 2103:
             if (po.n_vars == MAX_ENV) {
                 log_warnx("at most %d --var", MAX_ENV);
@@ -1428,7 +1480,13 @@ int cmd_spokes_pin(int argc, char **argv)
     int rc = cli_load(&a.common, &cfg, &ms);
     if (rc != EXIT_OK)
         return rc;
-    if (po.n_vars && !from_catalog) {
+    struct browser_profile bp = {0};
+    if (po.browser && (!is_add || from_catalog)) {
+        log_warnx("--browser is for an add with the server's command");
+        rc = EXIT_USAGE;
+    } else if (po.browser && apply_browser(&cfg, &po, &bp) < 0) {
+        rc = EXIT_USAGE;
+    } else if (po.n_vars && !from_catalog) {
         log_warnx("--var is for an add from the catalog (hub spokes add NAME with no command)");
         rc = EXIT_USAGE;
     } else if (from_catalog) {
@@ -1462,5 +1520,6 @@ int cmd_spokes_pin(int argc, char **argv)
     config_free(&cfg);
     for (size_t i = 0; i < po.n_exec; i++)
         free(po.exec[i]);
+    browser_profile_free(&bp);
     return rc;
 }
