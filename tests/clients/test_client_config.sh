@@ -136,4 +136,45 @@ else
     like "gemini mcp list: the stdio hub is Connected" "$out" "isolategpt: $(readlink -f "$HUB") serve --stdio .*\\(stdio\\) - Connected"
     like "gemini mcp list: the HTTP service with its token is Connected" "$out" "hub-http: $URL \\(http\\) - Connected"
 fi
+# Qwen Code, opencode and GitHub Copilot CLI (issue 38, item 8), from npm: each client's
+# own listing after `hub client add` wrote its file, stdio and HTTP with a token.
+QWEN=$ROOT/tests/clients/node_modules/.bin/qwen
+if [ ! -x "$QWEN" ] || [ -z "${URL:-}" ]; then
+    skip "qwen mcp list" "Qwen Code or Claude Code is not installed (make deps: npm ci in tests/clients)"
+else
+    "$HUB" client add qwen --config "$CONF" --user tester >/dev/null
+    "$HUB" client add qwen --name hub-http --url "$URL" --token-file "$TMP/token" >/dev/null
+    "$HUB" client add qwen --name hub-wrong --url "$URL" --token-file "$TMP/wrong" >/dev/null
+    mkdir -p "$HOME/.qwen"
+    echo "{\"$TMP\": \"TRUST_FOLDER\"}" >"$HOME/.qwen/trustedFolders.json"
+    out=$(cd "$TMP" && timeout 120 "$QWEN" mcp list 2>&1)
+    diag "$out"
+    like "qwen mcp list: the stdio hub is Connected" "$out" "isolategpt: $(readlink -f "$HUB") serve --stdio .*\\(stdio\\) - Connected"
+    like "qwen mcp list: the HTTP service with its token is Connected" "$out" "hub-http: $URL \\(http\\) - Connected"
+    unlike "... and not with a wrong token" "$(grep 'hub-wrong:' <<<"$out")" ' - Connected'
+fi
+OPENCODE=$ROOT/tests/clients/node_modules/opencode-linux-x64/bin/opencode
+if [ ! -x "$OPENCODE" ] || [ -z "${URL:-}" ]; then
+    skip "opencode mcp list" "opencode or Claude Code is not installed (make deps: npm ci in tests/clients)"
+else
+    "$HUB" client add opencode --config "$CONF" --user tester >/dev/null
+    "$HUB" client add opencode --name hub-http --url "$URL" --token-file "$TMP/token" >/dev/null
+    "$HUB" client add opencode --name hub-wrong --url "$URL" --token-file "$TMP/wrong" >/dev/null
+    out=$(cd "$TMP" && timeout 120 "$OPENCODE" mcp list 2>&1 | sed 's/\x1b\[[0-9;]*m//g')
+    diag "$out"
+    like "opencode mcp list: the stdio hub is connected" "$out" "✓ isolategpt connected"
+    like "opencode mcp list: the HTTP service with its token is connected" "$out" "✓ hub-http connected"
+    unlike "... and not with a wrong token" "$(grep 'hub-wrong' <<<"$out")" "✓ hub-wrong connected"
+fi
+COPILOT=$ROOT/tests/clients/node_modules/.bin/copilot
+if [ ! -x "$COPILOT" ] || [ -z "${URL:-}" ]; then
+    skip "copilot mcp list" "GitHub Copilot CLI or Claude Code is not installed (make deps: npm ci in tests/clients)"
+else
+    "$HUB" client add copilot --config "$CONF" --user tester >/dev/null
+    "$HUB" client add copilot --name hub-http --url "$URL" --token-file "$TMP/token" >/dev/null
+    out=$(cd "$TMP" && timeout 120 "$COPILOT" mcp list 2>&1)
+    diag "$out"
+    like "copilot mcp list: reads the stdio hub from the file hub client add wrote" "$out" "isolategpt"
+    like "copilot mcp list: ... and the HTTP service" "$out" "hub-http \\(http\\)"
+fi
 done_testing
