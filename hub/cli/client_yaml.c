@@ -188,17 +188,26 @@ static void write_entry(FILE *f, const struct client_kind *k, size_t indent, con
     fprintf(f, "%.*sdescription: \"IsolateGPT hub: sandboxed MCP apps\"\n", in2, pad);
 }
 
+/* The lines of text and the block of k's servers among them: false, with nothing left
+ * to free, and err when the file cannot be edited safely. */
+static bool read_servers(const struct client_kind *k, const char *file, const char *text,
+                         struct lines *l, struct block *b, char *err, size_t errlen)
+{
+    split_lines(text, l);
+    if (find_block(k, file, text, l, b, err, errlen))
+        return true;
+    lines_free(l);
+    return false;
+}
+
 char *yaml_edit(const struct client_kind *k, const char *file, const char *text, const char *name,
                 const struct client_entry *e, bool *found, char *err, size_t errlen)
 {
     text = text ? text : "";
     struct lines l;
-    split_lines(text, &l);
     struct block b;
-    if (!find_block(k, file, text, &l, &b, err, errlen)) {
-        lines_free(&l);
+    if (!read_servers(k, file, text, &l, &b, err, errlen))
         return NULL;
-    }
     size_t from = 0, to = 0;
     bool there = b.header >= 0 && find_entry(text, &l, &b, name, &from, &to);
     if (found)
@@ -234,12 +243,9 @@ json_t *yaml_list(const struct client_kind *k, const char *file, const char *tex
                   size_t errlen)
 {
     struct lines l;
-    split_lines(text, &l);
     struct block b;
-    if (!find_block(k, file, text, &l, &b, err, errlen)) {
-        lines_free(&l);
+    if (!read_servers(k, file, text, &l, &b, err, errlen))
         return NULL;
-    }
     json_t *out = json_object();
     for (size_t i = b.first; b.header >= 0 && i < b.end; i++) {
         const char *line = text + l.start[i];
