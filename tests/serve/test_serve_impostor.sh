@@ -77,4 +77,9 @@ run_attach 0
 is "a listener of root's (control): hub serve --stdio attaches and hands over its streams" \
     "$(jget 'd["fds"]' <"$TMP/record" 2>/dev/null || echo none)" 2
 like "... the request was an attach" "$(jget 'd["request"]' <"$TMP/record" 2>/dev/null)" '"op":"attach"'
+# The listener's answer and the session's end come in one read (a session that was over
+# before hub serve --stdio was scheduled again): the end is heard, not taken for a crash.
+is "... its answer and the session's end in one read: the end by the client heard, exit 0" \
+    "$(cat "$TMP/rc")" 0
+unlike "... not told the hub crashed" "$(cat "$TMP/stderr")" "crashed or was killed"
 done_testing

@@ -93,43 +93,81 @@ static int send_request(int fd, json_t *req, const int *fds, size_t n_fds)
     return n == (ssize_t)(len + 1) ? 0 : -1;
 }
 
-/* The answer line, parsed; NULL with err after timeout_ms or a closed connection. */
-static json_t *read_answer(int fd, int timeout_ms, char *err, size_t errlen)
-{
+/* The hub's lines on the control connection, read as they come: the attach answer and
+ * the session's end may arrive in one read (the whole session can be over before this
+ * process is scheduled again), so what follows a line is kept for the next. */
+struct hub_lines {
     char buf[65536];
-    size_t len = 0;
-    uint64_t end = now_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
-    while (len < sizeof(buf)) {
-        uint64_t now = now_mono_ns();
+    size_t len;  /* bytes held, the line just returned included until the next call */
+    size_t used; /* bytes of buf that the last returned line took */
+};
+
+enum line_status { LINE_OK, LINE_TIMEOUT, LINE_CLOSED, LINE_TOO_LONG };
+
+/* The next line of fd (its NUL-terminated text at *line), waiting up to timeout_ms
+ * (-1: as long as it takes). */
+static enum line_status next_line(int fd, struct hub_lines *hl, int timeout_ms, const char **line)
+{
+    memmove(hl->buf, hl->buf + hl->used, hl->len - hl->used);
+    hl->len -= hl->used;
+    hl->used = 0;
+    uint64_t end = now_mono_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ULL;
+    for (;;) {
+        char *nl = memchr(hl->buf, '\n', hl->len);
+        if (nl) {
+            *nl = 0;
+            hl->used = (size_t)(nl - hl->buf) + 1;
+            *line = hl->buf;
+            return LINE_OK;
+        }
+        if (hl->len == sizeof(hl->buf))
+            return LINE_TOO_LONG;
+        int wait = -1;
+        if (timeout_ms >= 0) {
+            uint64_t now = now_mono_ns();
+            if (now >= end)
+                return LINE_TIMEOUT;
+            wait = (int)((end - now) / 1000000ULL) + 1;
+        }
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = now >= end ? 0 : poll(&p, 1, (int)((end - now) / 1000000ULL) + 1);
+        int r = poll(&p, 1, wait);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0) {
-            snprintf(err, errlen, "the running hub did not answer within %d ms", timeout_ms);
-            return NULL;
-        }
-        ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+        if (r == 0)
+            continue; /* the deadline, looked at above */
+        ssize_t n = r < 0 ? -1 : read(fd, hl->buf + hl->len, sizeof(hl->buf) - hl->len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            snprintf(err, errlen, "the running hub closed the connection without an answer");
-            return NULL;
-        }
-        len += (size_t)n;
-        char *nl = memchr(buf, '\n', len);
-        if (nl) {
-            json_t *a = json_loadb(buf, (size_t)(nl - buf), 0, NULL);
-            if (!json_is_object(a)) {
-                json_decref(a);
-                snprintf(err, errlen, "the running hub's answer is not JSON");
-                return NULL;
-            }
-            return a;
-        }
+        if (n <= 0)
+            return LINE_CLOSED;
+        hl->len += (size_t)n;
     }
-    snprintf(err, errlen, "the running hub's answer is too long");
-    return NULL;
+}
+
+/* The answer line, parsed; NULL with err after timeout_ms or a closed connection. */
+static json_t *read_answer(int fd, struct hub_lines *hl, int timeout_ms, char *err, size_t errlen)
+{
+    const char *line;
+    switch (next_line(fd, hl, timeout_ms, &line)) {
+    case LINE_TIMEOUT:
+        snprintf(err, errlen, "the running hub did not answer within %d ms", timeout_ms);
+        return NULL;
+    case LINE_CLOSED:
+        snprintf(err, errlen, "the running hub closed the connection without an answer");
+        return NULL;
+    case LINE_TOO_LONG:
+        snprintf(err, errlen, "the running hub's answer is too long");
+        return NULL;
+    case LINE_OK:
+        break;
+    }
+    json_t *a = json_loads(line, 0, NULL);
+    if (!json_is_object(a)) {
+        json_decref(a);
+        snprintf(err, errlen, "the running hub's answer is not JSON");
+        return NULL;
+    }
+    return a;
 }
 
 int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answer, char *err,
@@ -139,10 +177,12 @@ int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answe
     if (fd < 0)
         return fd;
     int rc = -1;
+    struct hub_lines *hl = xcalloc(1, sizeof(*hl));
     if (send_request(fd, req, NULL, 0) < 0)
         snprintf(err, errlen, "sending to the running hub: %s", strerror(errno));
-    else if ((*answer = read_answer(fd, ATTACH_ANSWER_MS, err, errlen)) != NULL)
+    else if ((*answer = read_answer(fd, hl, ATTACH_ANSWER_MS, err, errlen)) != NULL)
         rc = 0;
+    free(hl);
     close(fd);
     return rc;
 }
@@ -175,31 +215,20 @@ static void tell_client(const char *why)
     free(framed);
 }
 
-/* Waits for the end of the attached session on fd: 0 when the client ended it, 1 when
- * the hub did or died (the client told). */
-static int wait_end(int fd)
+/* Waits for the end of the attached session on fd (its lines after the attach answer
+ * in hl): 0 when the client ended it, 1 when the hub did or died (the client told). */
+static int wait_end(int fd, struct hub_lines *hl)
 {
-    char buf[4096];
-    size_t len = 0;
+    const char *line;
     for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, -1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        ssize_t n = r < 0 ? -1 : read(fd, buf + len, sizeof(buf) - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        buf[len] = 0;
-        char *nl = strchr(buf, '\n');
-        if (!nl) {
-            if (len == sizeof(buf) - 1)
-                len = 0; /* no line of ours is this long: not the hub speaking */
+        enum line_status st = next_line(fd, hl, -1, &line);
+        if (st == LINE_TOO_LONG) { /* no line of ours is this long: not the hub speaking */
+            hl->len = hl->used = 0;
             continue;
         }
-        json_t *end = json_loadb(buf, (size_t)(nl - buf), 0, NULL);
+        if (st != LINE_OK)
+            break;
+        json_t *end = json_loads(line, 0, NULL);
         const char *why = json_string_value(json_object_get(end, "end"));
         int rc = -1;
         if (why && json_is_true(json_object_get(end, "by_client")))
@@ -211,8 +240,6 @@ static int wait_end(int fd)
         json_decref(end);
         if (rc >= 0)
             return rc;
-        memmove(buf, nl + 1, len - (size_t)(nl + 1 - buf));
-        len -= (size_t)(nl + 1 - buf);
     }
     tell_client("its process ended without ending the session (it crashed or was killed)");
     return 1;
@@ -237,8 +264,10 @@ static int attach_on(int fd, const struct hub_config *cfg, const struct serve_at
         close(fd);
         return -1;
     }
-    json_t *a = read_answer(fd, ATTACH_ANSWER_MS, err, errlen);
+    struct hub_lines *hl = xcalloc(1, sizeof(*hl));
+    json_t *a = read_answer(fd, hl, ATTACH_ANSWER_MS, err, errlen);
     if (!a) {
+        free(hl);
         close(fd);
         return -1;
     }
@@ -246,6 +275,7 @@ static int attach_on(int fd, const struct hub_config *cfg, const struct serve_at
         const char *why = json_string_value(json_object_get(a, "error"));
         snprintf(err, errlen, "the running hub refused: %s", why ? why : "no reason given");
         json_decref(a);
+        free(hl);
         close(fd);
         return -1;
     }
@@ -253,7 +283,8 @@ static int attach_on(int fd, const struct hub_config *cfg, const struct serve_at
              json_string_value(json_object_get(a, "user")));
     json_decref(a);
     /* The session is the hub's now: this process holds on until it ends. */
-    rc = wait_end(fd);
+    rc = wait_end(fd, hl);
+    free(hl);
     close(fd);
     return rc;
 }
