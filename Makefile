@@ -98,7 +98,7 @@ deps:
 # The suite installs what it needs first: CI runs on a clean clone. The fuzz harnesses
 # get their own build (clang) for the bounded smoke runs of tests/fuzz/test_fuzz.sh.
 check:
-	@scripts/deps
+	@scripts/deps --browser
 	@scripts/deps --fuzz || echo "check: cannot install clang/libFuzzer; the fuzz runs are skipped" >&2
 	@$(MAKE) --no-print-directory all tests
 	@if tests/fuzz/have-libfuzzer 2>/dev/null; then $(MAKE) --no-print-directory FUZZ=1 fuzzers; fi

@@ -18,7 +18,7 @@ if ! command -v node >/dev/null || [ ! -d "$MODS/chrome-devtools-mcp" ]; then
     exit 0
 fi
 if [ ! -x "$CHROMIUM" ]; then
-    skip "$TEST_NAME" "Debian's chromium is not installed (make deps)"
+    skip "$TEST_NAME" "Debian's chromium is not installed (scripts/deps --browser, which make check runs)"
     exit 0
 fi
 SPOKES=$TMP/spokes
