@@ -186,6 +186,24 @@ shmem_bounded() {
     if [ "$grew" -lt 96 ]; then ok "$label: host Shmem grew by $grew MiB (< 96)"; else
         not_ok "$label: host Shmem grew by $grew MiB"; fi
 }
+# shmem_unbounded LABEL NAME ATTACK_ARGS...: the control, ok when the host's Shmem grew
+# by at least 240 MiB over the attack just run as NAME. A test beside this one can free
+# its own Shmem during one run (a tmpfs removed), hiding some of the growth: a run under
+# the bound is repeated, twice at most, and the most growth counts.
+shmem_unbounded() {
+    local label=$1 name=$2 grew g try
+    shift 2
+    grew=$(shmem_grew_mb)
+    for try in 2 3; do
+        [ "$grew" -lt 240 ] || break
+        diag "$label: host Shmem grew by only $grew MiB; run $try (another process may have freed some)"
+        attack "$name-$try" "$@"
+        g=$(shmem_grew_mb)
+        [ "$g" -gt "$grew" ] && grew=$g
+    done
+    if [ "$grew" -ge 240 ]; then ok "$label: host Shmem grew by $grew MiB"; else
+        not_ok "$label: host Shmem grew by only $grew MiB"; fi
+}
 
 LIMITS=(--memory-mb 64 --pids 16 --cpu-percent 20)
 OFF=(--memory-mb 0 --pids 0 --cpu-percent 0 --rlimit-as 0)
@@ -251,9 +269,7 @@ else not_ok "shm: the cgroup's memory peak is $peak MiB"; fi
 shmem_bounded shm shm "${LIMITS[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 attack shm-off "${OFF[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 is "shm control (no cgroup): the jail holds all 256 MiB" "$(held)" 256
-grew=$(shmem_grew_mb)
-if [ "$grew" -ge 240 ]; then ok "shm control: host Shmem grew by $grew MiB"; else
-    not_ok "shm control: host Shmem grew by only $grew MiB"; fi
+shmem_unbounded "shm control" shm-off "${OFF[@]}" --seccomp "$TMP/shm.json" -- shm 256 300
 
 # --- memfd written with write(2), never mapped ---
 attack memfd "${LIMITS[@]}" -- memfd 256 300
