@@ -93,34 +93,25 @@ static int send_request(int fd, json_t *req, const int *fds, size_t n_fds)
     return n == (ssize_t)(len + 1) ? 0 : -1;
 }
 
-/* The hub's lines on the control connection, read as they come: the attach answer and
- * the session's end may arrive in one read (the whole session can be over before this
- * process is scheduled again), so what follows a line is kept for the next. */
-struct hub_lines {
-    char buf[65536];
-    size_t len;  /* bytes held, the line just returned included until the next call */
-    size_t used; /* bytes of buf that the last returned line took */
-};
+/* The hub's lines on the control connection are read as they come (lib/jsonrpc.h's
+ * line reader): the attach answer and the session's end may arrive in one read (the
+ * whole session can be over before this process is scheduled again), so what follows a
+ * line is kept for the next. */
+#define HUB_LINE_MAX 65535
 
 enum line_status { LINE_OK, LINE_TIMEOUT, LINE_CLOSED, LINE_TOO_LONG };
 
-/* The next line of fd (its NUL-terminated text at *line), waiting up to timeout_ms
- * (-1: as long as it takes). */
-static enum line_status next_line(int fd, struct hub_lines *hl, int timeout_ms, const char **line)
+/* The next line of fd (at *line, *len bytes), waiting up to timeout_ms (-1: as long as
+ * it takes). */
+static enum line_status next_line(int fd, struct line_reader *lr, int timeout_ms, const char **line,
+                                  size_t *len)
 {
-    memmove(hl->buf, hl->buf + hl->used, hl->len - hl->used);
-    hl->len -= hl->used;
-    hl->used = 0;
     uint64_t end = now_mono_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ULL;
     for (;;) {
-        char *nl = memchr(hl->buf, '\n', hl->len);
-        if (nl) {
-            *nl = 0;
-            hl->used = (size_t)(nl - hl->buf) + 1;
-            *line = hl->buf;
+        enum lr_status st = lr_next(lr, line, len);
+        if (st == LR_LINE)
             return LINE_OK;
-        }
-        if (hl->len == sizeof(hl->buf))
+        if (st == LR_TOO_LONG)
             return LINE_TOO_LONG;
         int wait = -1;
         if (timeout_ms >= 0) {
@@ -135,20 +126,17 @@ static enum line_status next_line(int fd, struct hub_lines *hl, int timeout_ms, 
             continue;
         if (r == 0)
             continue; /* the deadline, looked at above */
-        ssize_t n = r < 0 ? -1 : read(fd, hl->buf + hl->len, sizeof(hl->buf) - hl->len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+        if (r < 0 || lr_fill(lr, fd) <= 0)
             return LINE_CLOSED;
-        hl->len += (size_t)n;
     }
 }
 
 /* The answer line, parsed; NULL with err after timeout_ms or a closed connection. */
-static json_t *read_answer(int fd, struct hub_lines *hl, int timeout_ms, char *err, size_t errlen)
+static json_t *read_answer(int fd, struct line_reader *lr, int timeout_ms, char *err, size_t errlen)
 {
     const char *line;
-    switch (next_line(fd, hl, timeout_ms, &line)) {
+    size_t len;
+    switch (next_line(fd, lr, timeout_ms, &line, &len)) {
     case LINE_TIMEOUT:
         snprintf(err, errlen, "the running hub did not answer within %d ms", timeout_ms);
         return NULL;
@@ -161,7 +149,7 @@ static json_t *read_answer(int fd, struct hub_lines *hl, int timeout_ms, char *e
     case LINE_OK:
         break;
     }
-    json_t *a = json_loads(line, 0, NULL);
+    json_t *a = json_loadb(line, len, 0, NULL);
     if (!json_is_object(a)) {
         json_decref(a);
         snprintf(err, errlen, "the running hub's answer is not JSON");
@@ -177,12 +165,13 @@ int serve_control_call(const struct hub_config *cfg, json_t *req, json_t **answe
     if (fd < 0)
         return fd;
     int rc = -1;
-    struct hub_lines *hl = xcalloc(1, sizeof(*hl));
+    struct line_reader lr;
+    lr_init(&lr, HUB_LINE_MAX);
     if (send_request(fd, req, NULL, 0) < 0)
         snprintf(err, errlen, "sending to the running hub: %s", strerror(errno));
-    else if ((*answer = read_answer(fd, hl, ATTACH_ANSWER_MS, err, errlen)) != NULL)
+    else if ((*answer = read_answer(fd, &lr, ATTACH_ANSWER_MS, err, errlen)) != NULL)
         rc = 0;
-    free(hl);
+    lr_free(&lr);
     close(fd);
     return rc;
 }
@@ -216,19 +205,21 @@ static void tell_client(const char *why)
 }
 
 /* Waits for the end of the attached session on fd (its lines after the attach answer
- * in hl): 0 when the client ended it, 1 when the hub did or died (the client told). */
-static int wait_end(int fd, struct hub_lines *hl)
+ * in lr): 0 when the client ended it, 1 when the hub did or died (the client told). */
+static int wait_end(int fd, struct line_reader *lr)
 {
     const char *line;
+    size_t len;
     for (;;) {
-        enum line_status st = next_line(fd, hl, -1, &line);
+        enum line_status st = next_line(fd, lr, -1, &line, &len);
         if (st == LINE_TOO_LONG) { /* no line of ours is this long: not the hub speaking */
-            hl->len = hl->used = 0;
+            lr_free(lr);
+            lr_init(lr, HUB_LINE_MAX);
             continue;
         }
         if (st != LINE_OK)
             break;
-        json_t *end = json_loads(line, 0, NULL);
+        json_t *end = json_loadb(line, len, 0, NULL);
         const char *why = json_string_value(json_object_get(end, "end"));
         int rc = -1;
         if (why && json_is_true(json_object_get(end, "by_client")))
@@ -264,10 +255,11 @@ static int attach_on(int fd, const struct hub_config *cfg, const struct serve_at
         close(fd);
         return -1;
     }
-    struct hub_lines *hl = xcalloc(1, sizeof(*hl));
-    json_t *a = read_answer(fd, hl, ATTACH_ANSWER_MS, err, errlen);
+    struct line_reader lr;
+    lr_init(&lr, HUB_LINE_MAX);
+    json_t *a = read_answer(fd, &lr, ATTACH_ANSWER_MS, err, errlen);
     if (!a) {
-        free(hl);
+        lr_free(&lr);
         close(fd);
         return -1;
     }
@@ -275,7 +267,7 @@ static int attach_on(int fd, const struct hub_config *cfg, const struct serve_at
         const char *why = json_string_value(json_object_get(a, "error"));
         snprintf(err, errlen, "the running hub refused: %s", why ? why : "no reason given");
         json_decref(a);
-        free(hl);
+        lr_free(&lr);
         close(fd);
         return -1;
     }
@@ -283,8 +275,8 @@ static int attach_on(int fd, const struct hub_config *cfg, const struct serve_at
              json_string_value(json_object_get(a, "user")));
     json_decref(a);
     /* The session is the hub's now: this process holds on until it ends. */
-    rc = wait_end(fd, hl);
-    free(hl);
+    rc = wait_end(fd, &lr);
+    lr_free(&lr);
     close(fd);
     return rc;
 }
