@@ -7,6 +7,8 @@
 DEPS=$ROOT/scripts/deps
 sort -u <("$DEPS" --list) >"$TMP/list"
 beyond() { sort -u | comm -23 - "$TMP/list" | tr '\n' ' '; }
+like "--wanted lists make demo's packages (the compiler among them)" \
+    "$("$DEPS" --wanted | tr '\n' ' ')" "(^| )gcc( |$)"
 is "make demo's packages (scripts/deps) are all in the VM image's (--list)" \
     "$("$DEPS" --wanted | beyond)" ""
 like "--browser adds chromium" "$("$DEPS" --wanted --browser | tr '\n' ' ')" "(^| )chromium( |$)"
