@@ -33,13 +33,19 @@ EOF
     SPOKES=$TMP/spokes
     PROFILE=$TMP/profile.json
 fi
+# The spokes and netproxy from copies of this test's own: a process left behind is
+# found by its program's path, and other tests run the build's binaries meanwhile.
+mkdir -p "$TMP/bin"
+cp -a "$BIN/spokes" "$TMP/bin/spokes"
+cp -a "$BIN/netproxy" "$TMP/bin/netproxy"
+OWN_BIN=$TMP/bin
 cat >"$TMP/hub.json" <<EOF
 {"isolation": "namespace", "user": "tester", "spokes_dir": "$SPOKES",
- "spoke_bin_dir": "$BIN/spokes", "profile": "$PROFILE",
+ "spoke_bin_dir": "$OWN_BIN/spokes", "profile": "$PROFILE",
  "data_root": "$TMP/unused-data", "run_dir": "$TMP/unused-run", "audit": "$TMP/log/hub.jsonl",
  "network": {"veth_pool": "169.254.108.0/22", "proxy_port": 3128,
              "host_id_base": $HOST_ID_BASE, "host_id_count": 64},
- "netproxy": {"binary": "$BIN/netproxy", "audit": "$TMP/log/netproxy.jsonl"},
+ "netproxy": {"binary": "$OWN_BIN/netproxy", "audit": "$TMP/log/netproxy.jsonl"},
  "llm": {"api_key_env": "OPENAI_API_KEY", "model": "standin", "max_attempts": 1}}
 EOF
 
@@ -60,7 +66,7 @@ held_locks() {
 leftovers() {
     local pid=$1 what=""
     local procs
-    procs=$({ pids_by_exe "$BIN/spokes/*"; pids_by_exe "$BIN/netproxy"; } | sed 's/$/:exe/'
+    procs=$({ pids_by_exe "$OWN_BIN/spokes/*"; pids_by_exe "$OWN_BIN/netproxy"; } | sed 's/$/:exe/'
         # "[-]": the pattern as grep's own command line spells it does not match itself
         grep -ls "isolategpt-cs-$pid[-]" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | sed 's/$/:cmdline/')
     [ -n "$procs" ] && what+=" processes[$procs]"
