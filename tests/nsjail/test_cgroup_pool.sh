@@ -108,13 +108,9 @@ like "  one of those that were ready" "$before" "(^| )$id( |$)"
 check "  its token names the monitor ($launcher)" test -e "$POOLS/$KEY/$id.taken.$launcher"
 # On v1 the monitor logs "moves itself" before init has written itself into the slot
 # (init.c, cgroup_enter): wait for the move, not for the line.
-in_slot=0
-for _ in $(seq 100); do
-    in_slot=$(grep -c "nsjail-pool-$KEY-$id\$" "/proc/$init/cgroup" 2>/dev/null)
-    [ "$in_slot" = "$NPARENTS" ] && break
-    sleep 0.05
-done
-is "  init is in the slot in each hierarchy" "$in_slot" "$NPARENTS"
+in_slot() { grep -c "nsjail-pool-$KEY-$id\$" "/proc/$init/cgroup" 2>/dev/null; }
+wait_for "init in the slot" 5 eval '[ "$(in_slot)" = "$NPARENTS" ]'
+is "  init is in the slot in each hierarchy" "$(in_slot)" "$NPARENTS"
 kill "$launcher"
 wait "$launcher" 2>/dev/null
 check "  after the jail, the pool is refilled to 4" settle 4

@@ -86,11 +86,9 @@ is "after the session, nothing of it is left on the host's disk" \
     "$(( ($(host_bytes) - base_bytes) / 1048576 ))" 0
 # Shmem is host-wide: a test beside this one may hold some for a moment, so a reading
 # above the bound is taken again (up to 5 s) before it counts.
-for _ in $(seq 10); do
-    grew=$(( ($(shmem_kb) - base_shmem) / 1024 ))
-    [ "$grew" -lt 8 ] && break
-    sleep 0.5
-done
+shmem_grew_mb() { echo $(( ($(shmem_kb) - base_shmem) / 1024 )); }
+wait_for "host Shmem back" 5 eval '[ "$(shmem_grew_mb)" -lt 8 ]'
+grew=$(shmem_grew_mb)
 if [ "$grew" -lt 8 ]; then ok "after the session, host Shmem is back (+$grew MiB)"; else
     not_ok "after the session, host Shmem is still up by $grew MiB"; fi
 stop_server
