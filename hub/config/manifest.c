@@ -418,6 +418,31 @@ static bool load_limits(struct jf_ctx *c, const json_t *root, struct manifest *m
     return true;
 }
 
+/* "warm": a held node takes over node's start (hub/runtime/held_node.cjs), so the
+ * command must be node's own start of a file: `node ENTRY [ARGS...]`, no node options
+ * (the loader stands between node and ENTRY). Called after runtime and command. */
+static bool load_warm(struct jf_ctx *c, const json_t *root, struct manifest *m)
+{
+    if (!jf_bool(c, root, "", "warm", false, &m->warm))
+        return false;
+    if (!m->warm)
+        return true;
+    if (strcmp(m->runtime, "node") != 0)
+        return jf_fail(c, "", "warm", "is for runtime \"node\" only (this spoke's is \"%s\")",
+                       m->runtime);
+    const char *prog = m->command[0], *base = strrchr(prog, '/');
+    base = base ? base + 1 : prog;
+    if ((strcmp(base, "node") != 0 && strcmp(base, "nodejs") != 0) || !m->command[1] ||
+        m->command[1][0] == '-')
+        return jf_fail(c, "", "warm",
+                       "needs a command of the form [\"node\", \"ENTRY.js\", ARGS...], without "
+                       "node options before the entry (this one starts with \"%s\"%s%s)",
+                       prog, m->command[1] ? ", \"" : "", m->command[1] ? m->command[1] : "");
+    if (m->image)
+        return jf_fail(c, "", "warm", "is not for container images");
+    return true;
+}
+
 /* max_inflight, prestart, idle_s: how the hub serves the spoke (docs/hub-and-manifests.md,
  * "Serving a spoke"). */
 static bool load_serving(struct jf_ctx *c, const json_t *root, struct manifest *m)
@@ -433,7 +458,7 @@ static bool load_serving(struct jf_ctx *c, const json_t *root, struct manifest *
     m->prestart = PRESTART_UNSET;
     if (prestart && !prestart_parse(prestart, &m->prestart))
         return jf_fail(c, "", "prestart", "must be \"none\", \"session\" or \"service\"");
-    return true;
+    return load_warm(c, root, m);
 }
 
 static bool load_env(struct jf_ctx *c, const json_t *root, struct manifest *m)
@@ -663,9 +688,9 @@ static bool load_root(struct jf_ctx *c, const json_t *root, const char *path, bo
                       struct manifest *m)
 {
     static const char *const keys[] = {
-        "name",         "description", "command",     "runtime", "profile",  "network", "limits",
-        "env",          "mounts",      "exec",        "tools",   "protocol", "roots",   "package",
-        "max_inflight", "prestart",    "idle_s",      "image",   "secret_scan", NULL};
+        "name",         "description", "command", "runtime", "profile",     "network", "limits",
+        "env",          "mounts",      "exec",    "tools",   "protocol",    "roots",   "package",
+        "max_inflight", "prestart",    "idle_s",  "image",   "secret_scan", "warm",    NULL};
     if (!jf_object(c, root, "", keys))
         return false;
     const char *name = NULL, *desc = NULL, *runtime = "c", *profile = NULL, *protocol = NULL;

@@ -91,6 +91,10 @@ struct manifest {
     unsigned max_inflight;
     enum prestart prestart;
     int64_t idle_s;
+    /* A node spoke restarted from a jail made ahead ("warm": true): after it stopped
+     * (idle, or exited), the next instance is set up and node booted, waiting before
+     * any of the server's code loads (hub/runtime/held.c). */
+    bool warm;
     char **env; /* NULL-terminated "NAME=VALUE" given to the spoke */
     /* Variables whose value comes from the secret store ("env": {"VAR": {"secret":
      * "NAME"}}): the value itself, or a stand-in that netproxy swaps for it (secrets.h);

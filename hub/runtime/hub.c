@@ -149,6 +149,7 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         audit_close(h->audit);
         audit_close(h->transcript);
         free(h->spoke_log_dir);
+    free(h->held_loader);
         free(h);
         return NULL;
     }

@@ -186,7 +186,8 @@ void mediate_isolate_call(struct hub *h, struct spoke *sp, struct call *parent, 
 
 /* ---- spokes (spoke.c) ---- */
 
-enum spoke_state { SP_STOPPED, SP_STARTING, SP_LISTING, SP_READY };
+/* SP_HELD: a held node (held.h), in the start queue (no proc yet) or waiting for its go. */
+enum spoke_state { SP_STOPPED, SP_HELD, SP_STARTING, SP_LISTING, SP_READY };
 
 /* PEND_LISTEN: a 2026-07-28 spoke's subscriptions/listen, open for the spoke's life. */
 enum pending_kind { PEND_NONE, PEND_INITIALIZE, PEND_TOOLS_LIST, PEND_PING, PEND_LISTEN };
@@ -221,6 +222,7 @@ struct spoke {
     char id[33]; /* this instance, for audit and logs */
     uint64_t gen;
     enum spoke_state state;
+    bool warm_start;   /* this instance was a held node (held.h) */
     bool keylike_said; /* its manifest's key-like env values warned about, at its first start */
     struct proc *proc;
     int sock;
@@ -402,6 +404,7 @@ struct hub {
     struct event *ev_start_queue;
     bool quit;
     char *spoke_log_dir;
+    char *held_loader; /* the held node's loader on the host, once written (held.c) */
     uint64_t calls_live;
     LIST_HEAD(, call) calls; /* every live call, for hub_call_cancel() */
 };

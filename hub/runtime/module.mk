@@ -7,6 +7,24 @@
 # validator is lib/jsonschema/, the sub-commands' shared code hub/cmdline/.
 HUB_SRCS := $(sort $(wildcard hub/runtime/*.c))
 HUB_OBJS := $(call objs,$(HUB_SRCS))
+
+# The held node's loader (held_node.cjs, a manifest's "warm"), compiled in as the bytes
+# of one C string that held.c writes out; the bench reads the same file.
+HELD_NODE_C := $(BUILD)/gen/held_node_js.c
+HELD_NODE_O := $(BUILD)/obj/gen/held_node_js.o
+HUB_OBJS += $(HELD_NODE_O)
+
+$(HELD_NODE_C): hub/runtime/held_node.cjs hub/runtime/module.mk
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q){ echo 'extern const char held_node_js[];'; echo 'const char held_node_js[] = {'; \
+		od -An -v -tu1 $< | sed 's/  */,/g; s/^,//; s/$$/,/'; echo '0};'; } >$@.tmp && mv $@.tmp $@
+
+$(HELD_NODE_O): $(HELD_NODE_C)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
 HUB_RUNTIME_LIB := $(BUILD)/lib/libhub.a
 # What links the runtime links these, in this order (a static library before those it
 # calls).

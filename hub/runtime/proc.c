@@ -1,5 +1,6 @@
 #include "proc.h"
 #include "config/config.h"
+#include "held.h"
 #include "log.h"
 #include "net/net.h"
 #include "pidfd.h"
@@ -621,6 +622,8 @@ static struct jail *spawn_jail(struct hub *h, const struct spawn_spec *s, const 
             jail_config_add_bind(&jc, s->trust->bundle_path, HUBCA_JAIL_BUNDLE, false);
             jail_config_add_bind(&jc, s->trust->bundle_path, HUBCA_SYSTEM_BUNDLE, false);
         }
+        if (s->held_loader)
+            jail_config_add_bind(&jc, s->held_loader, HELD_NODE_JAIL_PATH, false);
         jc.cwd = image_cwd ? image_cwd : xstrdup("/data");
         image_cwd = NULL;
         if (s->veth) {
@@ -722,10 +725,16 @@ struct proc *proc_spawn(struct hub *h, const struct spawn_spec *s, int *code, ch
     size_t argc = 0;
     while (s->m->command[argc])
         argc++;
-    char **argv = xcalloc(argc + 1, sizeof(char *));
-    for (size_t i = 0; i < argc; i++)
-        argv[i] = s->mode == ISO_NAMESPACE ? xstrdup(s->m->command[i])
-                                           : manifest_host_path(s->m, s->m->command[i]);
+    /* A held node: `node LOADER ENTRY ARGS...` (the manifest checked the form). */
+    bool held = s->held_loader && s->mode == ISO_NAMESPACE;
+    char **argv = xcalloc(argc + 2, sizeof(char *));
+    for (size_t i = 0, k = 0; i < argc; i++) {
+        argv[k++] = s->mode == ISO_NAMESPACE ? xstrdup(s->m->command[i])
+                                             : manifest_host_path(s->m, s->m->command[i]);
+        if (i == 0 && held)
+            argv[k++] = xstrdup(HELD_NODE_JAIL_PATH);
+    }
+    argc += held;
     char *path = proc_resolve_command(argv[0], h->cfg->spoke_bin_dir);
     pid_t pid = -1;
     int lo_sink = -1;

@@ -35,6 +35,7 @@ struct spawn_spec {
     const char *veth_ifname;       /* the host side's name in the gateway */
     int gateway_fd;
     const struct hub_ca *trust; /* namespace mode: the hub's CA and bundle bound in */
+    const char *held_loader;    /* namespace mode: a held node's loader (held.h), or NULL */
 };
 
 /* The started process, registered with the hub; NULL with err and the env(1)-style

@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "inflight.h"
 #include "net/net.h"
+#include "held.h"
 #include "hostlock.h"
 #include "internal.h"
 #include "log.h"
@@ -321,6 +322,7 @@ static int setup_network(struct spoke *sp, struct veth_addrs *va, const struct s
 }
 
 static void spoke_spawn(struct spoke *sp);
+static void begin_connection(struct spoke *sp);
 
 static void on_data_wait(evutil_socket_t fd, short what, void *arg)
 {
@@ -362,8 +364,11 @@ static int take_data(struct spoke *sp)
     uint64_t now = now_mono_ns();
     if (!sp->data_wait_deadline) {
         sp->data_wait_deadline = now + h->cfg->start_timeout_ms * 1000000ULL;
-        log_info("the data of %s for %s is in use by another hub's spoke (host id %u): waiting",
-                 sp->m->name, sp->user, sp->host_id);
+        /* A hold comes right after the instance before it ended: its jail lets go of
+         * the lock as it exits, a moment later. Not another hub's. */
+        if (sp->state != SP_HELD)
+            log_info("the data of %s for %s is in use by another hub's spoke (host id %u): waiting",
+                     sp->m->name, sp->user, sp->host_id);
     } else if (now >= sp->data_wait_deadline) {
         char msg[700];
         snprintf(msg, sizeof(msg),
@@ -405,6 +410,12 @@ static void spoke_spawn(struct spoke *sp)
         }
     }
     bool ns = mode == ISO_NAMESPACE;
+    bool hold = sp->state == SP_HELD; /* a held node (held.h): no go yet, no initialize */
+    const char *loader = NULL;
+    if (hold && !(loader = held_loader_path(h, err, sizeof(err)))) {
+        start_failed(sp, 125, err);
+        return;
+    }
     free(sp->data_dir);
     sp->data_dir = NULL;
     if (datadir_prepare(h->cfg->data_root, sp->user, sp->m->name, sp->instance, &sp->data_dir, err,
@@ -486,6 +497,7 @@ static void spoke_spawn(struct spoke *sp)
         .veth_ifname = net ? sp->veth_ifname : NULL,
         .gateway_fd = net ? gateway_netns_fd(h->gw) : -1,
         .trust = inject ? &h->ca : NULL,
+        .held_loader = loader,
     };
     struct proc *p = proc_spawn(h, &ss, &code, err, sizeof(err));
     spoke_env_free(env);
@@ -520,11 +532,29 @@ static void spoke_spawn(struct spoke *sp)
     sp->ev_start = evtimer_new(h->base, on_start_timeout, sp);
     sp->ev_eof = evtimer_new(h->base, on_eof_grace, sp);
     event_add(sp->ev_read, NULL);
+    sp->next_id = 1;
+    if (hold) {
+        json_t *rec = haudit_new("spoke-hold", "success");
+        haudit_spoke(rec, sp);
+        audit_set_int(rec, "process.pid", p->pid);
+        audit_set_str(rec, "message",
+                      "held for the next call: jail made, node booting, no "
+                      "code of the server loaded");
+        haudit_note(h, rec);
+        log_debug("spoke %s (%s) held, pid %d", sp->m->name, sp->id, (int)p->pid);
+        return;
+    }
+    begin_connection(sp);
+}
+
+/* The start timer, then initialize: the spoke's MCP life begins. */
+static void begin_connection(struct spoke *sp)
+{
     uint64_t ms = start_timeout_ms(sp);
     struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     evtimer_add(sp->ev_start, &tv);
-    sp->next_id = 1;
-    log_debug("spoke %s (%s) started, pid %d", sp->m->name, sp->id, (int)p->pid);
+    log_debug("spoke %s (%s) %s, pid %d", sp->m->name, sp->id,
+              sp->warm_start ? "taken from its held node" : "started", (int)sp->proc->pid);
     mcp_begin(sp);
 }
 
@@ -558,23 +588,61 @@ static void arm_start_queue(struct hub *h)
     evtimer_add(h->ev_start_queue, &now);
 }
 
+static void queue_spawn(struct spoke *sp)
+{
+    TAILQ_INSERT_TAIL(&sp->hub->start_queue, sp, start_link);
+    sp->start_queued = true;
+    arm_start_queue(sp->hub);
+}
+
+/* A new instance learns its pace afresh (a restart after a crash, an idle stop), and
+ * its start is timed from now. */
+static void begin_instance(struct spoke *sp)
+{
+    sp->state = SP_STARTING;
+    inflight_init(&sp->limit, &sp->hub->cfg->inflight, sp->window);
+    sp->t_spawn = now_mono_ns();
+    sp->t_init = sp->t_ready = 0;
+}
+
+/* The held node becomes the spoke: the go (a newline, held_node.cjs), then initialize
+ * as for any start. One still in the start queue is spawned as a plain start. */
+static void take_held(struct spoke *sp)
+{
+    begin_instance(sp);
+    sp->warm_start = sp->proc != NULL;
+    if (!sp->proc)
+        return;
+    evbuffer_add(sp->out, "\n", 1);
+    begin_connection(sp); /* initialize's send also writes the go out */
+}
+
 static void spoke_start(struct spoke *sp)
 {
     struct hub *h = sp->hub;
+    if (sp->state == SP_HELD) {
+        take_held(sp);
+        return;
+    }
     audit_new_id(sp->id);
     sp->gen++;
-    sp->state = SP_STARTING;
-    /* A new instance learns its pace afresh (a restart after a crash, an idle stop). */
-    inflight_init(&sp->limit, &h->cfg->inflight, sp->window);
-    sp->t_spawn = now_mono_ns();
-    sp->t_init = sp->t_ready = 0;
+    sp->warm_start = false;
+    begin_instance(sp);
     if (h->quit) {
         start_failed(sp, 125, "the hub is shutting down");
         return;
     }
-    TAILQ_INSERT_TAIL(&h->start_queue, sp, start_link);
-    sp->start_queued = true;
-    arm_start_queue(h);
+    queue_spawn(sp);
+}
+
+/* The next instance made ahead and held (held.h): a new id, spawned from the queue. */
+static void spoke_hold(struct spoke *sp)
+{
+    audit_new_id(sp->id);
+    sp->gen++;
+    sp->warm_start = false;
+    sp->state = SP_HELD;
+    queue_spawn(sp);
 }
 
 /* ---- calls: the window and its fair share ---- */
@@ -687,6 +755,8 @@ void spoke_ready(struct spoke *sp)
     audit_set_int(rec, "process.pid", sp->proc ? sp->proc->pid : -1);
     audit_set_int(rec, "event.duration", (int64_t)sp->last_ready_ns);
     audit_set_int(rec, "isolate.initialize_ns", (int64_t)sp->last_init_ns);
+    if (sp->warm_start)
+        audit_set(rec, "isolate.spoke.warm", json_true());
     if (sp->host_ip[0] && sp->listen_fd >= 0)
         audit_set_str(rec, "isolate.proxy.address", sp->host_ip);
     /* A span under the call the start was for (the first waiting), when there is one. */
@@ -708,7 +778,7 @@ void spoke_submit(struct spoke *sp, struct call *c)
     c->onq = &c->group->waiting;
     if (sp->ev_idle)
         evtimer_del(sp->ev_idle);
-    if (sp->state == SP_STOPPED)
+    if (sp->state == SP_STOPPED || sp->state == SP_HELD)
         spoke_start(sp);
     else
         dispatch(sp); /* not spoke_ready(): that is the start, audited once */
@@ -817,7 +887,8 @@ static void on_probe(evutil_socket_t fd, short what, void *arg)
 
 void spoke_probe(struct spoke *sp, const char *why)
 {
-    if (sp->state == SP_STOPPED || (sp->ev_probe && evtimer_pending(sp->ev_probe, NULL)))
+    if (sp->state == SP_STOPPED || sp->state == SP_HELD ||
+        (sp->ev_probe && evtimer_pending(sp->ev_probe, NULL)))
         return;
     if (!sp->ev_probe)
         sp->ev_probe = evtimer_new(sp->hub->base, on_probe, sp);
@@ -831,7 +902,7 @@ void spoke_probe(struct spoke *sp, const char *why)
 
 void spoke_prestart(struct spoke *sp)
 {
-    if (sp->state == SP_STOPPED && !sp->hub->quit)
+    if ((sp->state == SP_STOPPED || sp->state == SP_HELD) && !sp->hub->quit)
         spoke_start(sp);
 }
 
@@ -935,6 +1006,7 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
         sp->start_queued = false;
     }
     bool was_starting = sp->state == SP_STARTING || sp->state == SP_LISTING;
+    bool was_ready = sp->state == SP_READY;
     if (kill_record) {
         json_t *rec = haudit_new("spoke-kill", "success");
         haudit_spoke(rec, sp);
@@ -973,6 +1045,8 @@ static void spoke_end(struct spoke *sp, const char *reason, const char *layer, b
         fail_queue(sp, HUB_ERR_SPOKE, layer, msg);
     else if (first_waiting(sp) && sp->state == SP_STOPPED)
         spoke_start(sp);
+    else if (was_ready && sp->state == SP_STOPPED && held_wanted(sp->hub, sp->m, reason))
+        spoke_hold(sp);
 }
 
 void spoke_kill(struct spoke *sp, const char *reason, bool fail_q, const char *fmt, ...)
