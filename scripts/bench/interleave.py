@@ -5,8 +5,10 @@ time in ms and how many runs failed; the caller makes the table and the ratios.
 
   interleave.py SPEC.json ROUNDS WARMUP
 
-SPEC.json: [{"name": "...", "argv": ["prog", "arg", ...], "env": {...}, "settle_ms": N},
-...] (env is added to this process's environment; settle_ms, default 0, is a pause after
+SPEC.json: [{"name": "...", "argv": ["prog", "arg", ...], "env": {...}, "settle_ms": N,
+"fds": {"9": "FILE"}}, ...] (env is added to this process's environment; fds: FILE open
+for reading at descriptor 9 in the command, read from its start each time, as a shell's
+`9<FILE` would give it but without a shell in the timing; settle_ms, default 0, is a pause after
 that command, outside every timing: a command whose daemon goes on working after it exits,
 as dockerd tearing a container down, would otherwise bill that work to whichever command
 the rotation puts next). Every command is started the same way (fork and
@@ -21,11 +23,28 @@ import sys
 import time
 
 
+def pass_files(cmd):
+    """The command's fds, open here at the same numbers and rewound (untimed)."""
+    fds = []
+    for num, path in cmd.get("fds", {}).items():
+        n = int(num)
+        fd = os.open(path, os.O_RDONLY)
+        if fd != n:
+            os.dup2(fd, n, inheritable=True)
+            os.close(fd)
+        os.set_inheritable(n, True)
+        fds.append(n)
+    return tuple(fds)
+
+
 def run(cmd):
     env = dict(os.environ, **cmd.get("env", {}))
+    fds = pass_files(cmd)
     t0 = time.perf_counter_ns()
     rc = subprocess.run(cmd["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL, env=env).returncode
+                        stderr=subprocess.DEVNULL, env=env, pass_fds=fds).returncode
+    for n in fds:
+        os.close(n)
     return (time.perf_counter_ns() - t0) / 1e6, rc
 
 
