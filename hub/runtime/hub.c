@@ -149,7 +149,6 @@ struct hub *hub_new(struct hub_config *cfg, struct manifest_set *ms, struct even
         audit_close(h->audit);
         audit_close(h->transcript);
         free(h->spoke_log_dir);
-    free(h->held_loader);
         free(h);
         return NULL;
     }
@@ -333,6 +332,7 @@ void hub_free(struct hub *h)
     audit_close(h->transcript);
     manifest_set_free(&h->retired);
     free(h->spoke_log_dir);
+    free(h->held_loader);
     free(h);
 }
 
