@@ -10,12 +10,16 @@
 
 extern const char held_node_js[]; /* held_node.cjs, compiled in (module.mk) */
 
+bool held_allowed(const struct hub *h, const struct manifest *m)
+{
+    return m->warm && !h->quit && h->cfg->isolation == ISO_NAMESPACE;
+}
+
 bool held_wanted(const struct hub *h, const struct manifest *m, const char *reason)
 {
     /* Not for a stop that was asked for (stop, shutdown, a reload, a pin that no longer
      * holds): only where the spoke would start again for the next call as it was. */
-    return m->warm && !h->quit && h->cfg->isolation == ISO_NAMESPACE &&
-           (strcmp(reason, "idle") == 0 || strcmp(reason, "exited") == 0);
+    return held_allowed(h, m) && (strcmp(reason, "idle") == 0 || strcmp(reason, "exited") == 0);
 }
 
 const char *held_loader_path(struct hub *h, char *err, size_t errlen)

@@ -1,6 +1,7 @@
 /* The hub object: configuration, manifests, the event loop's signal handling, the
  * shared network pieces of namespace mode, and the entry points for calls. */
 #include "net/net.h"
+#include "held.h"
 #include "hostlock.h"
 #include "internal.h"
 #include "log.h"
@@ -570,6 +571,16 @@ void hub_spoke_prestart(struct hub *h, const char *user, const char *app)
         log_warnx("cannot start %s ahead of its calls: no such app, or no room for another "
                   "spoke (max_spokes %zu)",
                   app, h->cfg->max_spokes);
+}
+
+void hub_spoke_hold(struct hub *h, const char *user, const char *app)
+{
+    const struct manifest *m = manifest_find(h->ms, app);
+    if (h->quit || !m || !held_allowed(h, m) || !user_id_valid(user ? user : h->cfg->user))
+        return;
+    struct spoke *sp = spoke_get(h, user ? user : h->cfg->user, app, NULL, true);
+    if (sp)
+        spoke_hold_ahead(sp);
 }
 
 enum prestart hub_app_prestart(const struct hub *h, const struct manifest *m)

@@ -161,6 +161,9 @@ const json_t *hub_spoke_server_info(struct hub *h, const char *user, const char 
  * runs or is starting already; the start is audited like any, and a failed one leaves
  * the next call to try again. Returns at once: the spoke starts on the loop. */
 void hub_spoke_prestart(struct hub *h, const char *user, const char *app);
+/* Holds user's next spoke of app ahead (a manifest's "warm": held.h) when it is stopped:
+ * hub serve does it when a session of the user opens. Nothing for another app. */
+void hub_spoke_hold(struct hub *h, const char *user, const char *app);
 /* When app's spokes are started ahead of calls: its manifest's prestart, else hub.json's. */
 enum prestart hub_app_prestart(const struct hub *h, const struct manifest *m);
 

@@ -300,6 +300,8 @@ struct call *spoke_inflight_by_rpc(const struct spoke *sp, int64_t rpc_id);
 struct call *spoke_inflight_by_token(const struct spoke *sp, const char *token);
 /* Starts the spoke without a call (hub serve's prestart), unless it runs already. */
 void spoke_prestart(struct spoke *sp);
+/* Holds its next instance (held.h) if it is stopped and its manifest is warm. */
+void spoke_hold_ahead(struct spoke *sp);
 /* A call missed its deadline and the spoke has answered nothing since it was sent:
  * it gets a ping, and is killed as hung unless something comes back within
  * PROBE_GRACE_MS. why names the call, for the record. */

@@ -900,6 +900,12 @@ void spoke_probe(struct spoke *sp, const char *why)
     mcp_send_ping(sp); /* last: the send may end the spoke */
 }
 
+void spoke_hold_ahead(struct spoke *sp)
+{
+    if (sp->state == SP_STOPPED && held_allowed(sp->hub, sp->m))
+        spoke_hold(sp);
+}
+
 void spoke_prestart(struct spoke *sp)
 {
     if ((sp->state == SP_STOPPED || sp->state == SP_HELD) && !sp->hub->quit)

@@ -3,7 +3,9 @@
  * those of every user the service knows, when it starts ("service"). The start goes on
  * the hub's loop, one spawn per turn; a call that comes meanwhile waits for it as it
  * would have anyway, and one that comes later finds the spoke ready. A spoke stopped
- * afterwards (idle_s, a crash) pays its start at its next call, or the next session. */
+ * afterwards (idle_s, a crash) pays its start at its next call, or the next session.
+ * A "warm" app not started ahead is held instead when a session opens: its jail and
+ * node ready, none of its code loaded (hub/runtime/held.h). */
 #include "log.h"
 #include "serve/serve_impl.h"
 #include "tokens.h"
@@ -23,6 +25,8 @@ void serve_prestart(struct serve *sv, const char *user, const char *only_app, en
         enum prestart p = hub_app_prestart(sv->hub, m);
         if (p == PRESTART_SERVICE || (p == PRESTART_SESSION && when == PRESTART_SESSION))
             hub_spoke_prestart(sv->hub, user, m->name);
+        else if (m->warm && when == PRESTART_SESSION)
+            hub_spoke_hold(sv->hub, user, m->name); /* booted, its code not loaded */
     }
 }
 
