@@ -13,7 +13,6 @@ FUZZ_SRCS_dns := netproxy/egress/dnsmsg.c
 FUZZ_SRCS_sniff := netproxy/core/sniff.c netproxy/core/connect.c
 FUZZ_SRCS_jsonrpc :=
 FUZZ_SRCS_manifest := hub/config/manifest.c hub/secrets/keylike.c hub/secrets/secrets_store.c \
-	hub/secrets/filewrite.c \
 	hub/secrets/secretscan.c \
 	hub/runtime/spoke_env.c \
 	$(wildcard lib/jsonschema/*.c)
