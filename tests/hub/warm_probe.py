@@ -73,6 +73,24 @@ def host_cmdlines(needle):
     return out
 
 
+def held_waiting():
+    """True once a held node has booted and waits for its go: its main thread blocked in
+    read(0) (/proc/PID/syscall), whatever node's boot takes on this machine."""
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % p, "rb").read().decode(errors="replace")
+            if "/etc/isolategpt/held-node.cjs" not in cmd:
+                continue
+            fields = open("/proc/%s/syscall" % p).read().split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[0] == "0" and fields[1] == "0x0":
+            return True
+    return False
+
+
 cl = StdioClient(sys.argv[3:], stderr=None)
 cl.initialize("warm-probe")
 names = [t["name"] for t in cl.request("tools/list", {})["result"]["tools"]]
@@ -101,6 +119,7 @@ ok(wait(lambda: host_cmdlines("/etc/isolategpt/held-node.cjs"), 20),
    "... node running the hub's loader, before the server's entry", host_cmdlines("node"))
 held_cmd = (host_cmdlines("/etc/isolategpt/held-node.cjs") or [[]])[0]
 ok(held_cmd[2:3] == [SCRIPT], "... whose next argument is the server's entry", held_cmd)
+ok(wait(held_waiting, 30), "... booted, and waiting for its go in read(0)")
 time.sleep(1.0)
 ok(loads() == 0, "while held (a second), none of the server's code has loaded", loads())
 first = call("whoami")
@@ -117,6 +136,7 @@ ok(wait(lambda: len(records("spoke-hold")) == 2),
    "... and the next instance is held (spoke-hold on record)")
 hold = records("spoke-hold")[-1] if records("spoke-hold") else {}
 ok(wait(lambda: host_cmdlines("/etc/isolategpt/held-node.cjs"), 20), "the held node runs")
+ok(wait(held_waiting, 30), "... booted, and waiting for its go")
 time.sleep(1.0)
 ok(loads() == 1, "while held (a second), none of the server's code has loaded", loads())
 ok(wait(lambda: not host_cmdlines(token), 10),
@@ -159,8 +179,8 @@ ok(third.get("argv") == second.get("argv") and third.get("exec_argv") == [] and
    third.get("env_keys") == second.get("env_keys") and third.get("main"),
    "a held node's server saw the argv, options and environment names of this plain start",
    [third.get("argv"), second.get("argv"), third.get("env_keys")])
-# Held for a second or more: node was up that much longer when the server loaded than
-# in a cold start (whatever node's own boot takes on this machine).
+# Held a second after it had booted: node was up about that much longer when the
+# server loaded than in a cold start (whatever node's own boot takes on this machine).
 ok(second.get("uptime_at_load", 0) - third.get("uptime_at_load", 9) >= 0.5,
    "the held node had booted well before its server loaded (against the cold start)",
    [second.get("uptime_at_load"), third.get("uptime_at_load")])
