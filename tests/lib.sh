@@ -122,13 +122,10 @@ print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "
 # dotted field (None when absent).
 audit_count() {
     /usr/bin/python3 -c 'import json,sys
-def g(r, path):
-    for k in path.split("."):
-        if not isinstance(r, dict) or k not in r:
-            return None
-        r = r[k]
-    return r
-print(sum(1 for line in open(sys.argv[2]) if eval(sys.argv[1], {"r": json.loads(line), "g": g})))' "$1" "${2:-$AUDIT}"
+sys.path.insert(0, sys.argv[3])
+from mcp_stdio import field as g
+print(sum(1 for line in open(sys.argv[2]) if eval(sys.argv[1], {"r": json.loads(line), "g": g})))' \
+        "$1" "${2:-$AUDIT}" "$ROOT/tests/serve"
 }
 
 # audit_at_least N FILTER [FILE]: true when at least N records match FILTER (as
@@ -136,6 +133,18 @@ print(sum(1 for line in open(sys.argv[2]) if eval(sys.argv[1], {"r": json.loads(
 # ...)" argument would be counted once, when wait_for is called, and never again.
 audit_at_least() {
     [ "$(audit_count "$2" "${3:-$AUDIT}")" -ge "$1" ]
+}
+
+# require_cmds PROG...: the test is skipped, not failed, when a program it needs is not
+# installed (make deps installs them all).
+require_cmds() {
+    local p
+    for p in "$@"; do
+        if ! command -v "$p" >/dev/null; then
+            skip "$TEST_NAME" "$p is missing (make deps)"
+            exit 0
+        fi
+    done
 }
 
 require_root() {

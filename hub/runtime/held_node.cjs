@@ -9,6 +9,7 @@ const fs = require('fs');
 
 function waitForGo() {
   const one = Buffer.alloc(1);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     let n;
     try {
@@ -16,7 +17,7 @@ function waitForGo() {
     } catch (e) {
       if (e.code === 'EAGAIN') {
         // A non-blocking stdin: wait a moment rather than spin.
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        Atomics.wait(nap, 0, 0, 5);
         continue;
       }
       if (e.code === 'EINTR')

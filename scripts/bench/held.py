@@ -23,6 +23,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/serve"))
+from mcp_stdio import StdioClient, reading_stdin, wait_until  # noqa: E402  tests/serve's
+
 HELD_JAIL_PATH = "/etc/isolategpt/held-node.cjs"
 BARE_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
 
@@ -51,29 +54,21 @@ def descendants(pid):
     return out
 
 
-def waiting_for_go(pid):
-    """True when pid's main thread is blocked in read(0, ...): the loader's wait."""
-    try:
-        with open("/proc/%d/syscall" % pid) as f:
-            fields = f.read().split()
-    except OSError:
-        return False
-    return len(fields) > 1 and fields[0] == "0" and fields[1] == "0x0"
+def held_waiting(root):
+    """True when a node process under root (a jail's monitor) waits for its go."""
+    for p in descendants(root):
+        try:
+            exe = os.readlink("/proc/%d/exe" % p)
+        except OSError:
+            continue
+        if os.path.basename(exe) in ("node", "nodejs") and reading_stdin(p):
+            return True
+    return False
 
 
 def held_ready(root, limit=10.0):
-    """Waits until a node process under root waits for its go; its pid, or None."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        for p in descendants(root):
-            try:
-                exe = os.readlink("/proc/%d/exe" % p)
-            except OSError:
-                continue
-            if os.path.basename(exe) in ("node", "nodejs") and waiting_for_go(p):
-                return p
-        time.sleep(0.01)
-    return None
+    """Waits until a node process under root waits for its go; whether it came to."""
+    return wait_until(lambda: held_waiting(root), limit, step=0.01)
 
 
 def run_timed(argv):
@@ -142,16 +137,6 @@ def records(audit, action, app):
             r.get("isolate", {}).get("app") == app]
 
 
-def wait(cond, limit=30.0):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.01)
-    return cond()
-
-
 def bare_first_call(node, server):
     """bare node running the server: spawn to the answer of its first tools/call."""
     t0 = time.perf_counter_ns()
@@ -176,8 +161,6 @@ def bare_first_call(node, server):
 
 
 def hub(rounds, audit, argv):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/serve"))
-    from mcp_stdio import StdioClient  # tests/serve's client
     node = "/usr/bin/node"
     server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node-minimal-spoke.js")
     cl = StdioClient(argv)
@@ -202,13 +185,16 @@ def hub(rounds, audit, argv):
             else:
                 app = names[kind]
                 # Its spoke stopped for idleness (idle_s 1), and for warm the next held.
-                stopped = wait(lambda: len(records(audit, "spoke-kill", app)) > r)
+                stopped = wait_until(lambda: len(records(audit, "spoke-kill", app)) > r, step=0.01)
                 ready = True
                 if kind == "warm":
-                    hold = wait(lambda: len(records(audit, "spoke-hold", app)) > r and
-                                records(audit, "spoke-hold", app)[-1])
-                    pid = hold.get("process", {}).get("pid") if hold else None
-                    ready = bool(pid and held_ready(pid))
+                    # The newest hold on record, once its node waits (the session's own
+                    # hold, taken by the first call, is older and gone).
+                    def newest_waits():
+                        holds = records(audit, "spoke-hold", app)
+                        pid = holds[-1].get("process", {}).get("pid") if holds else None
+                        return bool(pid) and held_waiting(pid)
+                    ready = wait_until(newest_waits, step=0.01)
                 time.sleep(0.05)
                 ms, ok = call(app)
                 ok = ok and stopped and ready

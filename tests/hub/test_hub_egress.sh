@@ -12,11 +12,7 @@ require_root
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
 hub_setup
-if ! command -v node >/dev/null; then
-    skip "transparent egress through the hub" "no node"
-    done_testing
-    exit
-fi
+require_cmds node
 
 test_cert www.allowed.example denied.example
 port=$(free_port)

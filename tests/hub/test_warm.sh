@@ -11,11 +11,7 @@ require_root
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
 hub_setup
-if ! command -v node >/dev/null; then
-    skip "held node spokes" "no node"
-    done_testing
-    exit
-fi
+require_cmds node
 NODE=$(command -v node)
 LOADER=$ROOT/hub/runtime/held_node.cjs
 

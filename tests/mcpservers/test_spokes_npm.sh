@@ -9,10 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 MODE=process
 . "$ROOT/tests/hub/hub_lib.sh"
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    skip "$TEST_NAME" "node or npm is missing (make deps)"
-    exit 0
-fi
+require_cmds node npm
 hub_setup
 REF=$ROOT/tests/mcpservers/npmref
 REG=$TMP/registry

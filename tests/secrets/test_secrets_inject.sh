@@ -11,10 +11,7 @@
 require_root
 MODE=namespace
 . "$ROOT/tests/hub/hub_lib.sh"
-if ! command -v node >/dev/null; then
-    skip "$TEST_NAME" "node is missing (make deps)"
-    exit 0
-fi
+require_cmds node
 . "$ROOT/tests/secrets/secrets_lib.sh"
 hub_setup
 upstream_start api.github.com api.notion.com files.example.org plain.example.org

@@ -1,11 +1,42 @@
 """A test client of `hub serve --stdio` (the probes of tests/serve/ import it): frames
 out, frames in with timeouts, answers matched by id whatever comes between them, and
-notifications kept until asked for."""
+notifications kept until asked for. Also what the probes read the hub's audit log with."""
 import json
 import os
 import select
 import subprocess
 import time
+
+
+def field(r, path):
+    """A dotted field of an audit record ("event.action"), None when absent."""
+    for k in path.split("."):
+        if not isinstance(r, dict) or k not in r:
+            return None
+        r = r[k]
+    return r
+
+
+def reading_stdin(pid):
+    """True when pid's main thread is blocked in read(0, ...) (/proc/PID/syscall): a held
+    node's loader waiting for its go, whatever node's boot takes on this machine."""
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            fields = f.read().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == "0" and fields[1] == "0x0"
+
+
+def wait_until(cond, limit=30, step=0.05):
+    """Polls cond until true or limit seconds (a generous bound: the machine may be
+    busy); whether it came true."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return bool(cond())
 
 
 class StdioClient:

@@ -9,7 +9,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcp_stdio import StdioClient  # noqa: E402
+from mcp_stdio import StdioClient, field as g, wait_until as wait  # noqa: E402
 
 scenario, audit = sys.argv[1], sys.argv[2]
 argv = sys.argv[3:]
@@ -23,29 +23,11 @@ def records():
         return []
 
 
-def g(r, path):
-    for k in path.split("."):
-        if not isinstance(r, dict) or k not in r:
-            return None
-        r = r[k]
-    return r
-
-
 def find(action, app=None, reason=None, outcome=None):
     return [i for i, r in enumerate(records())
             if g(r, "event.action") == action and (app is None or g(r, "isolate.app") == app)
             and (reason is None or g(r, "event.reason") == reason)
             and (outcome is None or g(r, "event.outcome") == outcome)]
-
-
-def wait(cond, limit=30):
-    """Polls cond until true or limit seconds (a generous bound: the machine may be busy)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return bool(cond())
 
 
 def echo(c, app):
