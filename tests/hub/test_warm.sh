@@ -55,7 +55,8 @@ like "... and a boolean" "$(bad type 'm["warm"] = "yes"')" 'warm'
 is "the manifest with warm loads" "$("$BIN/hub" spokes --config "$CONF" >/dev/null 2>&1; echo $?)" 0
 
 # ---- the held node, from the attacker's side ----
-$PY "$ROOT/tests/hub/warm_probe.py" "$AUDIT" "$DATA/tester/warm/loads" \
+entry=$(jget 'd["command"][1]' <"$SPOKES/warm.json")
+$PY "$ROOT/tests/hub/warm_probe.py" "$AUDIT" "$DATA/tester/warm/loads" "$entry" \
     "$BIN/hub" serve --stdio --standalone --config "$CONF"
 is "the loader the hub wrote is held_node.cjs, byte for byte" \
     "$(cmp "$RUN/held-node.cjs" "$LOADER" >/dev/null 2>&1 && echo same)" same

@@ -3,9 +3,10 @@ serve --stdio` (argv), from the attacker's side: the spoke (tests/hub/warm_spoke
 plants a file and a detached process, goes idle, and the instance that answers next
 must be a fresh jail that had booted node before it was needed but loaded none of the
 server's code until the call, and sees nothing of the one before. Reads the hub's audit
-log (AUDIT) and the spoke's /data/loads on the host (LOADS). Prints TAP lines
-(tests/hub/test_warm.sh).
-  warm_probe.py AUDIT LOADS HUB-ARGV..."""
+log (AUDIT) and the spoke's /data/loads on the host (LOADS); ENTRY is the server's entry
+as the jail sees it (its manifest's command[1]: a tree under /tmp is bound elsewhere).
+Prints TAP lines (tests/hub/test_warm.sh).
+  warm_probe.py AUDIT LOADS ENTRY HUB-ARGV..."""
 import json
 import os
 import signal
@@ -16,8 +17,7 @@ import uuid
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../serve"))
 from mcp_stdio import StdioClient, field as g, reading_stdin, wait_until as wait  # noqa: E402
 
-audit, loads_path = sys.argv[1], sys.argv[2]
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_spoke.mjs")
+audit, loads_path, SCRIPT = sys.argv[1:4]
 
 
 def ok(cond, what, why=""):
@@ -43,10 +43,11 @@ def loads():
 
 
 def host_cmdlines(needle):
-    """Host processes whose command line contains needle (this test's own markers)."""
+    """Host processes whose command line contains needle (this test's own markers), this
+    probe (whose argv names the entry) aside."""
     out = []
     for p in os.listdir("/proc"):
-        if p.isdigit():
+        if p.isdigit() and int(p) != os.getpid():
             try:
                 cmd = open("/proc/%s/cmdline" % p, "rb").read().decode(errors="replace")
             except OSError:
@@ -70,7 +71,7 @@ def held_waiting():
     return False
 
 
-cl = StdioClient(sys.argv[3:], stderr=None)
+cl = StdioClient(sys.argv[4:], stderr=None)
 cl.initialize("warm-probe")
 names = [t["name"] for t in cl.request("tools/list", {})["result"]["tools"]]
 tool = {n.split("__")[-1]: n for n in names if n.startswith("warm")}
