@@ -294,7 +294,7 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen)
                cg->memory_mb, cg->pids, cg->cpu_percent);
     return 0;
 undo:
-    cgroup_remove(p, NULL);
+    cgroup_remove(p, NULL, 0);
     return -1;
 }
 
@@ -375,16 +375,20 @@ int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen)
     return 0;
 }
 
-void cgroup_remove(struct jail_plan *p, struct cgroup_end *end)
+void cgroup_remove(struct jail_plan *p, struct cgroup_end *end, unsigned want)
 {
     struct cgroup_plan *cg = &p->cg;
     if (end)
         memset(end, 0, sizeof(*end));
+    /* A counter that cannot change the status is not read: a clean exit reads nothing
+     * (two opens on the start-to-status path of every jail). */
+    if (p->verbose)
+        want = CG_END_OOM_KILLS | CG_END_PIDS_REFUSED;
     if (!cg->version)
         return;
     close_placement_files(cg);
     const char *mem = cg->dir[CG_MEMORY], *pids = cg->dir[CG_PIDS];
-    if (end && mem && mem[0]) {
+    if (end && mem && mem[0] && (want & CG_END_OOM_KILLS)) {
         if (cg->version == 2) {
             end->oom_kills = read_value(mem, "memory.events", "oom_kill");
             if (p->verbose) /* the peaks are for -v only */
@@ -395,7 +399,7 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end)
                 end->memory_peak = read_value(mem, "memory.max_usage_in_bytes", NULL);
         }
     }
-    if (end && pids && pids[0]) {
+    if (end && pids && pids[0] && (want & CG_END_PIDS_REFUSED)) {
         end->pids_refused = read_value(pids, "pids.events", "max");
         if (p->verbose)
             end->pids_peak = read_value(pids, "pids.peak", NULL);

@@ -253,7 +253,11 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
 /* v2: the directory to clone init into, or -1 (v1, no cgroup). */
 int cgroup_clone_fd(const struct jail_plan *p);
 int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, size_t errlen);
-void cgroup_remove(struct jail_plan *p, struct cgroup_end *end);
+/* Reads what end asks for (CG_END_*; -v reads everything), then removes the cgroup
+ * (with a pool: marks it for cgroup_release). end may be NULL. */
+#define CG_END_OOM_KILLS 1u    /* can decide the reason: the jail died of SIGKILL */
+#define CG_END_PIDS_REFUSED 2u /* can decide the reason: the program failed */
+void cgroup_remove(struct jail_plan *p, struct cgroup_end *end, unsigned want);
 /* In the monitor, while init sets up: removes the empty cgroups of monitors killed
  * outright under the jail's parents. */
 void cgroup_sweep(const struct jail_plan *p);

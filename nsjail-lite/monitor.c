@@ -73,7 +73,7 @@ static _Noreturn void report_error(struct monitor *m, int code, const char *msg)
         while (waitpid(m->child, NULL, 0) < 0 && errno == EINTR)
             ;
     }
-    cgroup_remove(m->p, NULL);
+    cgroup_remove(m->p, NULL, 0);
     _exit(code);
 }
 
@@ -322,9 +322,14 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
     }
     /* The jail is gone: its cgroup tells what the status alone cannot. */
     struct cgroup_end cg;
-    cgroup_remove(m->p, &cg);
-    if (!*reason && cg.oom_kills &&
-        (init_killed || (WIFSIGNALED(program_status) && WTERMSIG(program_status) == SIGKILL)))
+    bool sigkilled = init_killed ||
+                     (WIFSIGNALED(program_status) && WTERMSIG(program_status) == SIGKILL);
+    bool failed = !WIFEXITED(program_status) || WEXITSTATUS(program_status) != 0;
+    cgroup_remove(m->p, &cg,
+                  *reason ? 0
+                          : (sigkilled ? CG_END_OOM_KILLS : 0) |
+                                (failed ? CG_END_PIDS_REFUSED : 0));
+    if (!*reason && cg.oom_kills && sigkilled)
         reason = "memory";
     else if (!*reason && init_killed)
         reason = "killed";
