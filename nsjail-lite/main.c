@@ -2,6 +2,7 @@
  * options over it and hands over to jail_exec(): the launcher becomes the jail's
  * monitor, ends the whole jail on SIGINT/SIGTERM/SIGHUP, and exits with the program's
  * status (env(1)/timeout(1) style codes). */
+#include "cli.h"
 #include "jail.h"
 #include "log.h"
 #include "paths.h"
@@ -393,8 +394,11 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
     }
 }
 
+char **nsjail_cli_argv;
+
 int main(int argc, char **argv)
 {
+    nsjail_cli_argv = argv;
     log_init(argv[0], false);
     jail_config_init(&config);
 

@@ -33,6 +33,11 @@ for f in usr/local/bin/hub usr/local/bin/netproxy usr/local/bin/nsjail-lite \
     usr/local/share/isolategpt/rsyslog/60-isolategpt.conf; do
     check "installed: /$f" test -e "$D/$f"
 done
+if [ -x "$BUILD/nsjail-lite-dynamic" ]; then
+    # Where a static launcher looks for the twin that asks systemd for a scope.
+    check "installed: the static launcher's twin, at ../libexec/isolategpt from its bin" \
+        test -x "$D/usr/local/bin/../libexec/isolategpt/nsjail-lite-dynamic"
+fi
 is "the state directory is private" "$(stat -c %a "$D/var/lib/isolategpt")" 700
 like "the installed hub.json names the system's directories" "$(cat "$D/etc/isolategpt/hub.json")" \
     '"data_root": "/var/lib/isolategpt/data".*"audit": "/var/log/isolategpt/hub.jsonl"'

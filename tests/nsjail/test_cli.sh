@@ -187,4 +187,23 @@ out=$(cd "$TMP" && setpriv --reuid=$nobody --regid=$nobody --clear-groups "$TMP/
     --no-namespaces -- /bin/sh -c 'echo unprivileged; grep ^Seccomp: /proc/self/status' 2>&1)
 like "--no-namespaces works without privilege (seccomp still on)" "$out" \
     'unprivileged.Seccomp:.2'
+
+# --- the static launcher's dynamic twin (nsjail-lite/module.mk): the same program ---
+if [ -x "$NSJ-dynamic" ]; then
+    is "the twin's --help is the launcher's" "$("$NSJ-dynamic" --help)" "$help"
+    out=$("$NSJ-dynamic" --host-ids "$HOST_IDS" -- /bin/sh -c 'echo twin; id -u' 2>&1)
+    like "the twin runs a jail as the launcher does" "$out" 'twin.1000'
+    # An ELF program header of type PT_INTERP (3) names the dynamic loader.
+    interp() {
+        /usr/bin/python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+phoff, = struct.unpack_from("<Q", d, 32)
+phentsize, phnum = struct.unpack_from("<HH", d, 54)
+print(sum(struct.unpack_from("<I", d, phoff + i * phentsize)[0] == 3 for i in range(phnum)))
+PY
+    }
+    is "the launcher has no dynamic loader (static-pie)" "$(interp "$NSJ")" 0
+    is "  its twin has one" "$(interp "$NSJ-dynamic")" 1
+fi
 done_testing

@@ -22,6 +22,9 @@ REAL=$NSJ
 if [ -n "${ISOLATE_VALGRIND:-}" ]; then
     REAL=$ROOT/build/nsjail-lite # $BIN/nsjail-lite is tests/valgrind/run's wrapper
 fi
+# A static launcher (nsjail-lite/module.mk) has its own malloc, which memcheck cannot
+# follow: its dynamic twin is the same program, linked against the shared libc.
+[ -x "$REAL-dynamic" ] && REAL=$REAL-dynamic
 
 n=0
 # vg DESC WANT_RC ARGS...: nsjail-lite under memcheck; checks its status and its log.
