@@ -38,12 +38,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -484,6 +486,45 @@ static _Noreturn void helper_main(struct cgroup_plan *cg)
     _exit(0);
 }
 
+/* The helper's start, the last thing the monitor does before it exits. Without the
+ * sanitizers it shares the monitor's memory (CLONE_VM on a stack of its own): no copy
+ * of the page tables on the launcher's way out (fork was about 70 us of a /bin/true
+ * jail's 3.5 ms here). The monitor touches no memory after it but its own stack
+ * frames on the way to _exit, so nothing is used by both at once; the address space
+ * stays while the helper runs. ASan keeps per-thread state that this would share:
+ * fork there. */
+#if !defined(__SANITIZE_ADDRESS__)
+static int helper_entry(void *cg)
+{
+    helper_main(cg);
+}
+#endif
+
+static pid_t start_helper(struct cgroup_plan *cg)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    pid_t pid = fork();
+    if (pid == 0)
+        helper_main(cg);
+    return pid;
+#else
+    enum { STACK = 256 * 1024 };
+    /* Its own copy of the plan (a frame of the monitor's, above the monitor's exit
+     * path, but not the helper's to rely on); the strings are on the heap. */
+    struct cgroup_plan *own = xmalloc(sizeof(*own));
+    *own = *cg;
+    cg = own;
+    char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        return -1;
+    pid_t pid = clone(helper_entry, stack + STACK, CLONE_VM | SIGCHLD, cg);
+    if (pid < 0)
+        munmap(stack, STACK);
+    return pid;
+#endif
+}
+
 void cgroup_pool_after_exit(struct jail_plan *p)
 {
     struct cgroup_plan *cg = &p->cg;
@@ -494,9 +535,7 @@ void cgroup_pool_after_exit(struct jail_plan *p)
     (void)close_fds_except(NULL, 0);
     for (int fd = 0; fd < 3; fd++)
         close(fd);
-    pid_t pid = fork();
-    if (pid == 0)
-        helper_main(cg);
+    pid_t pid = start_helper(cg);
     if (pid < 0) {
         /* No helper: remove it here, as without a pool, and leave the refill. */
         (void)cgroup_rmdirs(cg);
