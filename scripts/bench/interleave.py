@@ -1,6 +1,6 @@
 """Runs commands side by side, interleaved: each round runs every command once, in an
-order that rotates from round to round, so that a busy moment of a shared machine falls
-on all of them alike. Prints one JSON object: per command its median, p10 and p90 wall
+order shuffled anew each round, so that a busy moment of a shared machine, or the
+teardown a command leaves behind it, falls on all of them alike. Prints one JSON object: per command its median, p10 and p90 wall
 time in ms and how many runs failed; the caller makes the table and the ratios.
 
   interleave.py SPEC.json ROUNDS WARMUP
@@ -11,11 +11,12 @@ for reading at descriptor 9 in the command, read from its start each time, as a 
 `9<FILE` would give it but without a shell in the timing; settle_ms, default 0, is a pause after
 that command, outside every timing: a command whose daemon goes on working after it exits,
 as dockerd tearing a container down, would otherwise bill that work to whichever command
-the rotation puts next). Every command is started the same way (fork and
+the order puts next). Every command is started the same way (fork and
 exec from Python, its output discarded), so the cost of starting it is in every figure
 alike. Timing never fails anything: a command that exits non-zero is counted, and its
 time is left out."""
 import json
+import random
 import os
 import statistics
 import subprocess
@@ -54,8 +55,12 @@ def main():
     times = {c["name"]: [] for c in spec}
     failed = {c["name"]: 0 for c in spec}
     for r in range(warmup + rounds):
-        k = r % len(spec)
-        for cmd in spec[k:] + spec[:k]:
+        # A fresh order each round (seeded by the round: the same run orders alike).
+        # A rotation kept each command's predecessor fixed: the one after the slowest
+        # (bwrap's node, whose teardown goes on after it exits) paid for it every round.
+        order = list(spec)
+        random.Random(r).shuffle(order)
+        for cmd in order:
             ms, rc = run(cmd)
             time.sleep(cmd.get("settle_ms", 0) / 1000)
             if r < warmup:
