@@ -667,7 +667,8 @@ int seccomp_compile(const char *preset_name, char *const *extra, bool kill, enum
     }
     int rc = -1;
     if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
-        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0 ||
+        seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) {
         jail_err_set(err, 125, "seccomp: cannot set filter attributes");
         goto out;
     }
