@@ -404,7 +404,7 @@ void cgroup_remove(struct jail_plan *p, struct cgroup_end *end, unsigned want)
         if (p->verbose)
             end->pids_peak = read_value(pids, "pids.peak", NULL);
     }
-    /* With a pool the directories go after the status is out (cgroup_release). */
+    /* With a pool the directories go after the status is out (pools_after_exit). */
     if (end && cg->pool_size > 0) {
         cg->removal_pending = true;
         plan_debug(p,
@@ -446,8 +446,3 @@ int cgroup_rmdirs(const struct cgroup_plan *cg)
     return rc;
 }
 
-void cgroup_release(struct jail_plan *p)
-{
-    if (p->cg.version && p->cg.removal_pending)
-        cgroup_pool_after_exit(p);
-}

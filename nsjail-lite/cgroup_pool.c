@@ -17,7 +17,7 @@
  *
  * A claim is one rename of ID.ready to ID.taken.PID: of any number of concurrent
  * claimers exactly one succeeds, the others get ENOENT and try the next. A slot is
- * used once: its helper removes it after the jail (never back into the pool, so no
+ * used once: its helper (pool_helper.c) removes it after the jail (never back into the pool, so no
  * counter of one jail's - memory peak, OOM kills, pids peak, events - is seen by the
  * next), then refills the pool up to its size under an flock on the token directory
  * (one refiller at a time, so the pool never holds more than its size of ready slots).
@@ -38,14 +38,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -59,8 +56,6 @@
 /* A key none of whose tokens changed for this long (its directory's mtime: a claim or
  * a refill renames or makes a token) is drained by the next helper of another key. */
 #define POOL_IDLE_S 600
-
-enum slot_state { SLOT_READY, SLOT_PREP, SLOT_TAKEN };
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
@@ -111,8 +106,7 @@ void cgroup_pool_plan(const struct jail_config *cfg, struct cgroup_plan *cg)
     snprintf(cg->pool_dir, n, "%s/%s", POOL_ROOT, cg->pool_key);
 }
 
-/* "ID.ready", "ID.prep.PID", "ID.taken.PID" (ID: 8 hex digits). */
-static bool parse_token(const char *name, uint32_t *id, enum slot_state *state, pid_t *pid)
+bool pool_parse_token(const char *name, uint32_t *id, enum slot_state *state, pid_t *pid)
 {
     char *end;
     if (strlen(name) < 10 || name[8] != '.')
@@ -196,7 +190,7 @@ bool cgroup_pool_claim(struct jail_plan *p)
         uint32_t id;
         enum slot_state state;
         pid_t owner;
-        if (!parse_token(e->d_name, &id, &state, &owner) || state != SLOT_READY)
+        if (!pool_parse_token(e->d_name, &id, &state, &owner) || state != SLOT_READY)
             continue;
         char taken[sizeof(cg->pool_token)];
         snprintf(taken, sizeof(taken), "%08x.taken.%d", (unsigned)id, (int)getpid());
@@ -250,7 +244,7 @@ static int pool_sweep(const struct cgroup_plan *cg, int dfd)
         uint32_t id;
         enum slot_state state;
         pid_t owner;
-        if (!parse_token(e->d_name, &id, &state, &owner))
+        if (!pool_parse_token(e->d_name, &id, &state, &owner))
             continue;
         if (state == SLOT_READY) {
             ready++;
@@ -317,7 +311,7 @@ static void pool_trim(const struct cgroup_plan *cg, int dfd, int surplus)
         enum slot_state state;
         pid_t owner;
         char taken[64];
-        if (!parse_token(e->d_name, &id, &state, &owner) || state != SLOT_READY)
+        if (!pool_parse_token(e->d_name, &id, &state, &owner) || state != SLOT_READY)
             continue;
         snprintf(taken, sizeof(taken), "%08x.taken.%d", (unsigned)id, (int)getpid());
         if (renameat(dirfd(d), e->d_name, dirfd(d), taken) < 0)
@@ -449,22 +443,8 @@ static void pool_refill(const struct cgroup_plan *cg)
     close(dfd);
 }
 
-/* The helper: the jail's cgroup removed (a pool slot's token after it), then the
- * refill. Detached: its own session, no descriptor of the monitor's (a caller reading
- * the launcher's output to its end, or waiting on the status descriptor, never waits
- * for it), no death signal, every signal at its default. */
-static _Noreturn void helper_main(struct cgroup_plan *cg)
+void cgroup_pool_recycle(struct cgroup_plan *cg)
 {
-    (void)setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    (void)close_fds_except(NULL, 0);
-    int null = open("/dev/null", O_RDWR);
-    for (int fd = 0; fd < 3 && null >= 0; fd++)
-        if (fd != null)
-            dup2(null, fd);
-    prctl(PR_SET_NAME, "nsjail-cgpool", 0, 0, 0);
     if (cg->pool_token[0]) {
         /* Ours now: a sweep must not take it for its dead monitor's while we wait. */
         char from[PATH_MAX], to[PATH_MAX], id[9];
@@ -483,62 +463,4 @@ static _Noreturn void helper_main(struct cgroup_plan *cg)
     pool_refill(cg);
     pool_expire_idle(cg->pool_key);
     cgroup_sweep_stale(cg); /* what monitors killed outright left (cgroup.c) */
-    _exit(0);
-}
-
-/* The helper's start, the last thing the monitor does before it exits. Without the
- * sanitizers it shares the monitor's memory (CLONE_VM on a stack of its own): no copy
- * of the page tables on the launcher's way out (fork was about 70 us of a /bin/true
- * jail's 3.5 ms here). The monitor touches no memory after it but its own stack
- * frames on the way to _exit, so nothing is used by both at once; the address space
- * stays while the helper runs. ASan keeps per-thread state that this would share:
- * fork there. */
-#if !defined(__SANITIZE_ADDRESS__)
-static int helper_entry(void *cg)
-{
-    helper_main(cg);
-}
-#endif
-
-static pid_t start_helper(struct cgroup_plan *cg)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    pid_t pid = fork();
-    if (pid == 0)
-        helper_main(cg);
-    return pid;
-#else
-    enum { STACK = 256 * 1024 };
-    /* Its own copy of the plan (a frame of the monitor's, above the monitor's exit
-     * path, but not the helper's to rely on); the strings are on the heap. */
-    struct cgroup_plan *own = xmalloc(sizeof(*own));
-    *own = *cg;
-    cg = own;
-    char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack == MAP_FAILED)
-        return -1;
-    pid_t pid = clone(helper_entry, stack + STACK, CLONE_VM | SIGCHLD, cg);
-    if (pid < 0)
-        munmap(stack, STACK);
-    return pid;
-#endif
-}
-
-void cgroup_pool_after_exit(struct jail_plan *p)
-{
-    struct cgroup_plan *cg = &p->cg;
-    cg->removal_pending = false;
-    /* The status is out and the monitor needs no descriptor any more: none goes to the
-     * helper, not even for the moment before it closes them (a caller reading the
-     * launcher's output to its end would wait for the helper to be scheduled). */
-    (void)close_fds_except(NULL, 0);
-    for (int fd = 0; fd < 3; fd++)
-        close(fd);
-    pid_t pid = start_helper(cg);
-    if (pid < 0) {
-        /* No helper: remove it here, as without a pool, and leave the refill. */
-        (void)cgroup_rmdirs(cg);
-        cgroup_pool_drop_claim(cg);
-    }
 }

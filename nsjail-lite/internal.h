@@ -90,7 +90,7 @@ struct cgroup_plan {
     char pool_key[17];
     char *pool_dir;       /* its token directory, /run/nsjail-lite/cgpool/KEY */
     char pool_token[64];  /* the claimed slot's token ("ID.taken.PID"), "" if none */
-    bool removal_pending; /* read, not removed: cgroup_release does it after exit */
+    bool removal_pending; /* read, not removed: pools_after_exit does it after exit */
 };
 
 /* What the cgroup saw, read by the monitor before it removes it. */
@@ -144,6 +144,7 @@ struct jail_plan {
     struct sockaddr_storage lo_listen[NET_MAX_LOOPBACK];
     size_t n_lo_listen;
     int lo_sink; /* the caller's: the monitor sends the loopback listeners there */
+    bool netns_pool; /* --net none, as root: a network namespace from netns_pool.c */
 
     /* limits */
     struct rlimit_set rlimits[JAIL_MAX_RLIMITS];
@@ -254,7 +255,7 @@ int cgroup_create(struct jail_plan *p, char *err, size_t errlen);
 int cgroup_clone_fd(const struct jail_plan *p);
 int cgroup_attach(struct jail_plan *p, pid_t pid, bool born_inside, char *err, size_t errlen);
 /* Reads what end asks for (CG_END_*; -v reads everything), then removes the cgroup
- * (with a pool: marks it for cgroup_release). end may be NULL. */
+ * (with a pool: marks it for pools_after_exit). end may be NULL. */
 #define CG_END_OOM_KILLS 1u    /* can decide the reason: the jail died of SIGKILL */
 #define CG_END_PIDS_REFUSED 2u /* can decide the reason: the program failed */
 void cgroup_remove(struct jail_plan *p, struct cgroup_end *end, unsigned want);
@@ -268,9 +269,6 @@ int cgroup_enter(struct jail_plan *p, char *err, size_t errlen);
 /* In init, once it is in its cgroup: a cgroup namespace rooted there. */
 int cgroup_unshare_ns(const struct jail_plan *p, char *err, size_t errlen);
 void cgroup_plan_free(struct jail_plan *p);
-/* In the monitor once the status is out: removes the jail's cgroup, and with a pool
- * refills it, in a detached helper (or here, without a pool). */
-void cgroup_release(struct jail_plan *p);
 /* cgroup.c, for the pool: the limits written to the directories in cg->dir. */
 int cgroup_set_limits(const struct cgroup_plan *cg, char *err, size_t errlen);
 bool cgroup_same_dir_before(const struct cgroup_plan *cg, int k);
@@ -279,12 +277,26 @@ bool cgroup_same_dir_before(const struct cgroup_plan *cg, int k);
 int cgroup_rmdirs(const struct cgroup_plan *cg);
 
 /* cgroup_pool.c: in the caller, the key and the token directory; in the monitor, a
- * claim of a ready slot (fills cg->dir; false: none, make one), and after exit the
- * detached helper that removes the jail's cgroup, reclaims stale slots and refills. */
+ * claim of a ready slot (fills cg->dir; false: none, make one); in the helper after
+ * exit (pool_helper.c), the jail's cgroup removed, stale slots reclaimed, the refill. */
+/* A pool's token file names a slot's state (cgroup_pool.c, netns_pool.c):
+ * "ID.ready", "ID.prep.PID" (being made by PID), "ID.taken.PID" (ID: 8 hex digits). */
+enum slot_state { SLOT_READY, SLOT_PREP, SLOT_TAKEN };
+bool pool_parse_token(const char *name, uint32_t *id, enum slot_state *state, pid_t *pid);
 void cgroup_pool_plan(const struct jail_config *cfg, struct cgroup_plan *cg);
 bool cgroup_pool_claim(struct jail_plan *p);
 void cgroup_pool_drop_claim(struct cgroup_plan *cg);
-void cgroup_pool_after_exit(struct jail_plan *p);
+void cgroup_pool_recycle(struct cgroup_plan *cg);
+
+/* netns_pool.c: network namespaces made ahead for --net none. In the monitor, a
+ * claimed one (a descriptor, used once; -1: none ready, clone makes one); in the
+ * helper after exit, the refill. */
+int netns_pool_claim(const struct jail_plan *p);
+void netns_pool_refill(void);
+
+/* pool_helper.c: in the monitor once the status is out, the detached helper that
+ * recycles the jail's pooled cgroup and refills the pools (nothing to do: returns). */
+void pools_after_exit(struct jail_plan *p);
 
 /* cgroup_base.c: the parents of the jails' cgroups. */
 extern const char *const cgroup_ctl_names[CG_N]; /* "memory", "pids", "cpu" */

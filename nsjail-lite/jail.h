@@ -216,6 +216,9 @@ struct jail_config {
      * helper. 0 = the default (JAIL_CGROUP_POOL_DEFAULT), < 0 = no pool: the cgroup
      * is made at start and removed before the status is reported. */
     int cgroup_pool;
+    /* --net none jails as root take a network namespace made ahead (netns_pool.c)
+     * instead of one made in clone(). 0 = yes (the default), < 0 = no. */
+    int netns_pool;
 
     char *seccomp_preset;       /* "c", "python", "node" (or NAME+exec, see programs) */
     char **seccomp_extra_allow; /* NULL-terminated syscall names added by a profile */

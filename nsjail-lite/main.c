@@ -72,6 +72,8 @@ static void usage(FILE *out)
             "                        at most 64): a start claims one, a helper removes it\n"
             "                        and refills after the jail (0: no pool)\n"
             "  --no-cgroup-pool      make the cgroup at start, remove it before the status\n"
+            "  --no-netns-pool       --net none: a network namespace made in clone() instead\n"
+            "                        of one made ahead (root: 4 kept ready)\n"
             "  --seccomp PRESET|FILE seccomp preset (c) or policy file (JSON)\n"
             "  --seccomp-action errno|kill  what a denied syscall gets (default errno: EPERM)\n"
             "  --no-namespaces       rlimits, no_new_privs and seccomp only (the hub's\n"
@@ -118,6 +120,7 @@ enum {
     OPT_CGROUP_PARENT,
     OPT_CGROUP_POOL,
     OPT_NO_CGROUP_POOL,
+    OPT_NO_NETNS_POOL,
     OPT_SECCOMP,
     OPT_SECCOMP_ACTION,
     OPT_NO_NS,
@@ -155,6 +158,7 @@ static const struct option options[] = {
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
     {"cgroup-pool", required_argument, NULL, OPT_CGROUP_POOL},
     {"no-cgroup-pool", no_argument, NULL, OPT_NO_CGROUP_POOL},
+    {"no-netns-pool", no_argument, NULL, OPT_NO_NETNS_POOL},
     {"seccomp", required_argument, NULL, OPT_SECCOMP},
     {"seccomp-action", required_argument, NULL, OPT_SECCOMP_ACTION},
     {"no-namespaces", no_argument, NULL, OPT_NO_NS},
@@ -370,6 +374,9 @@ static void apply_option(struct jail_config *cfg, int opt, const char *arg)
         break;
     case OPT_NO_CGROUP_POOL:
         cfg->cgroup_pool = -1;
+        break;
+    case OPT_NO_NETNS_POOL:
+        cfg->netns_pool = -1;
         break;
     case OPT_SECCOMP:
         parse_seccomp(cfg, arg);

@@ -357,11 +357,11 @@ static _Noreturn void finish(struct monitor *m, const char *reason, int wstatus,
         struct jail_status st = {.exit_code = r.exit_code, .term_signal = r.term_signal};
         str_copy(st.reason, reason, sizeof(st.reason));
         write_status_line(m, &st);
-        cgroup_release(m->p); /* after the status: nobody waits for it */
+        pools_after_exit(m->p); /* after the status: nobody waits for it */
         _exit(r.exit_code & 0xff);
     }
     (void)rec_send(m->report_fd, &r);
-    cgroup_release(m->p);
+    pools_after_exit(m->p);
 
     if (r.term_signal) {
         /* Die of the same signal (no core: RLIMIT_CORE is 0 here). */
@@ -411,16 +411,43 @@ static _Noreturn void run_namespaces(struct monitor *m)
                       "requested)");
     if (cgroup_create(p, why, sizeof(why)) < 0)
         report_error(m, 125, why);
+    /* A network namespace made ahead: the monitor enters it, init is cloned into it
+     * (no CLONE_NEWNET), and the monitor goes back (netns_pool.c). */
+    int flags = JAIL_NS_FLAGS;
+    int pooled_net = p->netns_pool ? netns_pool_claim(p) : -1, own_net = -1;
+    if (pooled_net >= 0) {
+        own_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (own_net >= 0 && setns(pooled_net, CLONE_NEWNET) == 0) {
+            flags &= ~CLONE_NEWNET;
+        } else {
+            plan_debug(p, "network namespace pool: cannot enter the claimed one (%s): clone "
+                          "makes one", strerror(errno));
+            if (own_net >= 0)
+                close(own_net);
+            close(pooled_net);
+            pooled_net = own_net = -1;
+        }
+    }
     /* v2: born in its cgroup. Any refusal of clone3 (an older kernel, a seccomp filter
      * of our own caller's that knows only clone) falls back to clone and a move. */
     bool born_inside = false;
     pid_t pid = -1;
     if (cgroup_clone_fd(p) >= 0) {
-        pid = raw_clone_into_cgroup(JAIL_NS_FLAGS | SIGCHLD, cgroup_clone_fd(p));
+        pid = raw_clone_into_cgroup(flags | SIGCHLD, cgroup_clone_fd(p));
         born_inside = pid >= 0;
     }
     if (pid < 0)
-        pid = raw_clone(JAIL_NS_FLAGS | SIGCHLD);
+        pid = raw_clone(flags | SIGCHLD);
+    if (pid == 0 && pooled_net >= 0) {
+        close(own_net); /* init holds no way back to the host's network */
+        close(pooled_net);
+    }
+    bool net_back_failed = false;
+    if (pid != 0 && pooled_net >= 0) {
+        net_back_failed = setns(own_net, CLONE_NEWNET) < 0;
+        close(own_net);
+        close(pooled_net);
+    }
     if (pid < 0) {
         snprintf(why, sizeof(why), "creating the namespaces (clone): %s%s", strerror(errno),
                  errno == ENOSPC  ? " (user.max_user_namespaces or a similar limit reached)"
@@ -442,6 +469,8 @@ static _Noreturn void run_namespaces(struct monitor *m)
         init_main(p, sync_p[0], exec_p[1], status_p[1]);
     }
     m->child = pid;
+    if (net_back_failed)
+        report_error(m, 125, "network namespace pool: cannot return to our own namespace");
     mnt_close_sources(p); /* init has its copies */
     close(sync_p[0]);
     close(exec_p[1]);

@@ -116,6 +116,9 @@ int net_prepare(const struct jail_config *cfg, struct jail_plan *p, struct jail_
 {
     p->net = cfg->namespaces ? cfg->net : JAIL_NET_NONE;
     p->veth_netns_fd = -1;
+    /* Only root makes and mounts the pool's namespaces (clone_privileged: set before). */
+    p->netns_pool = cfg->namespaces && p->net == JAIL_NET_NONE && cfg->netns_pool >= 0 &&
+                    p->clone_privileged;
     if (prepare_loopback(cfg, p, err) < 0)
         return -1;
     if (p->net != JAIL_NET_VETH)

@@ -11,8 +11,12 @@ require_root
 test_netns nsj-leak
 gw=$NETNS
 # Mount points of the host, but for network namespace files (other suites on this
-# machine add and delete theirs at any time).
-host_mounts() { awk '$5 !~ "^/run/netns/" {print $5}' /proc/self/mountinfo | sort; }
+# machine add and delete theirs at any time) and nsjail-lite's pool of them, which is
+# kept on purpose (at most 4 per mount namespace, counted below; test_netns_pool.sh).
+host_mounts() {
+    awk '$5 !~ "^/run/netns/" && $5 !~ "^/run/nsjail-lite/netns(/|$)" {print $5}' \
+        /proc/self/mountinfo | sort
+}
 host_mounts >"$TMP/mounts.before"
 
 # --- concurrent jails get distinct host ids (uid_map shows the host side) ---
@@ -52,6 +56,10 @@ wait_for "the gateway's veths to go" 20 sh -c "! ip -n $gw -o link show | grep -
 is "no veth left in the gateway" "$(ip -n "$gw" -o link show | grep -c vnj)" 0
 host_mounts >"$TMP/mounts.after"
 is "no mount added to the host" "$(comm -13 "$TMP/mounts.before" "$TMP/mounts.after")" ""
+pool=/run/nsjail-lite/netns/$(stat -Lc %i /proc/self/ns/mnt)
+n=$(awk -v p="$pool/" 'index($5, p) == 1' /proc/self/mountinfo | wc -l)
+# 4 ready, and at a given moment a few more being claimed or made (no leak: 200 jails)
+check "  the network namespace pool stays bounded after 200 jails ($n mounts)" test "$n" -le 8
 is "no zombie among our children" "$(ps --ppid $$ -o stat= | grep -c Z)" 0
 in_range=$(ps -eo uid= | awk -v b="$HOST_IDS_BASE" '$1 >= b && $1 < b + 64' | wc -l)
 is "no process runs as one of the jail host ids" "$in_range" 0
