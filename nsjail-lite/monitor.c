@@ -438,6 +438,7 @@ static _Noreturn void run_namespaces(struct monitor *m)
     }
     if (pid < 0)
         pid = raw_clone(flags | SIGCHLD);
+    int clone_errno = errno;
     if (pid == 0 && pooled_net >= 0) {
         close(own_net); /* init holds no way back to the host's network */
         close(pooled_net);
@@ -449,10 +450,11 @@ static _Noreturn void run_namespaces(struct monitor *m)
         close(pooled_net);
     }
     if (pid < 0) {
-        snprintf(why, sizeof(why), "creating the namespaces (clone): %s%s", strerror(errno),
-                 errno == ENOSPC  ? " (user.max_user_namespaces or a similar limit reached)"
-                 : errno == EPERM ? " (user namespaces disabled for this caller?)"
-                                  : "");
+        snprintf(why, sizeof(why), "creating the namespaces (clone): %s%s",
+                 strerror(clone_errno),
+                 clone_errno == ENOSPC  ? " (user.max_user_namespaces or a similar limit reached)"
+                 : clone_errno == EPERM ? " (user namespaces disabled for this caller?)"
+                                        : "");
         report_error(m, 125, why);
     }
     if (pid == 0) {
