@@ -20,8 +20,19 @@ fi
 require_root
 
 POOL=/run/nsjail-lite/netns/$(stat -Lc %i /proc/self/ns/mnt)
+# A pools' helper (nsjail-cgpool) still running in this mount namespace: the last
+# jail's may still be refilling after the jail has ended.
+helpers_here() {
+    local p own
+    own=$(readlink /proc/self/ns/mnt)
+    for p in $(pgrep -x nsjail-cgpool); do
+        [ "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" = "$own" ] && return 0
+    done
+    return 1
+}
 drop_pool() { # everything of this test's pool: its mounts (in this namespace), its files
     local f
+    wait_for "the last refill of this test's pool" 10 eval '! helpers_here'
     for f in "$POOL"/*.ns; do [ -e "$f" ] && umount -l "$f" 2>/dev/null; done
     rm -rf "$POOL"
 }
