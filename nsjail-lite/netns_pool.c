@@ -30,13 +30,13 @@
  * made up to NETNS_POOL_SIZE: token, empty ID.ns, unshare(CLONE_NEWNET), loopback up,
  * /proc/self/ns/net bound onto ID.ns, the token renamed ready. */
 #include "internal.h"
+#include "netif.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
-#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -149,23 +149,6 @@ static int private_root(void)
     return mount(NULL, NETNS_ROOT, NULL, MS_PRIVATE | MS_REC, NULL);
 }
 
-static int loopback_up(void)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -1;
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof(ifr));
-    str_copy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
-    int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
-    if (rc == 0) {
-        ifr.ifr_flags |= IFF_UP;
-        rc = ioctl(s, SIOCSIFFLAGS, &ifr);
-    }
-    close(s);
-    return rc;
-}
-
 /* Token first (prep), the mount point, a new namespace with loopback up bound onto it,
  * then the token's rename to ready. Leaves this process in the new namespace. */
 static int make_one(const char *dir, int dfd)
@@ -186,7 +169,7 @@ static int make_one(const char *dir, int dfd)
     int rc = -1;
     if (fd >= 0) {
         close(fd);
-        if (unshare(CLONE_NEWNET) == 0 && loopback_up() == 0 &&
+        if (unshare(CLONE_NEWNET) == 0 && netif_up("lo") == 0 &&
             mount("/proc/self/ns/net", path, NULL, MS_BIND, NULL) == 0)
             rc = renameat(dfd, prep, dfd, ready);
     }

@@ -1,6 +1,7 @@
 #include "net_gateway.h"
 #include "log.h"
 #include "net_egress.h"
+#include "netif.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -53,22 +53,9 @@ static int gateway_setup_inside(char *err, size_t errlen)
         }
         close(fd);
     }
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0) {
-        snprintf(err, errlen, "gateway namespace: socket: %s", strerror(errno));
-        return -1;
-    }
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof(ifr));
-    str_copy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
-    int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
-    if (rc == 0) {
-        ifr.ifr_flags |= IFF_UP;
-        rc = ioctl(s, SIOCSIFFLAGS, &ifr);
-    }
+    int rc = netif_up("lo");
     if (rc < 0)
         snprintf(err, errlen, "gateway namespace: bringing lo up: %s", strerror(errno));
-    close(s);
     return rc;
 }
 
