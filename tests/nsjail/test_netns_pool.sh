@@ -143,6 +143,17 @@ is "  the planted entries are gone, mount and all" \
     "$(ls "$POOL" | grep -c '^0bad'; grep -c 0badf00d /proc/self/mountinfo)" "0
 0"
 
+# The host's namespace alone as the one ready entry: the claim's check is all that
+# stands between the jail and the host's network.
+for t in "$POOL"/*.ready; do mv "$t" "${t%.ready}.taken.$$"; done
+touch "$POOL/0badf00e.ns"
+mount --bind /proc/self/ns/net "$POOL/0badf00e.ns"
+touch "$POOL/0badf00e.ready"
+out=$(jail -v -- /bin/sh -c 'readlink /proc/self/ns/net' 2>"$TMP/hostns.err")
+like "the host's namespace as the only ready entry is dropped" "$(cat "$TMP/hostns.err")" \
+    'is not a fresh network namespace: dropped'
+isnt "  and the jail does not run in it" "$out" "$HOST_NET"
+
 # --- an entry whose maker is gone is swept by the next refill ---
 sh -c 'exit 0' &
 dead=$!
