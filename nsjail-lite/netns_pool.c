@@ -36,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
@@ -47,6 +48,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,9 +250,21 @@ void netns_pool_refill(void)
         pid_t owner;
         if (!pool_parse_token(e->d_name, &id, &state, &owner))
             continue;
-        if (state == SLOT_READY)
-            ready++;
-        else if (kill(owner, 0) < 0 && errno == ESRCH)
+        if (state == SLOT_READY) {
+            /* Not an nsfs mount here: left by a dead mount namespace that had this
+             * one's inode (the kernel reuses them), never claimable. */
+            char ns[32];
+            struct statfs sf;
+            ns_name(id, ns, sizeof(ns));
+            int fd = openat(dfd, ns, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+            bool live = fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_type == NSFS_MAGIC;
+            if (fd >= 0)
+                close(fd);
+            if (live)
+                ready++;
+            else
+                drop_entry(dir, dfd, id, e->d_name);
+        } else if (kill(owner, 0) < 0 && errno == ESRCH)
             drop_entry(dir, dfd, id, e->d_name); /* its maker or claimer is gone */
     }
     if (d)

@@ -37,6 +37,9 @@ drop_pool() { # everything of this test's pool: its mounts (in this namespace), 
     rm -rf "$POOL"
 }
 at_exit drop_pool
+# A directory under this new namespace's inode can only be a dead namespace's that had
+# the same inode (the kernel reuses them): its files are no pool of ours.
+rm -rf "$POOL"
 HOST_NET=$(readlink /proc/self/ns/net)
 ready() { ls "$POOL" 2>/dev/null | grep -c '\.ready$'; }
 jail() { "$NSJ" --host-ids "$HOST_IDS" --bind-ro "$HOSTILE:/hostile" "$@"; }
